@@ -1,0 +1,75 @@
+# Atom mission executive. `make test` and `make demo` set up everything they need themselves.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+# Debian's CycloneDDS 0.10.2 seen through the prefix layout cyclonedds-python's build expects.
+CDDS_HOME := $(CURDIR)/$(VENV)/cyclonedds-home
+DEB_LIB := /usr/lib/$(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
+SYSTEM_PACKAGES := cyclonedds-dev cyclonedds-tools libsystemd-dev pkg-config gcc python3-dev systemd
+# Every DDS participant we start here stays on loopback (see executive/resources).
+export CYCLONEDDS_URI := file://$(CURDIR)/executive/resources/cyclonedds-loopback.xml
+
+.PHONY: help system-deps venv idl idl-check lint typecheck pytest test demo sim clean
+
+help:
+	@echo "make test   - lint, type-check and run every test (sets up .venv first)"
+	@echo "make demo   - run the simulated Atom and the executive on loopback DDS"
+	@echo "make idl    - regenerate the Python wire types from idl/ with idlc"
+
+system-deps:
+	@missing=$$(for p in $(SYSTEM_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q "install ok installed" || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing system packages: $$missing"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	  else \
+	    echo "error: missing Debian packages: $$missing"; \
+	    echo "       install them with: sudo apt-get install $$missing"; exit 1; \
+	  fi; \
+	fi
+
+$(VENV)/.installed: pyproject.toml | system-deps
+	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found (Python 3.11 is required)"; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	mkdir -p $(CDDS_HOME)/lib $(CDDS_HOME)/bin
+	ln -sfn /usr/include $(CDDS_HOME)/include
+	ln -sfn $(DEB_LIB)/libddsc.so $(CDDS_HOME)/lib/libddsc.so
+	ln -sfn $(DEB_LIB)/libcycloneddsidl.so $(CDDS_HOME)/lib/libcycloneddsidl.so
+	ln -sfn $(DEB_LIB)/cmake $(CDDS_HOME)/lib/cmake
+	ln -sfn /usr/bin/idlc $(CDDS_HOME)/bin/idlc
+	$(BIN)/pip install -q --upgrade pip==25.2
+	CYCLONEDDS_HOME=$(CDDS_HOME) $(BIN)/pip install -q --no-binary cyclonedds -c constraints.txt -e '.[dev]'
+	touch $@
+
+venv: $(VENV)/.installed
+
+idl: venv
+	$(BIN)/python -m executive.wire.generate
+
+idl-check: venv
+	$(BIN)/python -m executive.wire.generate --check
+
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: venv
+	$(BIN)/mypy
+
+pytest: venv
+	$(BIN)/pytest
+
+test: lint typecheck idl-check pytest
+
+sim: venv
+	$(BIN)/atom-executive sim
+
+demo: venv
+	$(BIN)/python -m executive.demo
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,50 @@
+"""``atom-executive``: one console script, one subcommand per job.
+
+The parser is built apart from ``main()`` (as cyclonedds-python's own CLI does) so tests
+can exercise argument handling without running anything. Each subcommand lives in the
+module that does the work and registers itself through ``add_parser``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+
+from executive import __version__
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def _variants_cmd(args: argparse.Namespace) -> int:
+    from executive.wire import PRESETS, Interface, Variant
+
+    for preset in PRESETS:
+        iface = Interface(Variant(preset))
+        print(f"{preset}: {iface.variant.choices}")  # noqa: T201 - CLI output
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="atom-executive", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("variants", help="list the interface variant presets")
+    p.set_defaults(handler=_variants_cmd)
+
+    from executive.sim import cli as sim_cli
+
+    sim_cli.add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler: Handler = args.handler
+    return handler(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
