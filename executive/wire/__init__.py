@@ -67,7 +67,9 @@ class Variant:
 
     def __post_init__(self) -> None:
         if self.preset not in PRESETS:
-            raise VariantError(f"unknown interface preset {self.preset!r}; known: {sorted(PRESETS)}")
+            raise VariantError(
+                f"unknown interface preset {self.preset!r}; known: {sorted(PRESETS)}"
+            )
         choices = dict(PRESETS[self.preset])
         for axis, choice in self.overrides:
             if axis not in AXES:

@@ -1,0 +1,114 @@
+"""DomainParticipant creation and the QoS profiles every robot topic uses.
+
+There is no global participant: whoever needs DDS creates one here and passes it down
+(the service, the simulated Atom, a test, the CLI), so two participants in one test
+process can talk to each other and a participant's lifetime is explicit.
+
+Network settings are CycloneDDS's own (``CYCLONEDDS_URI``); this module only chooses the
+domain id: ``ATOM_DDS_DOMAIN`` when set, else 0, so test runs can each take their own.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from cyclonedds.core import DDSException, Policy, Qos
+from cyclonedds.domain import DomainParticipant
+from cyclonedds.util import duration
+
+DOMAIN_ENV = "ATOM_DDS_DOMAIN"
+MAX_DOMAIN_ID = 232  # the highest id whose RTPS ports (7400 + 250 * id + ...) fit in 16 bits
+
+
+def domain_id_from_env(default: int = 0) -> int:
+    """The DDS domain id from ``ATOM_DDS_DOMAIN``; a bad value is an error naming the variable."""
+    raw = os.environ.get(DOMAIN_ENV)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError(f"{DOMAIN_ENV}={raw!r} is not an integer domain id") from None
+    if not 0 <= value <= MAX_DOMAIN_ID:
+        raise ValueError(f"{DOMAIN_ENV}={value} is outside 0..{MAX_DOMAIN_ID}")
+    return value
+
+
+def make_participant(
+    domain_id: int | None = None, *, retry_for: float = 0.0, retry_every: float = 0.5
+) -> DomainParticipant:
+    """Create a participant, retrying for ``retry_for`` seconds.
+
+    At boot the network may not be up when the service starts; CycloneDDS then fails to
+    create the domain. Retrying here (rather than letting systemd restart us in a loop)
+    keeps the start-up a single, logged wait.
+    """
+    did = domain_id_from_env() if domain_id is None else domain_id
+    deadline = time.monotonic() + retry_for
+    while True:
+        try:
+            return DomainParticipant(did)
+        except DDSException:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(retry_every)
+
+
+def close_participant(participant: DomainParticipant) -> None:
+    """Delete the participant and every entity it owns, now.
+
+    Always call this (or use ``open_participant``) before the process exits: if
+    cyclonedds-python deletes a participant whose readers have listeners during
+    interpreter shutdown, the listener thread waits for the GIL forever and the process
+    hangs (seen with 0.10.2).
+    """
+    participant.__del__()
+
+
+@contextmanager
+def open_participant(
+    domain_id: int | None = None, *, retry_for: float = 0.0
+) -> Iterator[DomainParticipant]:
+    """A participant that is deleted when the block ends, however it ends."""
+    participant = make_participant(domain_id, retry_for=retry_for)
+    try:
+        yield participant
+    finally:
+        close_participant(participant)
+
+
+# QoS, chosen to match whatever the firmware uses without knowing it:
+# - A best-effort reader matches both best-effort and reliable writers, and for
+#   high-rate state only the newest sample matters, so state readers are best-effort
+#   with a history of one.
+# - A reliable writer matches both kinds of reader. Commands are written reliably so a
+#   one-shot command (FSM switch, AMR task, cancel) is not lost to a dropped packet;
+#   keep-last bounds the queue so a slow reader can never block the motion streamer.
+STATE_READER_QOS = Qos(
+    Policy.Reliability.BestEffort,
+    Policy.History.KeepLast(1),
+    Policy.Durability.Volatile,
+)
+STATE_WRITER_QOS = Qos(
+    Policy.Reliability.BestEffort,
+    Policy.History.KeepLast(1),
+    Policy.Durability.Volatile,
+)
+STREAM_WRITER_QOS = Qos(  # 500 Hz joint commands: the next one supersedes a lost one
+    Policy.Reliability.Reliable(duration(milliseconds=10)),
+    Policy.History.KeepLast(1),
+    Policy.Durability.Volatile,
+)
+EVENT_WRITER_QOS = Qos(  # one-shot commands: FSM, upper control, AMR, clear errors
+    Policy.Reliability.Reliable(duration(milliseconds=100)),
+    Policy.History.KeepLast(16),
+    Policy.Durability.Volatile,
+)
+EVENT_READER_QOS = Qos(
+    Policy.Reliability.Reliable(duration(milliseconds=100)),
+    Policy.History.KeepLast(64),
+    Policy.Durability.Volatile,
+)

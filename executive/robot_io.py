@@ -1,0 +1,180 @@
+"""Typed access to the robot's DDS topics: latest-state readers and command writers.
+
+``RobotIO`` is used from both ends of the wire. The executive side (``Side.CONTROLLER``)
+reads the ``*/state`` topics and writes the ``*/cmd`` topics; the simulated Atom
+(``Side.ROBOT``) does the opposite with the same table, so the two can never disagree on
+which topic carries which type.
+
+Readers keep only the newest sample with the monotonic time it arrived, which is what a
+controller needs (state age is a safety input), and wake anyone waiting on a predicate.
+"""
+
+from __future__ import annotations
+
+import enum
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from cyclonedds.core import Listener, Qos
+from cyclonedds.domain import DomainParticipant
+from cyclonedds.pub import DataWriter
+from cyclonedds.sub import DataReader
+from cyclonedds.topic import Topic
+
+from executive import dds
+from executive.wire import Interface
+
+T = TypeVar("T")
+
+
+class Side(enum.Enum):
+    CONTROLLER = "controller"  # the executive: reads state, writes commands
+    ROBOT = "robot"  # the firmware or the simulated Atom: reads commands, writes state
+
+
+class Kind(enum.Enum):
+    STATE = "state"  # robot -> controller, periodic
+    STREAM = "stream"  # controller -> robot, periodic (joint commands)
+    EVENT = "event"  # controller -> robot, one-shot
+
+
+@dataclass(frozen=True)
+class TopicSpec:
+    name: str
+    type_name: str
+    kind: Kind
+
+
+# The 14 topics of the seeds (DESIGN.md 3), keyed by a short name used across the code.
+TOPICS: dict[str, TopicSpec] = {
+    "upper_state": TopicSpec("rt/upper/state", "UpperState_", Kind.STATE),
+    "lower_state": TopicSpec("rt/lower/state", "LowerState_", Kind.STATE),
+    "hands_state": TopicSpec("rt/hands/state", "HandsState_", Kind.STATE),
+    "amr_state": TopicSpec("rt/amr/state", "AMRState_", Kind.STATE),
+    "emergency_state": TopicSpec("rt/emergency/state", "EmergencyState_", Kind.STATE),
+    "main_nodes_state": TopicSpec("rt/main/nodes/state", "MainNodesState_", Kind.STATE),
+    "upper_cmd": TopicSpec("rt/upper/cmd", "UpperCmd_", Kind.STREAM),
+    "lower_cmd": TopicSpec("rt/lower/cmd", "LowerCmd_", Kind.STREAM),
+    "hands_cmd": TopicSpec("rt/hands/cmd", "HandsCmd_", Kind.STREAM),
+    "set_fsm_id": TopicSpec("rt/set/fsm/id", "SetFsmId_", Kind.EVENT),
+    "switch_upper_control": TopicSpec("rt/switch/upper/control", "SwitchUpperControl_", Kind.EVENT),
+    "clear_errors": TopicSpec("rt/clear/errors", "ClearErrors_", Kind.EVENT),
+    "amr_cmd": TopicSpec("rt/amr/cmd", "AMRCommand_", Kind.EVENT),
+    "remote_control": TopicSpec("rt/remote/control", "RemoteControl_", Kind.EVENT),
+}
+
+
+@dataclass(frozen=True)
+class Stamped(Generic[T]):
+    """A sample and the ``time.monotonic()`` at which it was taken off the reader."""
+
+    sample: T
+    received: float
+
+    def age(self, now: float | None = None) -> float:
+        return (time.monotonic() if now is None else now) - self.received
+
+
+class LatestReader(Generic[T]):
+    """A reader that keeps the newest sample; thread-safe; callbacks run on DDS's thread.
+
+    ``on_sample`` callbacks are for fast paths that must not wait for a tick (the e-stop
+    hold); they run on CycloneDDS's receive thread and must be short and never raise.
+    """
+
+    def __init__(
+        self,
+        participant: DomainParticipant,
+        topic: Topic[Any],
+        qos: Qos,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._clock = clock
+        self._cond = threading.Condition()
+        self._latest: Stamped[T] | None = None
+        self._count = 0
+        self._callbacks: list[Callable[[T], None]] = []
+        self.reader: DataReader[T] = DataReader(
+            participant,
+            topic,
+            qos=qos,
+            listener=Listener(on_data_available=self._on_data),  # type: ignore[no-untyped-call]
+        )
+
+    def _on_data(self, reader: DataReader[T]) -> None:
+        samples = reader.take(N=64)
+        if not samples:
+            return
+        now = self._clock()
+        for cb in self._callbacks:
+            for s in samples:
+                cb(s)
+        with self._cond:
+            self._latest = Stamped(samples[-1], now)
+            self._count += len(samples)
+            self._cond.notify_all()
+
+    def add_callback(self, cb: Callable[[T], None]) -> None:
+        self._callbacks.append(cb)
+
+    @property
+    def latest(self) -> Stamped[T] | None:
+        with self._cond:
+            return self._latest
+
+    @property
+    def count(self) -> int:
+        with self._cond:
+            return self._count
+
+    def wait_for(self, predicate: Callable[[T], bool], timeout: float) -> T | None:
+        """Block until the newest sample satisfies ``predicate``; None on timeout."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                if self._latest is not None and predicate(self._latest.sample):
+                    return self._latest.sample
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return None
+                self._cond.wait(remaining)
+
+
+class RobotIO:
+    """All robot topics for one side of the wire, on one injected participant."""
+
+    def __init__(
+        self,
+        participant: DomainParticipant,
+        interface: Interface | None = None,
+        side: Side = Side.CONTROLLER,
+        topics: dict[str, TopicSpec] | None = None,
+    ) -> None:
+        self.participant = participant
+        self.interface = interface or Interface()
+        self.side = side
+        self.readers: dict[str, LatestReader[Any]] = {}
+        self.writers: dict[str, DataWriter[Any]] = {}
+        for key, spec in (topics or TOPICS).items():
+            topic = Topic(participant, spec.name, getattr(self.interface, spec.type_name))
+            robot_writes = spec.kind is Kind.STATE
+            if robot_writes == (side is Side.ROBOT):
+                qos = dds.STATE_WRITER_QOS if robot_writes else _writer_qos(spec.kind)
+                self.writers[key] = DataWriter(participant, topic, qos=qos)
+            else:
+                qos = dds.STATE_READER_QOS if robot_writes else dds.EVENT_READER_QOS
+                self.readers[key] = LatestReader(participant, topic, qos)
+
+    def write(self, key: str, sample: Any) -> None:
+        self.writers[key].write(sample)
+
+    def latest(self, key: str) -> Any | None:
+        stamped = self.readers[key].latest
+        return None if stamped is None else stamped.sample
+
+
+def _writer_qos(kind: Kind) -> Qos:
+    return dds.STREAM_WRITER_QOS if kind is Kind.STREAM else dds.EVENT_WRITER_QOS
