@@ -1,0 +1,444 @@
+"""The robot profile: the robot's body as validated data.
+
+A profile (``executive/profiles/*.yaml``) says which topic and index carries each joint,
+its position limits, speed cap and default gains, the FSM ids and the rates. Missions
+name joints; only the profile knows indices, so the two upper-body orders the vendor has
+published are two profiles, not two code paths.
+
+Loading validates everything and reports every problem at once, each naming its key
+(``joints.left_knee.limits: ...``), so a bad profile stops start-up with a message a
+service engineer can act on.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import yaml
+
+PROFILES_DIR = Path(__file__).resolve().parent / "profiles"
+DEFAULT_PROFILE = "atom-sdk"
+
+GROUPS = ("legs", "torso", "arms", "head", "hands")
+TOPIC_SIZES = {"upper": 17, "lower": 12, "hands": 12}
+STATE_TOPICS = (
+    "upper_state",
+    "lower_state",
+    "hands_state",
+    "amr_state",
+    "emergency_state",
+    "main_nodes_state",
+)
+_TOP_KEYS = {
+    "extends",
+    "name",
+    "description",
+    "motor_mode",
+    "rates",
+    "velocity_caps",
+    "gains",
+    "topics",
+    "joints",
+    "joint_sets",
+    "fsm",
+    "fsm_joint_control",
+}
+_JOINT_KEYS = {"group", "limits", "urdf_velocity", "kp", "kd"}
+
+
+class ProfileError(ValueError):
+    """A profile that cannot be used; ``problems`` lists every error, each naming its key."""
+
+    def __init__(self, source: str, problems: list[str]) -> None:
+        self.source = source
+        self.problems = problems
+        super().__init__(f"{source}: " + f"\n{source}: ".join(problems))
+
+
+@dataclass(frozen=True)
+class Joint:
+    name: str
+    group: str
+    topic: str  # "upper", "lower" or "hands"
+    index: int  # motor index on that topic
+    lower: float  # rad
+    upper: float  # rad
+    max_velocity: float  # rad/s, cap for planned motion
+    kp: float
+    kd: float
+
+    def clamp(self, q: float) -> float:
+        return min(max(q, self.lower), self.upper)
+
+    def within(self, q: float, margin: float = 0.0) -> bool:
+        return self.lower - margin <= q <= self.upper + margin
+
+
+@dataclass(frozen=True)
+class FsmState:
+    name: str
+    id: int
+    placeholder: bool
+
+
+@dataclass(frozen=True)
+class RobotProfile:
+    name: str
+    description: str
+    motor_mode: int
+    command_hz: float
+    state_hz: Mapping[str, float]
+    joints: Mapping[str, Joint]
+    topics: Mapping[str, tuple[str, ...]]
+    joint_sets: Mapping[str, tuple[str, ...]]
+    fsm: Mapping[str, FsmState]
+    fsm_joint_control: frozenset[str]
+
+    def topic_joints(self, topic: str) -> list[Joint]:
+        """The joints on ``topic`` in motor-index order."""
+        return [self.joints[n] for n in self.topics[topic]]
+
+    def limits(self, topic: str) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """Lower and upper position limits of ``topic``'s motors, as arrays in index order."""
+        joints = self.topic_joints(topic)
+        return (
+            np.array([j.lower for j in joints], dtype=np.float64),
+            np.array([j.upper for j in joints], dtype=np.float64),
+        )
+
+    def gains(self, topic: str) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """Default kp and kd of ``topic``'s motors, as arrays in index order."""
+        joints = self.topic_joints(topic)
+        return (
+            np.array([j.kp for j in joints], dtype=np.float64),
+            np.array([j.kd for j in joints], dtype=np.float64),
+        )
+
+    def expand(self, names: Iterable[str]) -> list[str]:
+        """Joint names from joint names, joint sets, groups or ``all``; order kept, no repeats.
+
+        Raises KeyError naming the first unknown name.
+        """
+        out: dict[str, None] = {}
+        for name in names:
+            if name in self.joints:
+                out[name] = None
+            elif name in self.joint_sets:
+                out.update(dict.fromkeys(self.joint_sets[name]))
+            elif name in GROUPS:
+                out.update(dict.fromkeys(j.name for j in self.joints.values() if j.group == name))
+            elif name == "all":
+                out.update(dict.fromkeys(self.joints))
+            else:
+                raise KeyError(name)
+        return list(out)
+
+    def fsm_id(self, state: str | int) -> int:
+        """The FSM id for a state name or number; KeyError for an unknown name."""
+        if isinstance(state, int):
+            return state
+        return self.fsm[state].id
+
+    def allows_joint_control(self, fsm_id: int) -> bool:
+        """Whether the firmware applies joint commands in FSM state ``fsm_id``."""
+        return any(self.fsm[n].id == fsm_id for n in self.fsm_joint_control)
+
+
+def builtin_profiles() -> list[str]:
+    return sorted(p.stem for p in PROFILES_DIR.glob("*.yaml"))
+
+
+def _locate(name_or_path: str | Path, relative_to: Path | None = None) -> Path:
+    text = str(name_or_path)
+    if text in builtin_profiles():
+        return PROFILES_DIR / f"{text}.yaml"
+    path = Path(text)
+    if not path.is_absolute() and relative_to is not None:
+        path = relative_to / path
+    return path
+
+
+def _read(path: Path, chain: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """Read a profile file and the one it extends (top-level keys override, topics merge)."""
+    if path in chain:
+        raise ProfileError(str(path), [f"extends: cycle through {' -> '.join(map(str, chain))}"])
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise ProfileError(str(path), [f"cannot read: {e.strerror}"]) from None
+    except UnicodeDecodeError as e:
+        raise ProfileError(str(path), [f"not UTF-8 text (byte {e.start})"]) from None
+    except yaml.YAMLError as e:
+        raise ProfileError(str(path), [f"not valid YAML: {e}"]) from None
+    if not isinstance(data, dict):
+        raise ProfileError(str(path), ["the profile must be a mapping of keys"])
+    base_name = data.pop("extends", None)
+    if base_name is None:
+        return data
+    if not isinstance(base_name, str):
+        raise ProfileError(str(path), ["extends: must be a profile name or path"])
+    base = _read(_locate(base_name, path.parent), (*chain, path))
+    topics = {**(base.get("topics") or {}), **(data.get("topics") or {})}
+    merged = {**base, **data}
+    if topics:
+        merged["topics"] = topics
+    return merged
+
+
+def load_profile(
+    name_or_path: str | Path = DEFAULT_PROFILE, fsm_overrides: Mapping[str, int] | None = None
+) -> RobotProfile:
+    """Load and validate a profile by built-in name or path.
+
+    ``fsm_overrides`` (from the service config) replaces or adds FSM ids, which is how a
+    deployment confirms the placeholder ids against its firmware.
+    """
+    path = _locate(name_or_path)
+    data = _read(path)
+    if fsm_overrides:
+        fsm = dict(data.get("fsm") or {})
+        for state, state_id in fsm_overrides.items():
+            fsm[state] = {"id": state_id, "placeholder": False}
+        data["fsm"] = fsm
+    return _Validator(str(path)).build(data)
+
+
+def _is_number(v: object) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+
+
+class _Validator:
+    """Builds a RobotProfile, collecting every problem instead of stopping at the first."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.problems: list[str] = []
+
+    def bad(self, key: str, message: str) -> None:
+        self.problems.append(f"{key}: {message}")
+
+    def mapping(self, data: Mapping[str, Any], key: str) -> dict[str, Any]:
+        value = data.get(key)
+        if not isinstance(value, dict):
+            self.bad(key, "missing or not a mapping")
+            return {}
+        return value
+
+    def number(
+        self, value: object, key: str, *, positive: bool = False, minimum: float | None = None
+    ) -> float:
+        if not _is_number(value):
+            self.bad(key, f"must be a finite number, got {value!r}")
+            return math.nan
+        v = float(value)  # type: ignore[arg-type]
+        if positive and v <= 0:
+            self.bad(key, f"must be > 0, got {v}")
+        if minimum is not None and v < minimum:
+            self.bad(key, f"must be >= {minimum}, got {v}")
+        return v
+
+    def build(self, data: dict[str, Any]) -> RobotProfile:
+        for key in sorted(set(data) - _TOP_KEYS):
+            self.bad(key, f"unknown key (known: {', '.join(sorted(_TOP_KEYS - {'extends'}))})")
+        name = data.get("name")
+        if not isinstance(name, str) or not name:
+            self.bad("name", "missing or not a string")
+        motor_mode = data.get("motor_mode")
+        if (
+            not isinstance(motor_mode, int)
+            or isinstance(motor_mode, bool)
+            or not 0 <= motor_mode <= 255
+        ):
+            self.bad("motor_mode", f"must be an integer 0..255, got {motor_mode!r}")
+
+        command_hz, state_hz = self._rates(self.mapping(data, "rates"))
+        caps = self.mapping(data, "velocity_caps")
+        gains = self.mapping(data, "gains")
+        self._per_group(caps, gains)
+        topics = self._topics(self.mapping(data, "topics"))
+        joints = self._joints(self.mapping(data, "joints"), topics, caps, gains)
+        joint_sets = self._joint_sets(data.get("joint_sets") or {}, joints)
+        fsm = self._fsm(self.mapping(data, "fsm"))
+        joint_control = data.get("fsm_joint_control") or []
+        if not isinstance(joint_control, list):
+            self.bad("fsm_joint_control", "must be a list of FSM state names")
+            joint_control = []
+        for i, state in enumerate(joint_control):
+            if state not in fsm:
+                self.bad(f"fsm_joint_control[{i}]", f"unknown FSM state {state!r}")
+
+        if self.problems:
+            raise ProfileError(self.source, self.problems)
+        return RobotProfile(
+            name=str(name),
+            description=str(data.get("description", "")),
+            motor_mode=int(motor_mode),  # type: ignore[arg-type]
+            command_hz=command_hz,
+            state_hz=state_hz,
+            joints=joints,
+            topics=topics,
+            joint_sets=joint_sets,
+            fsm=fsm,
+            fsm_joint_control=frozenset(joint_control),
+        )
+
+    def _rates(self, rates: dict[str, Any]) -> tuple[float, dict[str, float]]:
+        command_hz = self.number(rates.get("command_hz"), "rates.command_hz", positive=True)
+        raw = rates.get("state_hz") or {}
+        state_hz: dict[str, float] = {}
+        if not isinstance(raw, dict):
+            self.bad("rates.state_hz", "must be a mapping of topic to Hz")
+            raw = {}
+        for topic in STATE_TOPICS:
+            if topic not in raw:
+                self.bad(f"rates.state_hz.{topic}", "missing")
+        for topic, hz in raw.items():
+            if topic not in STATE_TOPICS:
+                self.bad(
+                    f"rates.state_hz.{topic}",
+                    f"unknown state topic (known: {', '.join(STATE_TOPICS)})",
+                )
+            else:
+                state_hz[topic] = self.number(hz, f"rates.state_hz.{topic}", positive=True)
+        return command_hz, state_hz
+
+    def _per_group(self, caps: dict[str, Any], gains: dict[str, Any]) -> None:
+        for group in GROUPS:
+            if group not in caps:
+                self.bad(f"velocity_caps.{group}", "missing")
+            if not isinstance(gains.get(group), dict):
+                self.bad(f"gains.{group}", "missing or not a mapping with kp and kd")
+        for group in sorted(set(caps) - set(GROUPS)):
+            self.bad(f"velocity_caps.{group}", f"unknown group (known: {', '.join(GROUPS)})")
+        for group in sorted(set(gains) - set(GROUPS)):
+            self.bad(f"gains.{group}", f"unknown group (known: {', '.join(GROUPS)})")
+
+    def _topics(self, raw: dict[str, Any]) -> dict[str, tuple[str, ...]]:
+        topics: dict[str, tuple[str, ...]] = {}
+        for topic, size in TOPIC_SIZES.items():
+            names = raw.get(topic)
+            if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+                self.bad(f"topics.{topic}", "missing or not a list of joint names")
+                continue
+            if len(names) != size:
+                self.bad(f"topics.{topic}", f"has {len(names)} joints, the wire carries {size}")
+            seen: set[str] = set()
+            for i, n in enumerate(names):
+                if n in seen:
+                    self.bad(f"topics.{topic}[{i}]", f"{n!r} listed twice")
+                seen.add(n)
+            topics[topic] = tuple(names)
+        for topic in sorted(set(raw) - set(TOPIC_SIZES)):
+            self.bad(f"topics.{topic}", f"unknown topic (known: {', '.join(TOPIC_SIZES)})")
+        return topics
+
+    def _joints(
+        self,
+        raw: dict[str, Any],
+        topics: dict[str, tuple[str, ...]],
+        caps: dict[str, Any],
+        gains: dict[str, Any],
+    ) -> dict[str, Joint]:
+        where = {n: (t, i) for t, names in topics.items() for i, n in enumerate(names)}
+        for topic, names in topics.items():
+            for i, n in enumerate(names):
+                if n not in raw:
+                    self.bad(f"topics.{topic}[{i}]", f"{n!r} is not in joints")
+        joints: dict[str, Joint] = {}
+        for name, spec in raw.items():
+            key = f"joints.{name}"
+            if not isinstance(spec, dict):
+                self.bad(key, "must be a mapping")
+                continue
+            for extra in sorted(set(spec) - _JOINT_KEYS):
+                self.bad(f"{key}.{extra}", f"unknown key (known: {', '.join(sorted(_JOINT_KEYS))})")
+            group = spec.get("group")
+            if group not in GROUPS:
+                self.bad(f"{key}.group", f"must be one of {', '.join(GROUPS)}, got {group!r}")
+                continue
+            limits = spec.get("limits")
+            if not (
+                isinstance(limits, list) and len(limits) == 2 and all(_is_number(v) for v in limits)
+            ):
+                self.bad(f"{key}.limits", f"must be [lower, upper] in rad, got {limits!r}")
+                continue
+            lo, hi = float(limits[0]), float(limits[1])
+            if lo >= hi:
+                self.bad(f"{key}.limits", f"lower {lo} is not below upper {hi}")
+            cap = caps.get(group)
+            cap_v = (
+                self.number(cap, f"velocity_caps.{group}", positive=True)
+                if cap is not None
+                else math.nan
+            )
+            if "urdf_velocity" in spec:
+                urdf_v = self.number(spec["urdf_velocity"], f"{key}.urdf_velocity", positive=True)
+                cap_v = min(cap_v, urdf_v)
+            group_gains = gains.get(group)
+            g: dict[str, Any] = group_gains if isinstance(group_gains, dict) else {}
+            kp = self.number(
+                spec.get("kp", g.get("kp")),
+                f"{key}.kp" if "kp" in spec else f"gains.{group}.kp",
+                positive=True,
+            )
+            kd = self.number(
+                spec.get("kd", g.get("kd")),
+                f"{key}.kd" if "kd" in spec else f"gains.{group}.kd",
+                minimum=0.0,
+            )
+            if name not in where:
+                self.bad(
+                    key, "is on no topic (add it to topics.upper, topics.lower or topics.hands)"
+                )
+                continue
+            topic, index = where[name]
+            joints[name] = Joint(name, group, topic, index, lo, hi, cap_v, kp, kd)
+        return joints
+
+    def _joint_sets(self, raw: object, joints: dict[str, Joint]) -> dict[str, tuple[str, ...]]:
+        if not isinstance(raw, dict):
+            self.bad("joint_sets", "must be a mapping of name to joint list")
+            return {}
+        sets: dict[str, tuple[str, ...]] = {}
+        for set_name, names in raw.items():
+            if set_name in joints or set_name in GROUPS or set_name == "all":
+                self.bad(f"joint_sets.{set_name}", "name clashes with a joint, a group or 'all'")
+            if not isinstance(names, list) or not names:
+                self.bad(f"joint_sets.{set_name}", "must be a non-empty list of joint names")
+                continue
+            for i, n in enumerate(names):
+                if n not in joints:
+                    self.bad(f"joint_sets.{set_name}[{i}]", f"unknown joint {n!r}")
+            sets[set_name] = tuple(names)
+        return sets
+
+    def _fsm(self, raw: dict[str, Any]) -> dict[str, FsmState]:
+        fsm: dict[str, FsmState] = {}
+        ids: dict[int, str] = {}
+        for name, spec in raw.items():
+            key = f"fsm.{name}"
+            if not isinstance(spec, dict):
+                self.bad(key, "must be a mapping with id (and placeholder)")
+                continue
+            state_id = spec.get("id")
+            if (
+                not isinstance(state_id, int)
+                or isinstance(state_id, bool)
+                or not 0 <= state_id <= 65535
+            ):
+                self.bad(
+                    f"{key}.id",
+                    f"must be an integer 0..65535 (uint16 on the wire), got {state_id!r}",
+                )
+                continue
+            if state_id in ids:
+                self.bad(f"{key}.id", f"{state_id} is also the id of {ids[state_id]!r}")
+            ids[state_id] = name
+            fsm[name] = FsmState(name, state_id, bool(spec.get("placeholder", False)))
+        return fsm
