@@ -7,7 +7,9 @@ Python types can never drift from the ``.idl`` sources the C side is built from.
 Layout: ``executive/wire/gen/default`` holds every type in ``idl/dobot_atom``; each folder
 in ``idl/variants/<name>`` becomes ``executive/wire/gen/<name>`` holding the variant's
 types plus the default files they include (idlc's Python backend does not emit included
-files, and the variant package must be self-contained).
+files, and the variant package must be self-contained). The executive's own types
+(``idl/atom_executive``: simulator faults, status, requests) become
+``executive/wire/gen/own``.
 """
 
 from __future__ import annotations
@@ -51,6 +53,9 @@ def _with_includes(files: list[Path]) -> list[Path]:
 def packages() -> dict[str, list[Path]]:
     """Generated package name -> the .idl files it is generated from."""
     pkgs = {"default": sorted((IDL_DIR / "dobot_atom").glob("*.idl"))}
+    own = sorted((IDL_DIR / "atom_executive").glob("*.idl"))
+    if own:
+        pkgs["own"] = _with_includes(own)
     for variant in sorted(p for p in (IDL_DIR / "variants").iterdir() if p.is_dir()):
         pkgs[variant.name] = _with_includes(sorted(variant.glob("*.idl")))
     return pkgs
