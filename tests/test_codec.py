@@ -9,7 +9,7 @@ import pytest
 
 from executive import dds
 from executive.wire import PRESETS, Interface, Variant
-from executive.wire.codec import Codec, UnsupportedType, raw_take, raw_write
+from executive.wire.codec import Codec, UnsupportedTypeError, raw_take, raw_write
 
 STRUCTS = [
     (preset, name)
@@ -54,7 +54,7 @@ def test_encoding_is_byte_identical_to_stock(preset: str, name: str) -> None:
     idl_type = getattr(iface, name)
     try:
         codec = Codec(idl_type)
-    except UnsupportedType:
+    except UnsupportedTypeError:
         assert name == "SetFsmId_", "only the type with a string may lack a fixed layout"
         return
     rng = np.random.default_rng(hash((preset, name)) % 2**32)

@@ -41,7 +41,7 @@ _CODES = {
 Record = npt.NDArray[np.void]
 
 
-class UnsupportedType(TypeError):
+class UnsupportedTypeError(TypeError):
     """The type has a member of variable size (string, sequence, optional, union)."""
 
 
@@ -72,7 +72,7 @@ def _layout(machine: Any, pos: int, path: str) -> tuple[np.dtype[Any], int, int]
         for i in range(1, machine.size):
             dt, s, e = _layout(machine.submachine, start + i * stride, f"{path}[{i}]")
             if dt != first or s != start + i * stride or e - s != stride:
-                raise UnsupportedType(f"{path}: array elements do not share one layout")
+                raise UnsupportedTypeError(f"{path}: array elements do not share one layout")
         element = first if first.itemsize == stride else _with_itemsize(first, stride)
         return np.dtype((element, (machine.size,))), start, start + machine.size * stride
     if isinstance(machine, mach.InstanceMachine):
@@ -96,7 +96,7 @@ def _layout(machine: Any, pos: int, path: str) -> tuple[np.dtype[Any], int, int]
             {"names": names, "formats": formats, "offsets": rel, "itemsize": cursor - start}
         )
         return dtype, start, cursor
-    raise UnsupportedType(f"{path}: {type(machine).__name__} has no fixed layout")
+    raise UnsupportedTypeError(f"{path}: {type(machine).__name__} has no fixed layout")
 
 
 def _packed(
@@ -130,7 +130,7 @@ def _packed(
 
 
 def _with_itemsize(dtype: np.dtype[Any], itemsize: int) -> np.dtype[Any]:
-    fields = dtype.fields or {}
+    fields: dict[str, Any] = dict(dtype.fields or {})
     return np.dtype(
         {
             "names": list(fields),
@@ -154,11 +154,11 @@ class Codec:
         idl_type.__idl__.populate()
         machine = idl_type.__idl__.v0_machine
         if not isinstance(machine, mach.StructMachine):
-            raise UnsupportedType(f"{idl_type.__name__} is not a struct")
+            raise UnsupportedTypeError(f"{idl_type.__name__} is not a struct")
         self._gather: npt.NDArray[np.intp] | None = None
         try:
             self.dtype, _, self.size = _layout(machine, 0, idl_type.__name__)
-        except UnsupportedType as e:
+        except UnsupportedTypeError as e:
             if "share one layout" not in str(e):
                 raise
             leaves: list[tuple[int, int]] = []
@@ -181,9 +181,11 @@ class Codec:
         if len(data) < 4 + self.size:
             raise ValueError(f"{len(data)} bytes is too short for {self.idl_type.__name__}")
         if self._gather is None:
-            return np.frombuffer(data, dtype=self.dtype, count=1, offset=4)[0]
+            record: Record = np.frombuffer(data, dtype=self.dtype, count=1, offset=4)[0]
+            return record
         wire = np.frombuffer(data, dtype=np.uint8, count=self.size, offset=4)
-        return wire[self._gather].view(self.dtype)[0]
+        gathered: Record = wire[self._gather].view(self.dtype)[0]
+        return gathered
 
     def from_sample(self, sample: Any) -> Record:
         """A writable record holding ``sample`` (slow path: for set-up and tests)."""
