@@ -14,7 +14,7 @@ from __future__ import annotations
 import enum
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -26,6 +26,7 @@ from cyclonedds.topic import Topic
 
 from executive import dds
 from executive.wire import Interface
+from executive.wire.codec import Codec, raw_take, raw_write
 
 T = TypeVar("T")
 
@@ -83,6 +84,9 @@ class LatestReader(Generic[T]):
 
     ``on_sample`` callbacks are for fast paths that must not wait for a tick (the e-stop
     hold); they run on CycloneDDS's receive thread and must be short and never raise.
+
+    With a ``codec`` the reader takes raw bytes and keeps numpy records instead of IDL
+    objects: a 500 Hz ``UpperState_`` then costs microseconds per sample, not hundreds.
     """
 
     def __init__(
@@ -91,8 +95,10 @@ class LatestReader(Generic[T]):
         topic: Topic[Any],
         qos: Qos,
         clock: Callable[[], float] = time.monotonic,
+        codec: Codec | None = None,
     ) -> None:
         self._clock = clock
+        self._codec = codec
         self._cond = threading.Condition()
         self._latest: Stamped[T] | None = None
         self._count = 0
@@ -105,7 +111,10 @@ class LatestReader(Generic[T]):
         )
 
     def _on_data(self, reader: DataReader[T]) -> None:
-        samples = reader.take(N=64)
+        if self._codec is None:
+            samples: list[Any] = reader.take(N=64)
+        else:
+            samples = [self._codec.decode(data) for data in raw_take(reader, 64)]
         if not samples:
             return
         now = self._clock()
@@ -144,7 +153,11 @@ class LatestReader(Generic[T]):
 
 
 class RobotIO:
-    """All robot topics for one side of the wire, on one injected participant."""
+    """All robot topics for one side of the wire, on one injected participant.
+
+    Topics named in ``records`` are read as numpy records through the precompiled codec
+    (``self.codecs[key]``), and can be written from records with ``write_record``.
+    """
 
     def __init__(
         self,
@@ -152,13 +165,19 @@ class RobotIO:
         interface: Interface | None = None,
         side: Side = Side.CONTROLLER,
         topics: dict[str, TopicSpec] | None = None,
+        records: Iterable[str] = (),
     ) -> None:
         self.participant = participant
         self.interface = interface or Interface()
         self.side = side
+        self.topics = topics or TOPICS
         self.readers: dict[str, LatestReader[Any]] = {}
         self.writers: dict[str, DataWriter[Any]] = {}
-        for key, spec in (topics or TOPICS).items():
+        self.codecs: dict[str, Codec] = {
+            key: Codec(getattr(self.interface, (topics or TOPICS)[key].type_name))
+            for key in records
+        }
+        for key, spec in self.topics.items():
             topic = Topic(participant, spec.name, getattr(self.interface, spec.type_name))
             robot_writes = spec.kind is Kind.STATE
             if robot_writes == (side is Side.ROBOT):
@@ -166,10 +185,22 @@ class RobotIO:
                 self.writers[key] = DataWriter(participant, topic, qos=qos)
             else:
                 qos = dds.STATE_READER_QOS if robot_writes else dds.EVENT_READER_QOS
-                self.readers[key] = LatestReader(participant, topic, qos)
+                self.readers[key] = LatestReader(
+                    participant, topic, qos, codec=self.codecs.get(key)
+                )
 
     def write(self, key: str, sample: Any) -> None:
         self.writers[key].write(sample)
+
+    def write_record(self, key: str, record: Any) -> None:
+        """Write a numpy record of ``key``'s type through the precompiled codec."""
+        raw_write(self.writers[key], self.codec(key).encode(record))
+
+    def codec(self, key: str) -> Codec:
+        """The codec for ``key``'s type (created on first use)."""
+        if key not in self.codecs:
+            self.codecs[key] = Codec(getattr(self.interface, self.topics[key].type_name))
+        return self.codecs[key]
 
     def latest(self, key: str) -> Any | None:
         stamped = self.readers[key].latest

@@ -49,3 +49,20 @@ def test_command_reaches_robot(dds_domain: int) -> None:
         assert got is not None
         assert got.motor_cmd[16].q == 0.25
         assert got.motor_cmd[0].kp == 40.0
+
+
+def test_records_mode_reads_numpy_records(dds_domain: int) -> None:
+    with dds.open_participant(dds_domain) as p1, dds.open_participant(dds_domain) as p2:
+        robot = RobotIO(p1, side=Side.ROBOT)
+        ctl = RobotIO(p2, side=Side.CONTROLLER, records=["upper_state"])
+        rec = robot.codec("upper_state").zeros()
+        rec["motor_state"]["q"][:] = 0.5
+        rec["fsm_id"] = 3
+        got = None
+        for _ in range(100):
+            robot.write_record("upper_state", rec)
+            got = ctl.readers["upper_state"].wait_for(lambda s: s["fsm_id"] == 3, timeout=0.05)
+            if got is not None:
+                break
+        assert got is not None
+        assert list(got["motor_state"]["q"]) == [0.5] * 17
