@@ -1,0 +1,1 @@
+"""Motion: smooth trajectories and the fixed-rate streamer that turns them into joint commands."""

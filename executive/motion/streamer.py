@@ -1,0 +1,293 @@
+"""The motion streamer: the only code that publishes joint commands.
+
+A fixed-rate thread (default 500 Hz, monotonic deadlines, overruns counted) publishes
+``rt/upper/cmd``, ``rt/lower/cmd`` and ``rt/hands/cmd`` for every *engaged* stream from the
+current targets, sampling the active trajectories each period. A stream engages when a
+trajectory first moves one of its joints and stays engaged (holding its last target)
+until ``disengage``: a stream the executive never used is never published, so it cannot
+fight the firmware's own controller for the legs.
+
+``hold()`` is the safety fast path. It may be called from any thread (the e-stop
+listener calls it from CycloneDDS's receive thread); under the same lock the period
+uses, it drops every trajectory, freezes each engaged stream at the measured position,
+and publishes that hold at once. Because publishing happens only under that lock, once
+``hold()`` returns no command other than the hold can leave, and while held every
+``submit`` is refused until ``release()``.
+
+Every command is checked before it leaves: finite, inside the profile's limits, kp > 0.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+import structlog
+
+from executive.motion.trajectory import FloatArray, Trajectory
+from executive.profile import RobotProfile
+from executive.robot_io import RobotIO
+
+log = structlog.get_logger(__name__)
+
+# topic -> (command key, state key, array field in the command, array field in the state)
+STREAMS: dict[str, tuple[str, str, str, str]] = {
+    "upper": ("upper_cmd", "upper_state", "motor_cmd", "motor_state"),
+    "lower": ("lower_cmd", "lower_state", "motor_cmd", "motor_state"),
+    "hands": ("hands_cmd", "hands_state", "hands", "hands"),
+}
+STATE_KEYS = tuple(s[1] for s in STREAMS.values())
+
+PublishHook = Callable[[str, FloatArray, bool], None]
+
+
+class HeldError(RuntimeError):
+    """Motion was requested while the streamer holds; only ``release()`` lifts a hold."""
+
+
+@dataclass
+class StreamStats:
+    """Timing of the streamer thread, for status and benchmarks."""
+
+    periods: int = 0
+    missed: int = 0  # whole periods skipped because a period overran
+    lateness: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros(1 << 16))
+    busy: float = 0.0  # seconds spent publishing
+
+    def record(self, late: float, busy: float) -> None:
+        self.lateness[self.periods % len(self.lateness)] = late
+        self.periods += 1
+        self.busy += busy
+
+    def recent_lateness(self) -> npt.NDArray[np.float64]:
+        n = min(self.periods, len(self.lateness))
+        return self.lateness[:n].copy()
+
+
+class _Stream:
+    def __init__(self, io: RobotIO, profile: RobotProfile, topic: str) -> None:
+        self.topic = topic
+        self.cmd_key, self.state_key, self.cmd_field, self.state_field = STREAMS[topic]
+        self.codec = io.codec(self.cmd_key)
+        self.record = self.codec.zeros()
+        self.lower, self.upper = profile.limits(topic)
+        kp, kd = profile.gains(topic)
+        if not (np.all(kp > 0) and np.all(kd >= 0)):
+            raise ValueError(f"{topic}: profile gains must have kp > 0 and kd >= 0")
+        motors = self.record[self.cmd_field]
+        motors["mode"] = profile.motor_mode
+        motors["kp"] = kp
+        motors["kd"] = kd
+        self.target: FloatArray = np.zeros(len(self.lower))
+        self.engaged = False
+        self.trajectories: list[Trajectory] = []
+
+
+class MotionStreamer:
+    """Publishes joint commands at a fixed rate from targets and trajectories."""
+
+    def __init__(
+        self,
+        io: RobotIO,
+        profile: RobotProfile,
+        *,
+        rate_hz: float | None = None,
+        max_state_age: float = 0.5,
+        clock: Callable[[], float] = time.monotonic,
+        on_publish: PublishHook | None = None,
+    ) -> None:
+        self.io = io
+        self.profile = profile
+        self.period = 1.0 / (rate_hz or profile.command_hz)
+        self.max_state_age = max_state_age
+        self.clock = clock
+        self.on_publish = on_publish
+        self.stats = StreamStats()
+        self._streams = {t: _Stream(io, profile, t) for t in STREAMS}
+        self._lock = threading.Lock()
+        self._held = False
+        self._hold_reason = ""
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # -- measured state ----------------------------------------------------------------
+
+    def measured(self, topic: str) -> FloatArray | None:
+        """Measured positions of ``topic``'s motors, or None if missing or stale."""
+        state_key, state_field = STREAMS[topic][1], STREAMS[topic][3]
+        stamped = self.io.readers[state_key].latest
+        if stamped is None or stamped.age(self.clock()) > self.max_state_age:
+            return None
+        q = np.asarray(stamped.sample[state_field]["q"], dtype=np.float64)
+        return q if np.all(np.isfinite(q)) else None
+
+    def measured_joints(self, names: Iterable[str]) -> dict[str, float]:
+        """Measured position by joint name, for planning; joints without fresh state are left out."""
+        out: dict[str, float] = {}
+        cache: dict[str, FloatArray | None] = {}
+        for name in names:
+            joint = self.profile.joints[name]
+            if joint.topic not in cache:
+                cache[joint.topic] = self.measured(joint.topic)
+            q = cache[joint.topic]
+            if q is not None:
+                out[name] = float(q[joint.index])
+        return out
+
+    # -- commands from leaves ----------------------------------------------------------
+
+    @property
+    def held(self) -> bool:
+        return self._held
+
+    def submit(self, trajectories: Sequence[Trajectory]) -> None:
+        """Start trajectories; a new one supersedes older ones on the same joints.
+
+        Raises HeldError while held, and ValueError if a stream that is not engaged yet
+        has no fresh measured state to start holding from.
+        """
+        with self._lock:
+            if self._held:
+                raise HeldError(f"motion is held: {self._hold_reason}")
+            for traj in trajectories:
+                stream = self._streams[traj.topic]
+                if not stream.engaged:
+                    q = self.measured(traj.topic)
+                    if q is None:
+                        raise ValueError(f"{traj.topic}: no fresh measured state to engage from")
+                    stream.target = np.clip(q, stream.lower, stream.upper)
+                    stream.engaged = True
+                stream.trajectories.append(traj)
+
+    def active(self, names: Iterable[str]) -> bool:
+        """Whether any trajectory still moves any of ``names``."""
+        wanted = set(names)
+        now = self.clock()
+        with self._lock:
+            return any(
+                not t.done(now) and wanted.intersection(t.names)
+                for s in self._streams.values()
+                for t in s.trajectories
+            )
+
+    def targets(self, topic: str) -> FloatArray:
+        with self._lock:
+            return self._streams[topic].target.copy()
+
+    def engaged(self) -> list[str]:
+        with self._lock:
+            return [t for t, s in self._streams.items() if s.engaged]
+
+    def disengage(self, topic: str) -> None:
+        """Stop publishing ``topic`` (after control of it was handed back)."""
+        with self._lock:
+            stream = self._streams[topic]
+            stream.engaged = False
+            stream.trajectories.clear()
+
+    def cancel(self, names: Iterable[str]) -> None:
+        """Stop moving ``names``: each stream keeps the position its trajectories had reached."""
+        wanted = set(names)
+        now = self.clock()
+        with self._lock:
+            for stream in self._streams.values():
+                keep = []
+                for traj in stream.trajectories:
+                    if wanted.intersection(traj.names):
+                        stream.target[traj.indices] = traj.sample(now)
+                    else:
+                        keep.append(traj)
+                stream.trajectories = keep
+
+    def hold(self, reason: str) -> None:
+        """Freeze every engaged stream at the measured position and publish it now.
+
+        Idempotent; safe from any thread. Where measured state is missing or stale the
+        stream freezes at its last commanded target instead.
+        """
+        with self._lock:
+            first = not self._held
+            self._held = True
+            self._hold_reason = self._hold_reason or reason
+            now = self.clock()
+            for stream in self._streams.values():
+                stream.trajectories.clear()
+                if not stream.engaged:
+                    continue
+                if first:
+                    q = self.measured(stream.topic)
+                    if q is not None:
+                        stream.target = np.clip(q, stream.lower, stream.upper)
+                self._publish(stream, now)
+        if first:
+            log.warning("motion held", reason=reason)
+
+    def release(self) -> None:
+        """Allow motion again; streams keep holding their targets until a new submit."""
+        with self._lock:
+            self._held = False
+            self._hold_reason = ""
+
+    # -- the periodic thread -------------------------------------------------------------
+
+    def _publish(self, stream: _Stream, now: float) -> None:
+        """Sample trajectories into the target and publish it. Caller holds the lock."""
+        if stream.trajectories:
+            finished = []
+            for traj in stream.trajectories:
+                stream.target[traj.indices] = traj.sample(now)
+                if traj.done(now):
+                    finished.append(traj)
+            for traj in finished:
+                stream.trajectories.remove(traj)
+        q = stream.target
+        if not np.all(np.isfinite(q)):  # cannot happen through plan(); never let it out
+            log.error("non-finite target refused", topic=stream.topic)
+            return
+        np.clip(q, stream.lower, stream.upper, out=q)
+        stream.record[stream.cmd_field]["q"] = q
+        self.io.write_record(stream.cmd_key, stream.record)
+        if self.on_publish is not None:
+            self.on_publish(stream.topic, q.copy(), self._held)
+
+    def step(self, now: float | None = None) -> None:
+        """One period: publish every engaged stream (the thread calls this; tests may too)."""
+        with self._lock:
+            t = self.clock() if now is None else now
+            for stream in self._streams.values():
+                if stream.engaged:
+                    self._publish(stream, t)
+
+    def _run(self) -> None:
+        deadline = self.clock() + self.period
+        while not self._stop.is_set():
+            delay = deadline - self.clock()
+            if delay > 0:
+                time.sleep(delay)
+            woke = self.clock()
+            self.step(woke)
+            done = self.clock()
+            self.stats.record(woke - deadline, done - woke)
+            deadline += self.period
+            if done > deadline:  # overran: skip the periods already missed, count them
+                missed = int((done - deadline) / self.period) + 1
+                self.stats.missed += missed
+                deadline += missed * self.period
+                log.warning("motion stream overrun", missed=missed)
+
+    def start(self) -> None:
+        if self._thread is not None:
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name="motion-streamer", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 1.0) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
