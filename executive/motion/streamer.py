@@ -203,6 +203,29 @@ class MotionStreamer:
                         keep.append(traj)
                 stream.trajectories = keep
 
+    def hold_joints(self, positions: dict[str, float]) -> None:
+        """Stop moving these joints and hold them at the given (measured) positions.
+
+        What a preempted move leaves behind: its joints stay where they are measured,
+        clipped to limits; other joints' trajectories go on.
+        """
+        with self._lock:
+            by_topic: dict[str, dict[int, float]] = {}
+            for name, q in positions.items():
+                joint = self.profile.joints[name]
+                by_topic.setdefault(joint.topic, {})[joint.index] = q
+            for topic, qs in by_topic.items():
+                stream = self._streams[topic]
+                stream.trajectories = [
+                    t for t in stream.trajectories if not set(t.indices.tolist()) & qs.keys()
+                ]
+                if stream.engaged:
+                    for index, q in qs.items():
+                        if np.isfinite(q):
+                            stream.target[index] = min(
+                                max(q, stream.lower[index]), stream.upper[index]
+                            )
+
     def hold(self, reason: str) -> None:
         """Freeze every engaged stream at the measured position and publish it now.
 

@@ -157,3 +157,24 @@ def test_no_motion_command_after_hold_returns_while_streaming(rig: Rig) -> None:
     after = rig.published[cut:]
     assert after, "the streamer kept publishing the hold"
     assert all(held and np.array_equal(q, hold_q) for _, q, held in after)
+
+
+def test_hold_joints_stops_only_those_joints(rig: Rig) -> None:
+    rig.publish_state(0.0)
+    names = ["left_elbow_pitch", "right_elbow_pitch"]
+    rig.streamer.submit(
+        plan(
+            PROFILE,
+            dict.fromkeys(names, 1.0),
+            rig.streamer.measured_joints(names),
+            0.0,
+            duration=2.0,
+        )
+    )
+    rig.streamer.step(1.0)
+    rig.streamer.hold_joints({"left_elbow_pitch": 0.4})
+    rig.streamer.step(2.0)
+    q = rig.published[-1][1]
+    assert q[PROFILE.joints["left_elbow_pitch"].index] == pytest.approx(0.4)
+    assert q[PROFILE.joints["right_elbow_pitch"].index] == pytest.approx(1.0)
+    assert not rig.streamer.held

@@ -1,0 +1,1 @@
+"""Leaves that ask the robot to do something and watch it happen."""

@@ -1,0 +1,104 @@
+"""Sending the wheeled base to a tag and watching ``navigation_status``.
+
+The sequence follows the vendor's documentation (seed 000 §12): a new task does not
+cancel a running one, so a busy base is sent CANCEL_TASK first; the task is accepted
+when ``device_status`` becomes TASKING and done when ``navigation_status`` becomes
+COMPLETED; FAILED and CANCELED end it. Preempted while running, it sends CANCEL_TASK.
+"""
+
+from __future__ import annotations
+
+import enum
+
+from py_trees.common import Status
+
+from behaviours.base import RobotLeaf
+from behaviours.state import latest
+
+# Numeric values of the wire enums (idl/dobot_atom/amr_state.idl).
+TASKING = 2
+QUEUING, RUNNING, COMPLETED, FAILED, PAUSED, CANCELED = 1, 2, 3, 4, 5, 6
+BUSY = {QUEUING, RUNNING, PAUSED}
+
+
+class Phase(enum.Enum):
+    CANCELING = "canceling the previous task"
+    ACCEPTING = "waiting for the base to accept"
+    RUNNING = "driving"
+
+
+class NavigateToTag(RobotLeaf):
+    """MOVE_TO_TAG ``tag`` with absolute heading ``theta``.
+
+    Blackboard: reads ``/robot/amr_state``.
+    """
+
+    reads = ("amr_state",)
+
+    def __init__(
+        self, tag: int, theta: float = 0.0, *, name: str | None = None, timeout: float = 60.0
+    ) -> None:
+        super().__init__(name or f"Navigate to tag {tag}", timeout)
+        self.tag = tag
+        self.theta = theta
+        self.phase = Phase.ACCEPTING
+        self._sent_at = 0.0
+
+    def _fresh(self) -> tuple[int, int] | None:
+        """(device_status, navigation_status) from a sample newer than our last command."""
+        state = latest(self.bb, "amr_state")
+        if state is None or state.received < self._sent_at:
+            return None
+        return int(state.sample["device_status"]), int(state.sample["navigation_status"])
+
+    def _move(self) -> None:
+        self.ctx.commands.amr("MOVE_TO_TAG", target_id=self.tag, theta=self.theta)
+        self._sent_at = self.ctx.clock()
+        self.phase = Phase.ACCEPTING
+
+    def start(self) -> None:
+        self._sent_at = self.started_at
+        state = latest(self.bb, "amr_state")
+        busy = state is not None and (
+            int(state.sample["device_status"]) == TASKING
+            or int(state.sample["navigation_status"]) in BUSY
+        )
+        if busy:
+            self.ctx.commands.amr("CANCEL_TASK")
+            self._sent_at = self.ctx.clock()
+            self.phase = Phase.CANCELING
+        else:
+            self._move()
+
+    def poll(self) -> Status:
+        fresh = self._fresh()
+        self.feedback_message = self.phase.value
+        if fresh is None:
+            return Status.RUNNING
+        device, nav = fresh
+        if self.phase is Phase.CANCELING:
+            if device != TASKING and nav not in BUSY:
+                self._move()
+            return Status.RUNNING
+        if self.phase is Phase.ACCEPTING:
+            if device == TASKING or nav in BUSY:
+                self.phase = Phase.RUNNING
+            elif nav == FAILED:
+                return self.fail("amr_failed", f"the base refused the task to tag {self.tag}")
+            return Status.RUNNING
+        if nav == COMPLETED:
+            return Status.SUCCESS
+        if nav == FAILED:
+            return self.fail("amr_failed", f"navigation to tag {self.tag} failed")
+        if nav == CANCELED:
+            return self.fail(
+                "amr_canceled", f"navigation to tag {self.tag} was canceled by someone else"
+            )
+        return Status.RUNNING
+
+    def timeout_message(self) -> str:
+        return f"tag {self.tag} not reached within {self.timeout} s ({self.phase.value})"
+
+    def abort(self) -> None:
+        if self.phase is not Phase.CANCELING:
+            self.ctx.commands.amr("CANCEL_TASK")

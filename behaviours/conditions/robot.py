@@ -1,0 +1,93 @@
+"""Checks of the robot's battery and the operator's gamepad."""
+
+from __future__ import annotations
+
+from py_trees.common import Status
+
+from behaviours.base import RobotLeaf
+from behaviours.state import latest
+
+# wireless_remote byte and bit of each button (seed 000; DESIGN.md 3.3)
+BUTTONS: dict[str, tuple[int, int]] = {
+    "LT": (2, 5),
+    "RT": (2, 4),
+    "SELECT": (2, 3),
+    "START": (2, 2),
+    "LB": (2, 1),
+    "RB": (2, 0),
+    "LEFT": (3, 7),
+    "DOWN": (3, 6),
+    "RIGHT": (3, 5),
+    "UP": (3, 4),
+    "Y": (3, 3),
+    "X": (3, 2),
+    "B": (3, 1),
+    "A": (3, 0),
+}
+
+
+class CheckBattery(RobotLeaf):
+    """SUCCESS if the battery is at least ``min_level`` percent, else FAILURE.
+
+    Blackboard: reads ``/robot/upper_state``, ``/robot/lower_state`` (``bms_state``).
+    """
+
+    reads = ("upper_state", "lower_state")
+
+    def __init__(self, min_level: float, name: str | None = None) -> None:
+        super().__init__(name or f"Battery >= {min_level:g} %")
+        self.min_level = min_level
+
+    def poll(self) -> Status:
+        levels = [
+            int(s.sample["bms_state"]["battery_level"])
+            for s in (latest(self.bb, t) for t in self.reads)
+            if s is not None
+        ]
+        if not levels:
+            return self.fail("no_state", "no battery state received")
+        level = min(levels)
+        if level < self.min_level:
+            return self.fail(
+                "low_battery", f"battery at {level} %, the mission needs {self.min_level:g} %"
+            )
+        return Status.SUCCESS
+
+
+class WaitForButton(RobotLeaf):
+    """Wait until the operator presses ``button`` on the gamepad (a release-then-press edge).
+
+    A button already held when the wait starts does not count: the operator must press
+    it in answer to this step.
+
+    Blackboard: reads ``/robot/upper_state``, ``/robot/lower_state`` (``wireless_remote``).
+    """
+
+    reads = ("upper_state", "lower_state")
+
+    def __init__(self, button: str, *, name: str | None = None, timeout: float = 60.0) -> None:
+        if button not in BUTTONS:
+            raise ValueError(f"unknown button {button!r}; known: {', '.join(BUTTONS)}")
+        super().__init__(name or f"Wait for button {button}", timeout)
+        self.button = button
+        self._released = False
+
+    def start(self) -> None:
+        self._released = False
+        self.feedback_message = f"press {self.button}"
+
+    def poll(self) -> Status:
+        byte, bit = BUTTONS[self.button]
+        for topic in self.reads:
+            state = latest(self.bb, topic)
+            if state is None or state.received < self.started_at:
+                continue
+            pressed = bool(int(state.sample["wireless_remote"][byte]) >> bit & 1)
+            if not pressed:
+                self._released = True
+            elif self._released:
+                return Status.SUCCESS
+        return Status.RUNNING
+
+    def timeout_message(self) -> str:
+        return f"button {self.button} not pressed within {self.timeout} s"

@@ -1,0 +1,59 @@
+"""Robot state on the blackboard: one behaviour gathers it, leaves read it.
+
+Following py_trees_ros' data-gathering pattern, the core tree's first branch copies the
+newest sample of every state topic (with its receive time) onto the blackboard each
+tick; leaves decide from the blackboard, never from DDS directly, so a tick sees one
+consistent snapshot and leaves can be tested tick by tick by writing the keys.
+
+Samples are numpy records (see executive.wire.codec): ``s["fsm_id"]``,
+``s["motor_state"]["q"]``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import py_trees
+
+from executive.robot_io import RobotIO, Stamped
+
+NAMESPACE = "/robot"
+STATE_TOPICS = (
+    "upper_state",
+    "lower_state",
+    "hands_state",
+    "amr_state",
+    "emergency_state",
+    "main_nodes_state",
+)
+
+
+def key(topic: str) -> str:
+    """Blackboard key of a state topic, e.g. ``/robot/upper_state``."""
+    return f"{NAMESPACE}/{topic}"
+
+
+class GatherRobotState(py_trees.behaviour.Behaviour):
+    """Copies the newest state samples to the blackboard; always SUCCESS.
+
+    Blackboard: writes ``/robot/<topic>`` (``Stamped`` or None) for every state topic.
+    """
+
+    def __init__(self, io: RobotIO, name: str = "Gather Robot State") -> None:
+        super().__init__(name)
+        self.io = io
+        self.bb = self.attach_blackboard_client(name=name)
+        for topic in STATE_TOPICS:
+            self.bb.register_key(key(topic), access=py_trees.common.Access.WRITE)
+
+    def update(self) -> py_trees.common.Status:
+        for topic in STATE_TOPICS:
+            reader = self.io.readers.get(topic)
+            self.bb.set(key(topic), reader.latest if reader is not None else None)
+        return py_trees.common.Status.SUCCESS
+
+
+def latest(bb: py_trees.blackboard.Client, topic: str) -> Stamped[Any] | None:
+    """The Stamped sample of ``topic`` on the blackboard, or None if none arrived yet."""
+    value = bb.get(key(topic)) if bb.exists(key(topic)) else None
+    return value if isinstance(value, Stamped) else None

@@ -1,0 +1,102 @@
+"""Tick tests: navigating to a tag, with the vendor's status sequence and cancel-first."""
+
+from __future__ import annotations
+
+from py_trees.common import Status
+
+from behaviours.actions.navigation import (
+    CANCELED,
+    COMPLETED,
+    FAILED,
+    QUEUING,
+    RUNNING,
+    TASKING,
+    NavigateToTag,
+)
+
+from .conftest import Kit
+
+IDLE_DEV, IDLE_NAV = 1, 8
+
+
+def amr(kit: Kit, device: int, nav: int) -> None:
+    kit.robot.publish("amr_state", device_status=device, navigation_status=nav)
+
+
+def test_idle_base_goes_straight_to_tag(kit: Kit) -> None:
+    amr(kit, IDLE_DEV, IDLE_NAV)
+    leaf = kit.setup(NavigateToTag(3, theta=1.57, timeout=30))
+    assert kit.tick(leaf, 0.01) is Status.RUNNING
+    assert kit.commands.calls == [("amr", "MOVE_TO_TAG", {"target_id": 3, "theta": 1.57})]
+    amr(kit, IDLE_DEV, QUEUING)
+    assert kit.tick(leaf, 0.05) is Status.RUNNING
+    amr(kit, TASKING, RUNNING)
+    assert kit.tick(leaf, 0.05) is Status.RUNNING
+    amr(kit, IDLE_DEV, COMPLETED)
+    assert kit.tick(leaf, 0.05) is Status.SUCCESS
+    assert len(kit.commands.calls) == 1
+
+
+def test_a_stale_completed_does_not_count(kit: Kit) -> None:
+    amr(kit, IDLE_DEV, COMPLETED)  # the previous task's end, seen before we sent ours
+    leaf = kit.setup(NavigateToTag(2))
+    kit.tick(leaf, 0.01)
+    assert kit.tick(leaf) is Status.RUNNING
+
+
+def test_busy_base_is_canceled_first(kit: Kit) -> None:
+    amr(kit, TASKING, RUNNING)
+    leaf = kit.setup(NavigateToTag(5))
+    kit.tick(leaf, 0.01)
+    assert kit.commands.calls == [("amr", "CANCEL_TASK", {})]
+    amr(kit, TASKING, RUNNING)
+    kit.tick(leaf, 0.05)
+    assert len(kit.commands.calls) == 1  # still waiting for the cancel
+    amr(kit, IDLE_DEV, CANCELED)
+    kit.tick(leaf, 0.05)
+    assert kit.commands.calls[-1] == ("amr", "MOVE_TO_TAG", {"target_id": 5, "theta": 0.0})
+    amr(kit, IDLE_DEV, CANCELED)  # our move not yet accepted: the old CANCELED is no failure
+    assert kit.tick(leaf, 0.05) is Status.RUNNING
+    amr(kit, TASKING, RUNNING)
+    kit.tick(leaf, 0.05)
+    amr(kit, IDLE_DEV, COMPLETED)
+    assert kit.tick(leaf, 0.05) is Status.SUCCESS
+
+
+def test_failed_and_canceled_end_the_task(kit: Kit) -> None:
+    for end, code in ((FAILED, "amr_failed"), (CANCELED, "amr_canceled")):
+        amr(kit, IDLE_DEV, IDLE_NAV)
+        leaf = kit.setup(NavigateToTag(1))
+        kit.tick(leaf, 0.01)
+        amr(kit, TASKING, RUNNING)
+        kit.tick(leaf, 0.05)
+        amr(kit, IDLE_DEV, end)
+        assert kit.tick(leaf, 0.05) is Status.FAILURE
+        assert leaf.failure is not None and leaf.failure.code == code
+
+
+def test_preempted_mid_navigation_cancels_once(kit: Kit) -> None:
+    amr(kit, IDLE_DEV, IDLE_NAV)
+    leaf = kit.setup(NavigateToTag(4))
+    kit.tick(leaf, 0.01)
+    amr(kit, TASKING, RUNNING)
+    kit.tick(leaf, 0.05)
+    leaf.stop(Status.INVALID)
+    leaf.stop(Status.INVALID)
+    assert kit.commands.named("amr")[-1] == ("amr", "CANCEL_TASK", {})
+    assert len(kit.commands.named("amr")) == 2
+
+
+def test_timeout_cancels_the_task(kit: Kit) -> None:
+    amr(kit, IDLE_DEV, IDLE_NAV)
+    leaf = kit.setup(NavigateToTag(4, timeout=2.0))
+    kit.tick(leaf, 0.01)
+    amr(kit, TASKING, RUNNING)
+    assert kit.tick(leaf, 2.5) is Status.FAILURE
+    assert (
+        leaf.failure is not None
+        and "tag 4 not reached within 2.0 s (driving)" in leaf.failure.message
+    )
+    assert kit.commands.calls[-1] == ("amr", "CANCEL_TASK", {})
+    leaf.stop(Status.FAILURE)
+    assert len(kit.commands.named("amr")) == 2
