@@ -197,10 +197,16 @@ class MotionStreamer:
             for stream in self._streams.values():
                 keep = []
                 for traj in stream.trajectories:
-                    if wanted.intersection(traj.names):
+                    stop = {
+                        i
+                        for i, n in zip(traj.indices.tolist(), traj.names, strict=True)
+                        if n in wanted
+                    }
+                    if stop:
                         stream.target[traj.indices] = traj.sample(now)
-                    else:
-                        keep.append(traj)
+                    rest = traj.without(stop)
+                    if rest is not None:
+                        keep.append(rest)
                 stream.trajectories = keep
 
     def hold_joints(self, positions: dict[str, float]) -> None:
@@ -216,9 +222,8 @@ class MotionStreamer:
                 by_topic.setdefault(joint.topic, {})[joint.index] = q
             for topic, qs in by_topic.items():
                 stream = self._streams[topic]
-                stream.trajectories = [
-                    t for t in stream.trajectories if not set(t.indices.tolist()) & qs.keys()
-                ]
+                kept = (t.without(qs.keys()) for t in stream.trajectories)
+                stream.trajectories = [t for t in kept if t is not None]
                 if stream.engaged:
                     for index, q in qs.items():
                         if np.isfinite(q):

@@ -8,8 +8,8 @@ enough that no joint exceeds its speed cap.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -48,6 +48,21 @@ class Trajectory:
 
     def done(self, now: float) -> bool:
         return now >= self.t0 + self.duration
+
+    def without(self, indices: Collection[int]) -> Trajectory | None:
+        """This trajectory minus the motors ``indices``; None if nothing is left."""
+        if not indices:
+            return self
+        keep = np.array([i not in indices for i in self.indices.tolist()], dtype=bool)
+        if not keep.any():
+            return None
+        return replace(
+            self,
+            indices=self.indices[keep],
+            names=tuple(n for n, k in zip(self.names, keep.tolist(), strict=True) if k),
+            start=self.start[keep],
+            goal=self.goal[keep],
+        )
 
 
 def plan(
