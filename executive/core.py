@@ -1,0 +1,291 @@
+"""The core tree and the executive that runs one mission at a time in it.
+
+    Parallel "Atom" [ GatherRobotState,
+                      Selector(memory=False) [ SafetyWatchdog, MissionSlot, Idle ] ]
+
+(py_trees_ros_tutorials' pattern: data gathering beside a priority selector, jobs
+inserted into a slot at runtime and pruned when they end.) The watchdog is above the
+slot, so a latched SAFE-STOP preempts whatever mission runs: every running leaf's
+``terminate()`` runs and leaves the robot safe. Missions are built under the slot and
+cannot reach the watchdog.
+
+``Executive`` is tick-driven and single-threaded: requests from other threads are
+queued and applied at the start of the next tick (check for cancel before each tick),
+so the tree is only ever touched by the thread that ticks it.
+"""
+
+from __future__ import annotations
+
+import enum
+import queue
+import time
+import traceback
+import uuid
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any
+
+import py_trees
+import structlog
+from py_trees.common import ParallelPolicy, Status
+
+from behaviours.base import RobotLeaf
+from behaviours.context import RobotContext
+from behaviours.state import GatherRobotState
+from executive.motion.streamer import MotionStreamer
+from executive.robot_io import RobotIO
+from executive.safety import Activity, SafetyMonitor, SafetyReaction, SafetyWatchdog
+
+log = structlog.get_logger(__name__)
+
+
+class ExecState(enum.Enum):
+    IDLE = "IDLE"
+    RUNNING = "RUNNING"
+    SUCCEEDED = "SUCCEEDED"
+    FAILED = "FAILED"
+    ABORTED = "ABORTED"
+    SAFE_STOP = "SAFE_STOP"
+
+
+class MissionSlot(py_trees.composites.Sequence):
+    """Where the running mission's subtree sits; FAILURE when empty, so Idle runs."""
+
+    def __init__(self) -> None:
+        super().__init__("Mission Slot", memory=True)
+
+    def tick(self) -> Iterator[py_trees.behaviour.Behaviour]:
+        if not self.children:
+            self.status = Status.FAILURE
+            yield self
+            return
+        yield from super().tick()
+
+
+class Idle(py_trees.behaviour.Behaviour):
+    """The lowest-priority branch: nothing to do. Always RUNNING."""
+
+    def update(self) -> Status:
+        return Status.RUNNING
+
+
+@dataclass
+class MissionRun:
+    name: str
+    run_id: str
+    root: py_trees.behaviour.Behaviour
+    started_at: float
+    result: ExecState | None = None
+    reason: str = ""
+
+
+@dataclass
+class Counters:
+    ticks: int = 0
+    overruns: int = 0
+    tick_errors: int = 0
+    runs: int = 0
+
+
+def node_path(node: py_trees.behaviour.Behaviour) -> str:
+    """``Atom/Mission Slot/delivery/Navigate to tag 3``: the names from the root down."""
+    names = []
+    current: py_trees.behaviour.Behaviour | None = node
+    while current is not None:
+        names.append(current.name)
+        current = current.parent
+    return "/".join(reversed(names))
+
+
+def _failing_node(exc: BaseException) -> py_trees.behaviour.Behaviour | None:
+    """The innermost behaviour on the traceback: the node whose code raised."""
+    found = None
+    for frame, _ in traceback.walk_tb(exc.__traceback__):
+        candidate = frame.f_locals.get("self")
+        if isinstance(candidate, py_trees.behaviour.Behaviour):
+            found = candidate
+    return found
+
+
+def first_failure(root: py_trees.behaviour.Behaviour) -> tuple[str, str]:
+    """(node path, reason) of the deepest failed robot leaf under ``root``."""
+    for node in root.iterate():
+        if (
+            isinstance(node, RobotLeaf)
+            and node.failure is not None
+            and node.status is Status.FAILURE
+        ):
+            return node_path(node), str(node.failure)
+    return node_path(root), "the mission failed"
+
+
+@dataclass
+class Executive:
+    """The core tree with one mission slot, ticked by whoever owns it."""
+
+    io: RobotIO
+    context: RobotContext
+    streamer: MotionStreamer
+    monitor: SafetyMonitor
+    clock: Callable[[], float] = time.monotonic
+    on_change: Callable[[Executive], None] | None = None
+    state: ExecState = ExecState.IDLE
+    run: MissionRun | None = None
+    last_run: MissionRun | None = None
+    counters: Counters = field(default_factory=Counters)
+    _requests: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] = field(
+        default_factory=queue.SimpleQueue
+    )
+
+    def __post_init__(self) -> None:
+        self.reaction = SafetyReaction(self.streamer.hold, self.context.commands)
+        self.watchdog = SafetyWatchdog(self.monitor, self.reaction, self.activity)
+        self.slot = MissionSlot()
+        self.selector = py_trees.composites.Selector(
+            "Priorities", memory=False, children=[self.watchdog, self.slot, Idle("Idle")]
+        )
+        root = py_trees.composites.Parallel(
+            "Atom",
+            policy=ParallelPolicy.SuccessOnAll(synchronise=False),
+            children=[GatherRobotState(self.io), self.selector],
+        )
+        self.tree = py_trees.trees.BehaviourTree(root)
+        self.tree.setup(context=self.context)  # type: ignore[arg-type]  # py_trees types **kwargs as int
+
+    # -- requests (any thread) ------------------------------------------------------------
+
+    def submit(self, request: Callable[[], Any]) -> Future[Any]:
+        """Queue ``request`` to run on the tick thread before the next tick."""
+        future: Future[Any] = Future()
+        self._requests.put((request, future))
+        return future
+
+    # -- on the tick thread ---------------------------------------------------------------
+
+    def activity(self) -> Activity:
+        return Activity(
+            mission_running=self.run is not None,
+            motion_engaged=bool(self.streamer.engaged()),
+            control_confirmed=self.run is not None
+            and self.context.control_acquired
+            and self._control_seen,
+        )
+
+    _control_seen: bool = False
+
+    def start_mission(self, name: str, root: py_trees.behaviour.Behaviour) -> tuple[bool, str]:
+        if self.monitor.latched:
+            return False, "refused: SAFE_STOP is latched; reset first"
+        if self.run is not None:
+            return False, f"refused: mission {self.run.name!r} is running"
+        for node in root.iterate():
+            node.setup(context=self.context)
+        run = MissionRun(name, uuid.uuid4().hex[:12], root, self.clock())
+        self.tree.insert_subtree(root, self.slot.id, 0)
+        self.run = run
+        self.streamer.release()
+        self.context.control_acquired = False
+        self._control_seen = False
+        self.counters.runs += 1
+        self._set_state(ExecState.RUNNING)
+        log.info("mission started", mission=name, run_id=run.run_id)
+        return True, run.run_id
+
+    def stop_mission(self, reason: str = "stopped by request") -> tuple[bool, str]:
+        if self.run is None:
+            return False, "no mission is running"
+        self._end(ExecState.ABORTED, reason)
+        return True, reason
+
+    def reset(self) -> tuple[bool, str]:
+        ok, message = self.monitor.reset(self.watchdog.present)
+        if ok and self.state is ExecState.SAFE_STOP:
+            self.streamer.release()
+            self._release_robot()
+            self._set_state(ExecState.IDLE)
+        return ok, message
+
+    def tick(self) -> None:
+        """Apply queued requests, then tick the tree once and settle the mission's end."""
+        while True:
+            try:
+                request, future = self._requests.get_nowait()
+            except queue.Empty:
+                break
+            try:
+                future.set_result(request())
+            except Exception as e:  # noqa: BLE001 - a bad request must not stop the ticking
+                future.set_exception(e)
+        try:
+            self.tree.tick()
+        except Exception as e:  # noqa: BLE001 - any leaf bug: halt, hold, report, keep serving
+            self._tick_failed(e)
+            return
+        finally:
+            self.counters.ticks += 1
+        self._settle()
+
+    def _settle(self) -> None:
+        upper = self.io.readers["upper_state"].latest if "upper_state" in self.io.readers else None
+        if (
+            self.context.control_acquired
+            and upper is not None
+            and bool(upper.sample["is_upper_control"])
+        ):
+            self._control_seen = True
+        if self.monitor.latched:
+            if self.run is not None:
+                self._end(
+                    ExecState.SAFE_STOP, "; ".join(map(str, self.monitor.reasons)), release=False
+                )
+            elif self.state is not ExecState.SAFE_STOP:
+                self._set_state(ExecState.SAFE_STOP)
+            return
+        if self.run is None:
+            return
+        status = self.run.root.status
+        if status is Status.SUCCESS:
+            self._end(ExecState.SUCCEEDED, "")
+        elif status is Status.FAILURE:
+            path, reason = first_failure(self.run.root)
+            self._end(ExecState.FAILED, f"{path}: {reason}")
+
+    def _tick_failed(self, exc: Exception) -> None:
+        node = _failing_node(exc)
+        where = node_path(node) if node is not None else "tree"
+        self.counters.tick_errors += 1
+        log.error("tick failed", node=where, error=repr(exc))
+        self.streamer.hold(f"exception in {where}")
+        self.tree.root.stop(Status.INVALID)
+        if self.run is not None:
+            self._end(ExecState.FAILED, f"{where}: {type(exc).__name__}: {exc}", release=False)
+        self.streamer.release()
+
+    def _end(self, result: ExecState, reason: str, *, release: bool = True) -> None:
+        run = self.run
+        assert run is not None
+        if run.root.status is Status.RUNNING:
+            run.root.stop(Status.INVALID)  # every running leaf's terminate() runs once
+        self.tree.prune_subtree(run.root.id)
+        run.result, run.reason = result, reason
+        self.last_run, self.run = run, None
+        if release:
+            self._release_robot()
+        log.info(
+            "mission ended", mission=run.name, run_id=run.run_id, result=result.value, reason=reason
+        )
+        self._set_state(result)
+
+    def _release_robot(self) -> None:
+        """Hand control back if a mission took it, and stop publishing joint streams."""
+        if self.context.control_acquired:
+            self.context.commands.switch_upper_control(False)
+            self.context.control_acquired = False
+        for topic in self.streamer.engaged():
+            self.streamer.disengage(topic)
+
+    def _set_state(self, state: ExecState) -> None:
+        self.state = state
+        if self.on_change is not None:
+            self.on_change(self)

@@ -1,0 +1,163 @@
+"""Safety monitor: every trigger, hysteresis, the latch, reset refusal, the e-stop fast path."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from executive.robot_io import Stamped
+from executive.safety import Activity, Cause, EstopFastPath, SafetyConfig, SafetyMonitor
+from executive.wire import Interface, Variant
+from executive.wire.codec import Codec
+
+IFACE = Interface()
+TYPES = {
+    "upper_state": "UpperState_",
+    "lower_state": "LowerState_",
+    "hands_state": "HandsState_",
+    "amr_state": "AMRState_",
+    "emergency_state": "EmergencyState_",
+    "main_nodes_state": "MainNodesState_",
+}
+
+
+class World:
+    """A snapshot of healthy robot state, to break one piece at a time."""
+
+    def __init__(self, iface: Interface = IFACE) -> None:
+        self.now = 50.0
+        self.rec = {t: Codec(getattr(iface, n)).zeros() for t, n in TYPES.items()}
+        for t in ("upper_state", "lower_state"):
+            self.rec[t]["bms_state"]["battery_level"] = 80
+        self.rec["upper_state"]["is_upper_control"] = True
+        self.received = dict.fromkeys(TYPES, self.now)
+
+    def snapshot(self) -> dict[str, Stamped[Any] | None]:
+        return {t: Stamped(r, self.received[t]) for t, r in self.rec.items()}
+
+
+def codes(causes: list[Cause]) -> list[str]:
+    return [c.code for c in causes]
+
+
+@pytest.fixture
+def world() -> World:
+    return World()
+
+
+@pytest.fixture
+def monitor(world: World) -> SafetyMonitor:
+    return SafetyMonitor(
+        SafetyConfig(max_state_age=0.5, battery_critical=10, battery_hysteresis=5),
+        clock=lambda: world.now,
+    )
+
+
+def test_healthy_robot_has_no_cause(world: World, monitor: SafetyMonitor) -> None:
+    assert monitor.evaluate(world.snapshot(), Activity(True, True, True)) == []
+
+
+@pytest.mark.parametrize(
+    "flag", ["soft_emergency_triggered", "hard_emergency_triggered", "amr_emergency_triggered"]
+)
+def test_each_estop_flag_trips(world: World, monitor: SafetyMonitor, flag: str) -> None:
+    world.rec["emergency_state"][flag] = True
+    (cause,) = monitor.evaluate(world.snapshot(), Activity())
+    assert cause.code == "estop" and flag in cause.message
+
+
+def test_the_fourth_estop_flag_of_sdk_1_1(monitor: SafetyMonitor) -> None:
+    w = World(Interface(Variant("sdk-1.1.0")))
+    w.rec["emergency_state"]["di_emergency_triggered"] = True
+    assert codes(monitor.evaluate(w.snapshot(), Activity())) == ["estop"]
+
+
+@pytest.mark.parametrize(
+    ("breakage", "code"),
+    [
+        (lambda w: w.rec["upper_state"]["bms_state"].__setitem__("bms_alarms", 4), "bms_alarm"),
+        (lambda w: w.rec["lower_state"]["bms_state"].__setitem__("bms_alarms", 1), "bms_alarm"),
+        (
+            lambda w: w.rec["amr_state"]["amr_event"].__setitem__("emergency_stop_pressed", True),
+            "amr_estop",
+        ),
+        (
+            lambda w: w.rec["main_nodes_state"]["left_arm"]["error_code"].__setitem__(3, 0x21),
+            "servo_error",
+        ),
+        (lambda w: w.rec["main_nodes_state"]["waist"].__setitem__("error_code", 7), "servo_error"),
+        (lambda w: w.received.__setitem__("upper_state", 49.0), "stale_state"),
+        (
+            lambda w: w.rec["upper_state"]["bms_state"].__setitem__("battery_level", 9),
+            "battery_critical",
+        ),
+        (lambda w: w.rec["upper_state"].__setitem__("is_upper_control", False), "control_revoked"),
+    ],
+)
+def test_each_trigger(world: World, monitor: SafetyMonitor, breakage: Any, code: str) -> None:
+    breakage(world)
+    assert codes(monitor.evaluate(world.snapshot(), Activity(True, True, True))) == [code]
+
+
+def test_stale_state_and_revoked_control_only_matter_during_a_mission(
+    world: World, monitor: SafetyMonitor
+) -> None:
+    world.received["upper_state"] = 0.0
+    world.rec["upper_state"]["is_upper_control"] = False
+    assert monitor.evaluate(world.snapshot(), Activity(mission_running=False)) == []
+    assert (
+        monitor.evaluate(
+            world.snapshot(), Activity(True, motion_engaged=False, control_confirmed=False)
+        )
+        == []
+    )
+
+
+def test_battery_hysteresis(world: World, monitor: SafetyMonitor) -> None:
+    levels = [12, 9, 12, 14, 15, 16, 9]
+    seen = []
+    for level in levels:
+        world.rec["lower_state"]["bms_state"]["battery_level"] = level
+        seen.append("battery_critical" in codes(monitor.evaluate(world.snapshot(), Activity())))
+    assert seen == [False, True, True, True, False, False, True]
+
+
+def test_latch_escalates_and_reset_is_refused_while_present(
+    world: World, monitor: SafetyMonitor
+) -> None:
+    assert monitor.trip([Cause("estop", "soft")])
+    assert not monitor.trip([Cause("bms_alarm", "x"), Cause("estop", "again")])  # already latched
+    assert codes(monitor.reasons) == ["estop", "bms_alarm"]  # stops only escalate
+    ok, message = monitor.reset([Cause("estop", "soft")])
+    assert not ok and "cause still present" in message and monitor.latched
+    ok, _ = monitor.reset([])
+    assert ok and not monitor.latched and monitor.trips == 1
+
+
+def test_fast_path_reacts_before_latching(world: World, monitor: SafetyMonitor) -> None:
+    order: list[str] = []
+    fast = EstopFastPath(
+        monitor, lambda reason: order.append(f"react {reason} latched={monitor.latched}")
+    )
+    fast(world.rec["emergency_state"])  # all clear: nothing
+    assert order == [] and not monitor.latched
+    sample = world.rec["emergency_state"].copy()
+    sample["hard_emergency_triggered"] = True
+    fast(sample)
+    assert order == ["react emergency stop: hard_emergency_triggered latched=False"]
+    assert monitor.latched
+
+
+def test_fast_path_latches_even_if_the_reaction_raises(
+    world: World, monitor: SafetyMonitor
+) -> None:
+    def broken(reason: str) -> None:
+        raise RuntimeError("writer gone")
+
+    sample = np.zeros((), world.rec["emergency_state"].dtype)
+    sample["soft_emergency_triggered"] = True
+    with pytest.raises(RuntimeError):
+        EstopFastPath(monitor, broken)(sample)
+    assert monitor.latched
