@@ -35,7 +35,7 @@ from behaviours.context import RobotContext
 from behaviours.state import GatherRobotState
 from executive.motion.streamer import MotionStreamer
 from executive.robot_io import RobotIO
-from executive.safety import Activity, SafetyMonitor, SafetyReaction, SafetyWatchdog
+from executive.safety import Activity, EstopFastPath, SafetyMonitor, SafetyReaction, SafetyWatchdog
 
 log = structlog.get_logger(__name__)
 
@@ -141,6 +141,10 @@ class Executive:
     def __post_init__(self) -> None:
         self.reaction = SafetyReaction(self.streamer.hold, self.context.commands)
         self.watchdog = SafetyWatchdog(self.monitor, self.reaction, self.activity)
+        if "emergency_state" in self.io.readers:  # the hold must not wait for a tick
+            self.io.readers["emergency_state"].add_callback(
+                EstopFastPath(self.monitor, self.reaction)
+            )
         self.slot = MissionSlot()
         self.selector = py_trees.composites.Selector(
             "Priorities", memory=False, children=[self.watchdog, self.slot, Idle("Idle")]

@@ -259,7 +259,9 @@ class SafetyWatchdog(py_trees.behaviour.Behaviour):
 
     def update(self) -> Status:
         self.present = self.monitor.evaluate(self.snapshot(), self.activity())
-        if self.present and self.monitor.trip(self.present):  # the fast path may have tripped already
+        if self.present and self.monitor.trip(
+            self.present
+        ):  # the fast path may have tripped already
             self.react("; ".join(map(str, self.present)))
         if self.monitor.latched:
             self.feedback_message = "SAFE_STOP: " + "; ".join(map(str, self.monitor.reasons))

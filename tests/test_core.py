@@ -1,0 +1,161 @@
+"""The executive's core tree over real DDS (in-process robot side): missions, e-stop, faults."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import py_trees
+import pytest
+from py_trees.common import Status
+
+from behaviours.actions.basic import Log, Wait
+from behaviours.context import DdsCommands, RobotContext
+from behaviours.state import STATE_TOPICS
+from executive import dds
+from executive.core import ExecState, Executive
+from executive.motion.streamer import MotionStreamer
+from executive.profile import load_profile
+from executive.robot_io import RobotIO, Side
+from executive.safety import SafetyMonitor
+
+pytestmark = pytest.mark.dds
+PROFILE = load_profile()
+
+
+class Probe(py_trees.behaviour.Behaviour):
+    """A leaf that runs forever (or raises) and counts its terminations."""
+
+    def __init__(self, name: str = "Probe", explode: bool = False) -> None:
+        super().__init__(name)
+        self.explode = explode
+        self.terminated: list[Status] = []
+
+    def update(self) -> Status:
+        if self.explode:
+            raise ZeroDivisionError("leaf bug")
+        return Status.RUNNING
+
+    def terminate(self, new_status: Status) -> None:
+        self.terminated.append(new_status)
+
+
+@dataclass
+class Rig:
+    robot: RobotIO
+    ex: Executive
+
+    def state(self, **estop: bool) -> None:
+        """Publish healthy robot state (plus any e-stop flags) once."""
+        for key in ("upper_state", "lower_state"):
+            rec = self.robot.codec(key).zeros()
+            rec["bms_state"]["battery_level"] = 90
+            self.robot.write_record(key, rec)
+        rec = self.robot.codec("emergency_state").zeros()
+        for flag, value in estop.items():
+            rec[flag] = value
+        self.robot.write_record("emergency_state", rec)
+
+    def tick_until(self, done: Callable[[], bool], timeout: float = 5.0) -> None:
+        deadline = time.monotonic() + timeout
+        while not done():
+            if time.monotonic() > deadline:
+                raise AssertionError("condition not reached")
+            self.state()
+            self.ex.tick()
+            time.sleep(0.01)
+
+
+@pytest.fixture
+def rig(dds_domain: int) -> Iterator[Rig]:
+    with dds.open_participant(dds_domain) as p1, dds.open_participant(dds_domain) as p2:
+        robot = RobotIO(p1, side=Side.ROBOT, records=["upper_cmd", "hands_cmd", "lower_cmd"])
+        io = RobotIO(p2, side=Side.CONTROLLER, records=STATE_TOPICS)
+        streamer = MotionStreamer(io, PROFILE)
+        context = RobotContext(PROFILE, DdsCommands(io), streamer)
+        ex = Executive(io, context, streamer, SafetyMonitor())
+        r = Rig(robot, ex)
+        r.tick_until(lambda: io.readers["upper_state"].latest is not None)
+        yield r
+
+
+def test_mission_runs_to_success_and_is_pruned(rig: Rig) -> None:
+    mission = py_trees.composites.Sequence("hello", memory=True, children=[Log("hi"), Wait(0.05)])
+    ok, run_id = rig.ex.start_mission("hello", mission)
+    assert ok and rig.ex.state is ExecState.RUNNING
+    rig.tick_until(lambda: rig.ex.state is not ExecState.RUNNING)
+    assert rig.ex.state is ExecState.SUCCEEDED
+    assert rig.ex.last_run is not None and rig.ex.last_run.run_id == run_id
+    assert rig.ex.slot.children == []
+    assert [m for _, m in rig.ex.context.feed] == ["hi"]
+
+
+def test_second_start_is_refused_while_running(rig: Rig) -> None:
+    assert rig.ex.start_mission("a", Probe())[0]
+    ok, message = rig.ex.start_mission("b", Probe())
+    assert not ok and "'a' is running" in message
+
+
+def test_stop_preempts_and_terminates_once(rig: Rig) -> None:
+    probe = Probe()
+    rig.ex.start_mission("forever", probe)
+    rig.tick_until(lambda: probe.status is Status.RUNNING)
+    assert rig.ex.stop_mission("operator")[0]
+    assert rig.ex.state is ExecState.ABORTED and probe.terminated == [Status.INVALID]
+
+
+def test_estop_preempts_latches_and_needs_a_reset(rig: Rig) -> None:
+    probe = Probe()
+    rig.ex.start_mission("forever", probe)
+    rig.tick_until(lambda: probe.status is Status.RUNNING)
+    rig.state(hard_emergency_triggered=True)
+    deadline = time.monotonic() + 5
+    while not rig.ex.monitor.latched:  # the fast path latches without a tick
+        assert time.monotonic() < deadline
+        time.sleep(0.005)
+    assert rig.ex.streamer.held
+    cancel = rig.robot.readers["amr_cmd"].wait_for(
+        lambda s: s.command_type.name == "CANCEL_TASK", 5.0
+    )
+    assert cancel is not None
+    rig.ex.tick()
+    assert rig.ex.state is ExecState.SAFE_STOP and probe.terminated == [Status.INVALID]
+    assert rig.ex.last_run is not None and "hard_emergency_triggered" in rig.ex.last_run.reason
+    assert not rig.ex.start_mission("again", Probe())[0]
+    rig.state(hard_emergency_triggered=True)
+    rig.ex.tick()
+    ok, message = rig.ex.reset()
+    assert not ok and "still present" in message
+    for _ in range(20):
+        rig.state()
+        rig.ex.tick()
+        time.sleep(0.005)
+    ok, _ = rig.ex.reset()
+    assert ok and rig.ex.state is ExecState.IDLE and not rig.ex.streamer.held
+    rig.ex.tick()
+    assert rig.ex.state is ExecState.IDLE and rig.ex.run is None  # nothing resumes
+
+
+def test_an_exception_in_a_leaf_fails_the_mission_not_the_service(rig: Rig) -> None:
+    mission = py_trees.composites.Sequence(
+        "buggy", memory=True, children=[Log("x"), Probe("Bad Leaf", explode=True)]
+    )
+    rig.ex.start_mission("buggy", mission)
+    rig.ex.tick()
+    assert rig.ex.state is ExecState.FAILED
+    assert rig.ex.last_run is not None
+    assert (
+        rig.ex.last_run.reason
+        == "Atom/Priorities/Mission Slot/buggy/Bad Leaf: ZeroDivisionError: leaf bug"
+    )
+    assert rig.ex.counters.tick_errors == 1
+    assert rig.ex.start_mission("next", Log("fine"))[0]
+    rig.tick_until(lambda: rig.ex.state is ExecState.SUCCEEDED)
+
+
+def test_requests_from_other_threads_run_on_the_tick(rig: Rig) -> None:
+    future = rig.ex.submit(lambda: rig.ex.start_mission("queued", Log("q")))
+    assert not future.done()
+    rig.ex.tick()
+    assert future.result(0)[0]
