@@ -1,0 +1,67 @@
+"""Assembly: everything the executive needs, built from one participant and one profile.
+
+The service, the demo and the integration tests all run the same assembly, so what is
+tested is what runs. Nothing here is global: close() deletes the participant it made.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from cyclonedds.domain import DomainParticipant
+
+from behaviours.context import DdsCommands, RobotContext
+from behaviours.state import STATE_TOPICS
+from executive import dds
+from executive.core import Executive
+from executive.motion.streamer import MotionStreamer
+from executive.profile import RobotProfile
+from executive.robot_io import RobotIO, Side
+from executive.safety import SafetyConfig, SafetyMonitor
+from executive.ticker import Ticker
+from executive.wire import Interface
+
+
+@dataclass
+class Runtime:
+    participant: DomainParticipant
+    io: RobotIO
+    streamer: MotionStreamer
+    executive: Executive
+    ticker: Ticker
+
+    @classmethod
+    def build(
+        cls,
+        profile: RobotProfile,
+        interface: Interface,
+        *,
+        participant: DomainParticipant | None = None,
+        tick_hz: float = 50.0,
+        stream_hz: float | None = None,
+        safety: SafetyConfig | None = None,
+    ) -> Runtime:
+        participant = participant or dds.make_participant()
+        io = RobotIO(participant, interface, side=Side.CONTROLLER, records=STATE_TOPICS)
+        streamer = MotionStreamer(io, profile, rate_hz=stream_hz)
+        context = RobotContext(profile, DdsCommands(io), streamer, clock=time.monotonic)
+        executive = Executive(io, context, streamer, SafetyMonitor(safety))
+        ticker = Ticker(executive.tick, tick_hz, name="tick-loop")
+        return cls(participant, io, streamer, executive, ticker)
+
+    def start(self) -> None:
+        self.streamer.start()
+        self.ticker.start()
+
+    def close(self) -> None:
+        """Stop ticking, hold what moves, hand control back, and delete the participant."""
+        self.ticker.stop()
+        self.streamer.hold("shutting down")
+        ex = self.executive
+        if ex.run is not None:
+            ex.stop_mission("service stopping")
+        if ex.context.control_acquired:
+            ex.context.commands.switch_upper_control(False)
+        self.streamer.stop()
+        dds.close_participant(self.participant)
