@@ -1,0 +1,143 @@
+"""The service configuration: one YAML file, a default for everything.
+
+Every key has a default, so an empty file (or none) is a valid config. Unknown keys
+and bad values stop start-up with a message naming the key (``safety.max_state_age:
+must be > 0``): a service engineer should never have to guess which line is wrong.
+DDS network settings are not here: they are CycloneDDS's own (``CYCLONEDDS_URI``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from executive.safety import SafetyConfig
+from executive.wire import Variant, VariantError
+
+
+class ConfigError(ValueError):
+    """A config that must not start the service; ``problems`` name their keys."""
+
+    def __init__(self, source: str, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__("\n".join(f"{source}: {p}" for p in problems))
+
+
+@dataclass(frozen=True)
+class ServiceConfig:
+    interface: str = "seed"  # wire variant: preset[+axis=choice...]
+    profile: str = "atom-sdk"  # built-in profile name or a path
+    fsm_ids: dict[str, int] = field(default_factory=dict)  # confirm/override the profile's FSM ids
+    domain: int | None = None  # DDS domain; None: ATOM_DDS_DOMAIN or 0
+    tick_hz: float = 50.0
+    stream_hz: float | None = None  # None: the profile's command rate
+    missions_dir: str = "missions"
+    data_dir: str = "/var/lib/atom-executive"
+    status_hz: float = 2.0  # heartbeat of the status topic
+    dds_retry_s: float = 60.0  # how long to wait for DDS at boot
+    keys_file: str | None = None  # per-client HMAC keys for commands
+    safety: SafetyConfig = field(default_factory=SafetyConfig)
+
+    @property
+    def variant(self) -> Variant:
+        return Variant.parse(self.interface)
+
+
+def _check_number(
+    problems: list[str], key: str, value: Any, *, positive: bool = True, allow_none: bool = False
+) -> None:
+    if value is None and allow_none:
+        return
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        problems.append(f"{key}: must be a number, got {value!r}")
+    elif positive and value <= 0:
+        problems.append(f"{key}: must be > 0, got {value}")
+
+
+def _safety(raw: Any, problems: list[str]) -> SafetyConfig:
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        problems.append("safety: must be a mapping")
+        return SafetyConfig()
+    known = {f.name for f in dataclasses.fields(SafetyConfig)}
+    for k in raw:
+        if k not in known:
+            problems.append(f"safety.{k}: unknown key (known: {', '.join(sorted(known))})")
+    values = {k: v for k, v in raw.items() if k in known}
+    for k in ("max_state_age", "battery_critical", "battery_hysteresis"):
+        if k in values:
+            _check_number(problems, f"safety.{k}", values[k], positive=k != "battery_hysteresis")
+    if "servo_errors" in values and not isinstance(values["servo_errors"], bool):
+        problems.append("safety.servo_errors: must be true or false")
+    return SafetyConfig(**values) if not problems else SafetyConfig()
+
+
+def _scalars(values: dict[str, Any], problems: list[str]) -> None:
+    for k in ("tick_hz", "status_hz", "dds_retry_s"):
+        if k in values:
+            _check_number(problems, k, values[k])
+    if "stream_hz" in values:
+        _check_number(problems, "stream_hz", values["stream_hz"], allow_none=True)
+    for k in ("interface", "profile", "missions_dir", "data_dir"):
+        if k in values and not isinstance(values[k], str):
+            problems.append(f"{k}: must be a string, got {values[k]!r}")
+    if values.get("keys_file") is not None and not isinstance(values["keys_file"], str):
+        problems.append("keys_file: must be a path")
+    domain = values.get("domain")
+    if domain is not None and (
+        isinstance(domain, bool) or not isinstance(domain, int) or not 0 <= domain <= 232
+    ):
+        problems.append(f"domain: must be an integer 0..232, got {domain!r}")
+    fsm = values.get("fsm_ids", {})
+    if not isinstance(fsm, dict) or not all(
+        isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 65535
+        for k, v in fsm.items()
+    ):
+        problems.append("fsm_ids: must map FSM state names to integers 0..65535")
+    if isinstance(values.get("interface"), str):
+        try:
+            Variant.parse(values["interface"])
+        except VariantError as e:
+            problems.append(f"interface: {e}")
+
+
+def parse_config(data: Any, source: str = "<config>") -> ServiceConfig:
+    """Validate a loaded YAML document into a ServiceConfig, reporting every problem."""
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(source, ["the config must be a mapping of keys"])
+    problems: list[str] = []
+    known = {f.name for f in dataclasses.fields(ServiceConfig)}
+    problems += [
+        f"{k}: unknown key (known: {', '.join(sorted(known))})" for k in data if k not in known
+    ]
+    values = {k: v for k, v in data.items() if k in known and k != "safety"}
+    safety = _safety(data.get("safety"), problems)
+    _scalars(values, problems)
+    if problems:
+        raise ConfigError(source, problems)
+    return ServiceConfig(**values, safety=safety)
+
+
+def load_config(path: str | Path | None) -> ServiceConfig:
+    """Load the config file (None: all defaults)."""
+    if path is None:
+        return ServiceConfig()
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+        data = yaml.safe_load(text)
+    except OSError as e:
+        raise ConfigError(source, [f"cannot read: {e.strerror}"]) from None
+    except UnicodeDecodeError:
+        raise ConfigError(source, ["not UTF-8 text"]) from None
+    except yaml.YAMLError as e:
+        raise ConfigError(source, [f"not valid YAML: {e}"]) from None
+    return parse_config(data, source)
