@@ -17,6 +17,8 @@ import pytest
 
 from executive import dds
 
+pytest_plugins = ["tests.rigs"]  # the in-process executive rig fixture
+
 ROOT = Path(__file__).resolve().parents[1]
 LOOPBACK_CONFIG = ROOT / "executive" / "resources" / "cyclonedds-loopback.xml"
 

@@ -1,0 +1,67 @@
+"""An in-process executive rig: a robot-side RobotIO and the executive's core on real DDS."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import pytest
+
+from behaviours.context import DdsCommands, RobotContext
+from behaviours.state import STATE_TOPICS
+from executive import dds
+from executive.core import Executive
+from executive.motion.streamer import MotionStreamer
+from executive.profile import load_profile
+from executive.robot_io import RobotIO, Side
+from executive.safety import SafetyMonitor
+
+PROFILE = load_profile()
+
+
+@dataclass
+class Rig:
+    robot: RobotIO
+    ex: Executive
+    participant: dds.DomainParticipant
+
+    def state(self, **estop: bool) -> None:
+        """Publish healthy robot state (plus any e-stop flags) once."""
+        for key in ("upper_state", "lower_state"):
+            rec = self.robot.codec(key).zeros()
+            rec["bms_state"]["battery_level"] = 90
+            self.robot.write_record(key, rec)
+        rec = self.robot.codec("emergency_state").zeros()
+        for flag, value in estop.items():
+            rec[flag] = value
+        self.robot.write_record("emergency_state", rec)
+
+    def tick_until(self, done: Callable[[], bool], timeout: float = 5.0) -> None:
+        deadline = time.monotonic() + timeout
+        while not done():
+            if time.monotonic() > deadline:
+                raise AssertionError("condition not reached")
+            self.state()
+            self.ex.tick()
+            time.sleep(0.01)
+
+
+@contextmanager
+def make_rig(dds_domain: int) -> Iterator[Rig]:
+    with dds.open_participant(dds_domain) as p1, dds.open_participant(dds_domain) as p2:
+        robot = RobotIO(p1, side=Side.ROBOT, records=["upper_cmd", "hands_cmd", "lower_cmd"])
+        io = RobotIO(p2, side=Side.CONTROLLER, records=STATE_TOPICS)
+        streamer = MotionStreamer(io, PROFILE)
+        context = RobotContext(PROFILE, DdsCommands(io), streamer)
+        ex = Executive(io, context, streamer, SafetyMonitor())
+        r = Rig(robot, ex, p2)
+        r.tick_until(lambda: io.readers["upper_state"].latest is not None)
+        yield r
+
+
+@pytest.fixture
+def rig(dds_domain: int) -> Iterator[Rig]:
+    with make_rig(dds_domain) as r:
+        yield r
