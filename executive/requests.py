@@ -1,0 +1,245 @@
+"""Requests with replies over DDS: list missions, validate, start, stop, reset, reload, status.
+
+Every request gets exactly one reply, with a code and a message: unknown verbs, bad or
+oversized fields, unauthenticated or replayed commands, a start while running or
+latched — all are refused in words, never with a crash or silence. Requests are taken
+off DDS by a listener that only queues them; a worker thread answers, so a slow
+request can never delay CycloneDDS's receive thread (which also delivers the e-stop).
+Anything that touches the tree is handed to the executive's tick thread.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import queue
+import threading
+from collections.abc import Callable
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import py_trees
+import structlog
+from cyclonedds.core import Listener, Policy, Qos
+from cyclonedds.domain import DomainParticipant
+from cyclonedds.pub import DataWriter
+from cyclonedds.sub import DataReader
+from cyclonedds.topic import Topic
+from cyclonedds.util import duration
+
+from executive.auth import Authenticator
+from executive.core import Executive
+from executive.wire.gen.own.atom_executive.msg import Reply_, Request_
+
+log = structlog.get_logger(__name__)
+
+REQUEST_TOPIC = "atom/executive/request"
+REPLY_TOPIC = "atom/executive/reply"
+REQUEST_QOS = Qos(
+    Policy.Reliability.Reliable(duration(seconds=1)),
+    Policy.History.KeepLast(64),
+    Policy.Durability.Volatile,
+)
+MAX_FIELD = 64 * 1024  # bytes of any one string field
+MAX_QUEUE = 256
+MUTATING = frozenset({"start", "stop", "reset", "reload"})
+VERBS = frozenset({"list_missions", "validate", "status", *MUTATING})
+
+
+class Code(enum.IntEnum):
+    OK = 0
+    BAD_REQUEST = 1
+    UNKNOWN_VERB = 2
+    UNAUTHENTICATED = 3
+    REFUSED = 4
+    NOT_FOUND = 5
+    INVALID = 6
+    BUSY = 7
+    INTERNAL = 8
+
+
+class MissionLibrary(Protocol):
+    """What the request server needs from the mission files."""
+
+    def names(self) -> list[str]: ...
+    def validate(self, name: str) -> list[str]: ...
+    def build(
+        self, name: str, params: dict[str, Any]
+    ) -> tuple[py_trees.behaviour.Behaviour | None, list[str]]: ...
+    def reload(self) -> tuple[bool, str]: ...
+
+
+@dataclass(frozen=True)
+class Answer:
+    code: Code
+    message: str
+    payload: Any = None
+
+
+class RequestServer:
+    """Answers ``Request_`` samples with ``Reply_`` samples."""
+
+    def __init__(
+        self,
+        participant: DomainParticipant,
+        executive: Executive,
+        library: MissionLibrary,
+        *,
+        auth: Authenticator | None,
+        status: Callable[[], Any],
+        tick_timeout: float = 2.0,
+    ) -> None:
+        self.executive = executive
+        self.library = library
+        self.auth = auth
+        self.status = status
+        self.tick_timeout = tick_timeout
+        self.handled = 0
+        self._queue: queue.Queue[Any] = queue.Queue(MAX_QUEUE)
+        self.writer: DataWriter[Reply_] = DataWriter(
+            participant, Topic(participant, REPLY_TOPIC, Reply_), qos=REQUEST_QOS
+        )
+        self.reader: DataReader[Request_] = DataReader(
+            participant,
+            Topic(participant, REQUEST_TOPIC, Request_),
+            qos=REQUEST_QOS,
+            listener=Listener(on_data_available=self._on_data),  # type: ignore[no-untyped-call]
+        )
+        self._stop = threading.Event()
+        self._worker = threading.Thread(target=self._run, name="request-server", daemon=True)
+
+    def start(self) -> None:
+        self._worker.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._queue.put(None)
+        self._worker.join(2.0)
+
+    def _on_data(self, reader: DataReader[Request_]) -> None:
+        for request in reader.take(N=64):
+            try:
+                self._queue.put_nowait(request)
+            except queue.Full:
+                self._reply(request, Answer(Code.BUSY, "too many requests queued; try again"))
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            request = self._queue.get()
+            if request is None:
+                continue
+            try:
+                answer = self.answer(request)
+            except Exception as e:
+                log.exception("request failed", verb=getattr(request, "verb", "?"))
+                answer = Answer(Code.INTERNAL, f"internal error: {type(e).__name__}")
+            self._reply(request, answer)
+            self.handled += 1
+
+    def _reply(self, request: Any, answer: Answer) -> None:
+        payload = "" if answer.payload is None else json.dumps(answer.payload, default=str)
+        self.writer.write(
+            Reply_(
+                request_id=str(getattr(request, "request_id", ""))[:256],
+                client_id=str(getattr(request, "client_id", ""))[:256],
+                code=int(answer.code),
+                message=answer.message,
+                payload=payload,
+            )
+        )
+        log.info(
+            "request",
+            verb=getattr(request, "verb", ""),
+            client=getattr(request, "client_id", ""),
+            code=answer.code.name,
+        )
+
+    # -- the decision, testable without DDS --------------------------------------------------
+
+    def answer(self, request: Any) -> Answer:
+        for name in ("request_id", "client_id", "verb", "args", "nonce", "signature"):
+            value = getattr(request, name, "")
+            if not isinstance(value, str) or len(value.encode()) > MAX_FIELD:
+                return Answer(
+                    Code.BAD_REQUEST, f"{name}: missing, not text or longer than {MAX_FIELD} bytes"
+                )
+        if not request.request_id:
+            return Answer(Code.BAD_REQUEST, "request_id: must not be empty")
+        verb = request.verb
+        if verb not in VERBS:
+            return Answer(
+                Code.UNKNOWN_VERB, f"unknown verb {verb!r}; known: {', '.join(sorted(VERBS))}"
+            )
+        try:
+            args = json.loads(request.args) if request.args else {}
+        except json.JSONDecodeError as e:
+            return Answer(Code.BAD_REQUEST, f"args: not JSON ({e.msg} at {e.pos})")
+        if not isinstance(args, dict):
+            return Answer(Code.BAD_REQUEST, "args: must be a JSON object")
+        if verb in MUTATING:
+            if self.auth is None:
+                return Answer(
+                    Code.UNAUTHENTICATED, "commands are disabled: the service has no keys_file"
+                )
+            why = self.auth.check(request)
+            if why is not None:
+                return Answer(Code.UNAUTHENTICATED, f"refused: {why}")
+        handler = getattr(self, f"_verb_{verb}")
+        result: Answer = handler(args)
+        return result
+
+    def _on_tick(self, action: Callable[[], tuple[bool, str]]) -> Answer:
+        try:
+            ok, message = self.executive.submit(action).result(self.tick_timeout)
+        except FutureTimeout:
+            return Answer(Code.BUSY, "the tick loop did not take the request in time")
+        return Answer(Code.OK if ok else Code.REFUSED, message)
+
+    def _verb_list_missions(self, args: dict[str, Any]) -> Answer:
+        names = self.library.names()
+        return Answer(Code.OK, f"{len(names)} missions", names)
+
+    def _verb_validate(self, args: dict[str, Any]) -> Answer:
+        name = args.get("mission")
+        if not isinstance(name, str):
+            return Answer(Code.BAD_REQUEST, "args.mission: a mission name is required")
+        if name not in self.library.names():
+            return Answer(Code.NOT_FOUND, f"no mission {name!r}")
+        errors = self.library.validate(name)
+        return Answer(
+            Code.INVALID if errors else Code.OK,
+            f"{len(errors)} problems" if errors else "valid",
+            errors,
+        )
+
+    def _verb_status(self, args: dict[str, Any]) -> Answer:
+        return Answer(Code.OK, self.executive.state.value, self.status())
+
+    def _verb_start(self, args: dict[str, Any]) -> Answer:
+        name, params = args.get("mission"), args.get("params", {})
+        if not isinstance(name, str):
+            return Answer(Code.BAD_REQUEST, "args.mission: a mission name is required")
+        if not isinstance(params, dict):
+            return Answer(Code.BAD_REQUEST, "args.params: must be an object of parameter values")
+        if name not in self.library.names():
+            return Answer(Code.NOT_FOUND, f"no mission {name!r}")
+        root, errors = self.library.build(name, params)
+        if root is None:
+            return Answer(Code.INVALID, "; ".join(errors) or "the mission did not build", errors)
+        built = root
+        return self._on_tick(lambda: self.executive.start_mission(name, built))
+
+    def _verb_stop(self, args: dict[str, Any]) -> Answer:
+        return self._on_tick(lambda: self.executive.stop_mission("stopped by request"))
+
+    def _verb_reset(self, args: dict[str, Any]) -> Answer:
+        return self._on_tick(self.executive.reset)
+
+    def _verb_reload(self, args: dict[str, Any]) -> Answer:
+        def reload() -> tuple[bool, str]:
+            if self.executive.run is not None:
+                return False, "refused: reload only while idle"
+            return self.library.reload()
+
+        return self._on_tick(reload)

@@ -1,0 +1,203 @@
+"""The request server: every request gets a reply; bad ones are refused in words."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import py_trees
+import pytest
+from cyclonedds.core import Listener
+from cyclonedds.pub import DataWriter
+from cyclonedds.sub import DataReader
+from cyclonedds.topic import Topic
+
+from behaviours.actions.basic import Wait
+from executive import dds
+from executive.auth import Authenticator, new_nonce, sign
+from executive.requests import (
+    MAX_FIELD,
+    REPLY_TOPIC,
+    REQUEST_QOS,
+    REQUEST_TOPIC,
+    Code,
+    RequestServer,
+)
+from executive.ticker import Ticker
+from executive.wire.gen.own.atom_executive.msg import Reply_, Request_
+from tests.rigs import Rig
+
+KEY = b"k" * 32
+
+
+class Library:
+    """Two missions: 'wait' builds, 'broken' does not."""
+
+    def __init__(self) -> None:
+        self.reloads = 0
+
+    def names(self) -> list[str]:
+        return ["broken", "wait"]
+
+    def validate(self, name: str) -> list[str]:
+        return ["broken.yaml:3:5: root.joints: unknown joint 'nose'"] if name == "broken" else []
+
+    def build(
+        self, name: str, params: dict[str, Any]
+    ) -> tuple[py_trees.behaviour.Behaviour | None, list[str]]:
+        if name == "broken":
+            return None, self.validate(name)
+        return Wait(float(params.get("seconds", 30))), []
+
+    def reload(self) -> tuple[bool, str]:
+        self.reloads += 1
+        return True, "reloaded 2 missions"
+
+
+def request(verb: str, payload: Any = None, *, key: bytes | None = KEY, **over: Any) -> Request_:
+    fields: dict[str, Any] = {
+        "request_id": new_nonce(),
+        "client_id": "operator",
+        "verb": verb,
+        "args": json.dumps(payload or {}),
+        "timestamp_ns": time.time_ns(),
+        "nonce": new_nonce(),
+        "signature": "",
+    }
+    fields.update(over)
+    if key is not None:
+        fields["signature"] = sign(
+            key,
+            *(
+                fields[k]
+                for k in ("request_id", "client_id", "verb", "args", "timestamp_ns", "nonce")
+            ),
+        )
+    return Request_(**fields)
+
+
+@dataclass
+class Served:
+    server: RequestServer
+    rig: Rig
+    library: Library
+
+
+@pytest.fixture
+def served(rig: Rig) -> Iterator[Served]:
+    library = Library()
+    server = RequestServer(
+        rig.participant,
+        rig.ex,
+        library,
+        auth=Authenticator({"operator": KEY}),
+        status=lambda: {"state": rig.ex.state.value},
+    )
+    ticker = Ticker(rig.ex.tick, 100)
+    ticker.start()
+    yield Served(server, rig, library)
+    ticker.stop()
+
+
+@pytest.mark.parametrize(
+    ("req", "code", "words"),
+    [
+        (lambda: request("dance"), Code.UNKNOWN_VERB, "unknown verb 'dance'"),
+        (lambda: request("status", key=None, args="{not json"), Code.BAD_REQUEST, "args: not JSON"),
+        (
+            lambda: request("status", key=None, args="[1, 2]"),
+            Code.BAD_REQUEST,
+            "must be a JSON object",
+        ),
+        (
+            lambda: request("status", key=None, nonce="x" * (MAX_FIELD + 1)),
+            Code.BAD_REQUEST,
+            "nonce",
+        ),
+        (lambda: request("status", key=None, request_id=""), Code.BAD_REQUEST, "request_id"),
+        (
+            lambda: request("start", {"mission": "wait"}, key=None),
+            Code.UNAUTHENTICATED,
+            "bad signature",
+        ),
+        (
+            lambda: request("start", {"mission": "wait"}, key=b"x" * 32),
+            Code.UNAUTHENTICATED,
+            "bad signature",
+        ),
+        (lambda: request("reset", client_id="mallory"), Code.UNAUTHENTICATED, "unknown client"),
+        (lambda: request("start", {"mission": "nope"}), Code.NOT_FOUND, "no mission 'nope'"),
+        (lambda: request("start", {}), Code.BAD_REQUEST, "args.mission"),
+        (
+            lambda: request("start", {"mission": "wait", "params": [1]}),
+            Code.BAD_REQUEST,
+            "args.params",
+        ),
+        (lambda: request("start", {"mission": "broken"}), Code.INVALID, "unknown joint 'nose'"),
+        (lambda: request("validate", {"mission": "broken"}, key=None), Code.INVALID, "1 problems"),
+        (lambda: request("validate", {"mission": "wait"}, key=None), Code.OK, "valid"),
+        (lambda: request("list_missions", key=None), Code.OK, "2 missions"),
+    ],
+)
+def test_answers(served: Served, req: Any, code: Code, words: str) -> None:
+    answer = served.server.answer(req())
+    assert answer.code is code, answer
+    assert words in answer.message
+
+
+def test_start_stop_replay_and_busy(served: Served) -> None:
+    s = served.server
+    start = request("start", {"mission": "wait", "params": {"seconds": 60}})
+    assert s.answer(start).code is Code.OK
+    assert served.rig.ex.run is not None and served.rig.ex.run.name == "wait"
+    replay = s.answer(start)
+    assert replay.code is Code.UNAUTHENTICATED and "replayed" in replay.message
+    again = s.answer(request("start", {"mission": "wait"}))
+    assert again.code is Code.REFUSED and "is running" in again.message
+    assert s.answer(request("reload")).code is Code.REFUSED and served.library.reloads == 0
+    assert s.answer(request("stop")).code is Code.OK
+    assert served.rig.ex.state.value == "ABORTED"
+    assert s.answer(request("reload")).code is Code.OK and served.library.reloads == 1
+    assert s.answer(request("reset")).code is Code.OK
+
+
+def test_over_dds_every_request_gets_a_reply(served: Served, dds_domain: int) -> None:
+    served.server.start()
+    try:
+        with dds.open_participant(dds_domain) as client:
+            matched = [threading.Event(), threading.Event()]
+            writer = DataWriter(
+                client,
+                Topic(client, REQUEST_TOPIC, Request_),
+                qos=REQUEST_QOS,
+                listener=Listener(on_publication_matched=lambda w, s: matched[0].set()),
+            )
+            reader = DataReader(
+                client,
+                Topic(client, REPLY_TOPIC, Reply_),
+                qos=REQUEST_QOS,
+                listener=Listener(on_subscription_matched=lambda r, s: matched[1].set()),
+            )
+            assert matched[0].wait(10) and matched[1].wait(10)
+            deadline = time.monotonic() + 10
+            sent = [
+                request("list_missions", key=None),
+                request("dance", key=None),
+                request("stop", key=None),
+            ]
+            for r in sent:
+                writer.write(r)
+            replies: dict[str, Reply_] = {}
+            while len(replies) < len(sent) and time.monotonic() < deadline:
+                for reply in reader.take(N=10):
+                    replies[reply.request_id] = reply
+                time.sleep(0.01)
+            codes = [replies[r.request_id].code for r in sent]
+            assert codes == [Code.OK, Code.UNKNOWN_VERB, Code.UNAUTHENTICATED]
+            assert json.loads(replies[sent[0].request_id].payload) == ["broken", "wait"]
+    finally:
+        served.server.stop()
