@@ -1,0 +1,93 @@
+"""The service's mission store: the mission files of one directory, loaded and checked.
+
+Files are read when the store is (re)loaded, through one ``MissionLoader``; a start
+builds from that snapshot, so editing a file on disk changes nothing until ``reload``.
+A reload that finds any error is refused and the store keeps what it had: a bad file
+never replaces a good one.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import py_trees
+
+from behaviours.builders import BUILDERS
+from executive.mission.build import BuildError, build
+from executive.mission.loader import LoadResult, MissionLoader
+from executive.profile import RobotProfile
+
+
+def _errors(result: LoadResult) -> list[str]:
+    return [str(d) for d in result.errors]
+
+
+class MissionStore:
+    """``MissionLibrary`` for the request server, over ``missions_dir/*.yaml``."""
+
+    def __init__(
+        self,
+        directory: str | Path,
+        profile: RobotProfile,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.directory = Path(directory)
+        self.profile = profile
+        self.clock = clock
+        self._loader = MissionLoader(profile, self.directory)
+        self._files: dict[str, Path] = {}
+        self._problems: dict[str, list[str]] = {}
+        ok, message = self.reload()
+        if not ok:
+            raise ValueError(message)
+
+    def _scan(self, loader: MissionLoader) -> tuple[dict[str, Path], dict[str, list[str]]]:
+        files: dict[str, Path] = {}
+        problems: dict[str, list[str]] = {}
+        for path in sorted(self.directory.glob("*.yaml")):
+            result = loader.check(path)
+            if result.mission is not None and result.mission.kind != "mission":
+                continue
+            files[path.stem] = path
+            if not result.ok:
+                problems[path.stem] = _errors(result)
+        return files, problems
+
+    def reload(self) -> tuple[bool, str]:
+        if not self.directory.is_dir():
+            return False, f"{self.directory}: not a directory"
+        loader = MissionLoader(self.profile, self.directory)
+        files, problems = self._scan(loader)
+        if problems and self._files:
+            lines = [e for errs in problems.values() for e in errs]
+            return (
+                False,
+                f"refused: {len(lines)} problems; keeping the loaded missions: "
+                + "; ".join(lines[:5]),
+            )
+        self._loader, self._files, self._problems = loader, files, problems
+        return True, f"{len(files)} missions loaded" + (
+            f", {len(problems)} with errors" if problems else ""
+        )
+
+    def names(self) -> list[str]:
+        return sorted(self._files)
+
+    def validate(self, name: str) -> list[str]:
+        return list(self._problems.get(name, []))
+
+    def build(
+        self, name: str, params: dict[str, Any]
+    ) -> tuple[py_trees.behaviour.Behaviour | None, list[str]]:
+        if name in self._problems:
+            return None, self._problems[name]
+        result = self._loader.check(self._files[name], args=params)
+        if result.mission is None:
+            return None, _errors(result) or [f"{name}: not a runnable mission"]
+        try:
+            return build(result.mission, BUILDERS, clock=self.clock), []
+        except BuildError as e:
+            return None, [str(e)]
