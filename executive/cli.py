@@ -33,8 +33,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("variants", help="list the interface variant presets")
     p.set_defaults(handler=_variants_cmd)
 
+    from executive import service
     from executive.sim import cli as sim_cli
 
+    service.add_parser(sub)
     sim_cli.add_parser(sub)
     return parser
 

@@ -7,7 +7,8 @@ tested is what runs. Nothing here is global: close() deletes the participant it 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from cyclonedds.domain import DomainParticipant
 
@@ -30,6 +31,7 @@ class Runtime:
     streamer: MotionStreamer
     executive: Executive
     ticker: Ticker
+    after_tick: list[Callable[[], None]] = field(default_factory=list)
 
     @classmethod
     def build(
@@ -47,8 +49,17 @@ class Runtime:
         streamer = MotionStreamer(io, profile, rate_hz=stream_hz)
         context = RobotContext(profile, DdsCommands(io), streamer, clock=time.monotonic)
         executive = Executive(io, context, streamer, SafetyMonitor(safety))
-        ticker = Ticker(executive.tick, tick_hz, name="tick-loop")
-        return cls(participant, io, streamer, executive, ticker)
+        runtime = cls(
+            participant, io, streamer, executive, Ticker(lambda: None, tick_hz, name="tick-loop")
+        )
+        runtime.ticker.work = runtime.tick
+        return runtime
+
+    def tick(self) -> None:
+        """One tick of the tree, then whatever must follow it (status, watchdog ping)."""
+        self.executive.tick()
+        for hook in self.after_tick:
+            hook()
 
     def start(self) -> None:
         self.streamer.start()

@@ -292,6 +292,7 @@ class MotionStreamer:
 
     def _run(self) -> None:
         deadline = self.clock() + self.period
+        last_report = -1e9
         while not self._stop.is_set():
             delay = deadline - self.clock()
             if delay > 0:
@@ -305,7 +306,9 @@ class MotionStreamer:
                 missed = int((done - deadline) / self.period) + 1
                 self.stats.missed += missed
                 deadline += missed * self.period
-                log.warning("motion stream overrun", missed=missed)
+                if done - last_report >= 1.0:  # at most one line a second, with the total
+                    log.warning("motion stream overruns", missed_total=self.stats.missed)
+                    last_report = done
 
     def start(self) -> None:
         if self._thread is not None:

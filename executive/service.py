@@ -1,0 +1,194 @@
+"""``atom-executive run``: the long-running service.
+
+Start-up, in order, each failure stopping it with a message that names what is wrong:
+config, robot profile, keys, missions; then DDS (retried while the network comes up);
+then READY=1. While running, the tick loop publishes status and — only while ticks
+keep completing — pings the systemd watchdog, so a hung loop gets the service
+restarted (idle: nothing resumes). SIGTERM holds motion and hands upper-body control
+back before the process exits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import signal
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from executive import dds, logs, notify
+from executive.auth import Authenticator, KeyFileError, load_keys
+from executive.config import ConfigError, ServiceConfig, load_config
+from executive.core import Executive
+from executive.missions import MissionStore
+from executive.profile import ProfileError, RobotProfile, load_profile
+from executive.requests import RequestServer
+from executive.runtime import Runtime
+from executive.status import StatusPublisher, state_line
+from executive.wire import Interface
+
+log = structlog.get_logger(__name__)
+
+EXIT_CONFIG = 2
+
+
+class RunRecorder:
+    """Appends each run's events to ``<data_dir>/runs/<run_id>.jsonl`` as they happen.
+
+    Written and flushed line by line, so nothing about a run is lost if the service dies.
+    """
+
+    def __init__(self, data_dir: str | Path) -> None:
+        self.dir = Path(data_dir) / "runs"
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self._last: tuple[Any, ...] | None = None
+
+    def write(self, run_id: str, event: dict[str, Any]) -> None:
+        with (self.dir / f"{run_id}.jsonl").open("a", encoding="utf-8") as f:
+            f.write(json.dumps({"ts": time.time(), **event}, default=str) + "\n")
+
+    def on_change(self, ex: Executive) -> None:
+        run = ex.run or ex.last_run
+        if run is None:
+            return
+        key = (run.run_id, ex.state)
+        if key == self._last:
+            return
+        self._last = key
+        event: dict[str, Any] = {"event": "state", "state": ex.state.value, "mission": run.name}
+        if ex.run is None:
+            event["result"] = run.result.value if run.result else ""
+            event["reason"] = run.reason
+            event["safety"] = [str(c) for c in ex.monitor.reasons]
+        self.write(run.run_id, event)
+        log.info(
+            "run",
+            mission=run.name,
+            run_id=run.run_id,
+            state=ex.state.value,
+            reason=event.get("reason", ""),
+        )
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("run", help="run the executive service")
+    p.add_argument("--config", type=Path, help="service config YAML (default: built-in defaults)")
+    p.add_argument("--missions", type=Path, help="override missions_dir")
+    p.add_argument("--data-dir", type=Path, help="override data_dir")
+    p.set_defaults(handler=run)
+
+
+def _fail(message: str) -> int:
+    log.error("start-up refused", reason=message)
+    print(f"atom-executive: {message}", flush=True)  # noqa: T201 - the operator's answer
+    return EXIT_CONFIG
+
+
+def _load(
+    args: argparse.Namespace,
+) -> tuple[ServiceConfig, RobotProfile, Authenticator | None, MissionStore]:
+    """Everything start-up reads from disk; raises with a message naming what is wrong."""
+    config = load_config(args.config)
+    if args.missions is not None:
+        config = dataclasses.replace(config, missions_dir=str(args.missions))
+    if args.data_dir is not None:
+        config = dataclasses.replace(config, data_dir=str(args.data_dir))
+    profile = load_profile(config.profile, fsm_overrides=config.fsm_ids)
+    auth = Authenticator(load_keys(config.keys_file)) if config.keys_file else None
+    store = MissionStore(config.missions_dir, profile)
+    return config, profile, auth, store
+
+
+def run(args: argparse.Namespace) -> int:
+    logs.configure()
+    try:
+        config, profile, auth, store = _load(args)
+    except (ConfigError, ProfileError, KeyFileError, ValueError) as e:
+        return _fail(str(e))
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    try:
+        participant = dds.make_participant(config.domain, retry_for=config.dds_retry_s)
+    except Exception as e:  # noqa: BLE001 - DDS never came up: say so and let systemd decide
+        return _fail(f"DDS did not start within {config.dds_retry_s} s: {e}")
+    interface = Interface(config.variant)
+    runtime = Runtime.build(
+        profile,
+        interface,
+        participant=participant,
+        tick_hz=config.tick_hz,
+        stream_hz=config.stream_hz,
+        safety=config.safety,
+    )
+    ex = runtime.executive
+    recorder = RunRecorder(config.data_dir)
+    publisher = StatusPublisher(
+        participant,
+        ex,
+        interface_variant=interface.variant.name,
+        profile=profile.name,
+        heartbeat_hz=config.status_hz,
+        counters=lambda: (runtime.ticker.ticks, runtime.ticker.overruns),
+    )
+    server = RequestServer(
+        participant, ex, store, auth=auth, status=lambda: _status_dict(publisher)
+    )
+    last_line = [""]
+
+    def on_change(executive: Executive) -> None:
+        recorder.on_change(executive)
+        line = state_line(executive)
+        if line != last_line[0]:
+            last_line[0] = line
+            notify.status(line)
+
+    ex.on_change = on_change
+    ping_every = notify.watchdog_interval() or 1.0
+    last_ping = [0.0]
+
+    def after_tick() -> None:
+        publisher.maybe_publish()
+        now = time.monotonic()
+        if now - last_ping[0] >= ping_every / 2:  # only a loop that ticks pings
+            last_ping[0] = now
+            notify.watchdog()
+
+    runtime.after_tick.append(after_tick)
+    server.start()
+    runtime.start()
+    notify.ready(f"IDLE; {len(store.names())} missions; {interface.variant.name}; {profile.name}")
+    log.info(
+        "ready",
+        missions=store.names(),
+        interface=interface.variant.name,
+        profile=profile.name,
+        domain=participant.domain_id if hasattr(participant, "domain_id") else None,
+    )
+    while not stop.wait(0.5):
+        if not runtime.ticker.healthy():
+            log.error("tick loop is not ticking; the watchdog ping has stopped")
+    notify.stopping()
+    log.info("stopping: holding motion and releasing control")
+    server.stop()
+    runtime.close()
+    return 0
+
+
+def _status_dict(publisher: StatusPublisher) -> dict[str, Any]:
+    s = publisher.snapshot()
+    return {
+        "state": s.state,
+        "mission": s.mission,
+        "run_id": s.run_id,
+        "active_node": s.active_node,
+        "safety": s.safety,
+        "safety_reason": s.safety_reason,
+        "last_result": s.last_result,
+        "last_reason": s.last_reason,
+    }
