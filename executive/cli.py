@@ -33,10 +33,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("variants", help="list the interface variant presets")
     p.set_defaults(handler=_variants_cmd)
 
-    from executive import service
+    from executive import operator, service
     from executive.sim import cli as sim_cli
 
     service.add_parser(sub)
+    operator.add_parsers(sub)
     sim_cli.add_parser(sub)
     return parser
 
