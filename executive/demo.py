@@ -1,0 +1,185 @@
+"""``make demo``: the executive running the delivery mission against the simulated Atom.
+
+Everything runs for real on loopback DDS, as separate processes: the simulated Atom
+(``atom-executive sim``) and the service (``atom-executive run``). This script plays
+the operator (starting missions with signed requests, pressing the gamepad's A button
+through the sim) and the trouble (an e-stop in the middle of a mission), and prints
+the live tree as status arrives. It exits 0 with a summary if everything happened as
+it should, and cleans up its processes whatever happens.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from executive import dds
+from executive.auth import write_key_file
+from executive.client import ExecutiveClient
+from executive.operator import render_tree, summary
+from executive.robot_io import TOPICS, RobotIO, Side
+from executive.sim.client import SimClient
+
+ROOT = Path(__file__).resolve().parents[1]
+KEY = os.urandom(32)
+
+
+def say(text: str) -> None:
+    print(f"\n=== {text}", flush=True)  # noqa: T201 - the demo talks to a person
+
+
+class Demo:
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        self.procs: list[subprocess.Popen[bytes]] = []
+        self.checks: list[tuple[str, bool]] = []
+        self.last_tree = ""
+
+    def spawn(self, name: str, *args: str) -> None:
+        log = (self.workdir / f"{name}.log").open("wb")
+        self.procs.append(
+            subprocess.Popen([sys.executable, "-m", "executive.cli", *args], stdout=log, stderr=log)
+        )
+
+    def check(self, what: str, ok: bool) -> bool:
+        self.checks.append((what, ok))
+        print(f"  [{'ok' if ok else 'FAILED'}] {what}", flush=True)  # noqa: T201
+        return ok
+
+    def show(self, client: ExecutiveClient) -> None:
+        status = client.status()
+        tree = render_tree(status)
+        if tree != self.last_tree:
+            self.last_tree = tree
+            print(summary(status) + "\n" + tree + "\n", flush=True)  # noqa: T201
+
+    def follow(
+        self,
+        client: ExecutiveClient,
+        until: Callable[[Any], bool],
+        timeout: float,
+        every: float = 1.0,
+    ) -> Any:
+        """Print the tree as it changes (at most every ``every`` s) until ``until(status)``."""
+        deadline = time.monotonic() + timeout
+        next_show = 0.0
+        while time.monotonic() < deadline:
+            status = client.wait_status(until, 0.2)
+            if time.monotonic() >= next_show:
+                self.show(client)
+                next_show = time.monotonic() + every
+            if status is not None:
+                self.show(client)
+                return status
+        return None
+
+    def close(self) -> None:
+        for p in self.procs:
+            p.terminate()
+        for p in self.procs:
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
+def main() -> int:
+    domain = random.SystemRandom().randrange(100, 230)
+    os.environ["ATOM_DDS_DOMAIN"] = str(domain)
+    os.environ.setdefault(
+        "CYCLONEDDS_URI", (ROOT / "executive/resources/cyclonedds-loopback.xml").as_uri()
+    )
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="atom-demo-") as tmp:
+        work = Path(tmp)
+        write_key_file(work / "keys.yaml", {"operator": KEY})
+        (work / "config.yaml").write_text(
+            f"keys_file: {work / 'keys.yaml'}\ndata_dir: {work / 'data'}\nmissions_dir: {ROOT / 'missions'}\n"
+        )
+        demo = Demo(work)
+        try:
+            return run(demo, work, domain, started)
+        finally:
+            demo.close()
+
+
+def run(demo: Demo, work: Path, domain: int, started: float) -> int:
+    say(f"starting the simulated Atom and the executive on loopback DDS domain {domain}")
+    demo.spawn("sim", "sim", "--amr-speed", "2.5", "--seed", "1")
+    demo.spawn("executive", "run", "--config", str(work / "config.yaml"))
+    with dds.open_participant(domain) as participant:
+        sim = SimClient(participant, timeout=15)
+        amr = RobotIO(participant, side=Side.CONTROLLER, topics={"amr_state": TOPICS["amr_state"]})
+        client = ExecutiveClient(participant, key=KEY)
+        sim.wait_ready(30)
+        status = client.status(30)
+        demo.check(
+            f"executive ready: {status.state}, interface {status.interface_variant}, profile {status.profile}",
+            status.state == "IDLE",
+        )
+        reply = client.request("list_missions")
+        print("  missions:", reply.payload, flush=True)  # noqa: T201
+
+        say("operator: start deliver_drink (table 4)")
+        reply = client.request("start", {"mission": "deliver_drink", "params": {"table_tag": 4}})
+        demo.check(f"start accepted (run {reply.message})", reply.code == 0)
+        waiting = demo.follow(
+            client, lambda s: "Wait for button A" in s.active_node or s.state != "RUNNING", 120
+        )
+        if waiting is not None and "Wait for button A" in waiting.active_node:
+            say("operator: the guest holds the cup; pressing A on the gamepad")
+            sim.inject("button", "A", duration=0.5)
+        done = demo.follow(client, lambda s: s.state != "RUNNING", 120)
+        demo.check("deliver_drink SUCCEEDED", done is not None and done.state == "SUCCEEDED")
+
+        say("operator: start deliver_drink again; an e-stop will hit mid-navigation")
+        reply = client.request("start", {"mission": "deliver_drink", "params": {"table_tag": 2}})
+        demo.check("start accepted", reply.code == 0)
+        demo.follow(client, lambda s: "Drive to the bar" in s.active_node, 60)
+        say("trouble: the soft e-stop is pressed")
+        sim.inject("estop-soft")
+        stopped = demo.follow(client, lambda s: s.state == "SAFE_STOP", 10)
+        demo.check(
+            f"SAFE_STOP latched: {stopped.safety_reason if stopped else '-'}", stopped is not None
+        )
+        sim_status = sim.status()
+        demo.check(
+            "the base's task was canceled",
+            sim_status is not None and "CANCEL" in str(sim_status.amr),
+        )
+        reply = client.request("start", {"mission": "head_scan"})
+        demo.check(f"start refused while latched: {reply.message}", reply.code != 0)
+        reply = client.request("reset")
+        demo.check(f"reset refused while the e-stop is pressed: {reply.message}", reply.code != 0)
+        say("the e-stop is released; operator: reset")
+        sim.clear("estop-soft")
+        time.sleep(0.5)
+        reply = client.request("reset")
+        demo.check(f"reset accepted: {reply.message}", reply.code == 0)
+        idle = client.wait_status(lambda s: s.state == "IDLE", 5)
+        time.sleep(1.0)
+        still = client.status()
+        demo.check(
+            "idle after reset, nothing resumed",
+            idle is not None and still.state == "IDLE" and not still.mission,
+        )
+
+    elapsed = time.monotonic() - started
+    failed = [what for what, ok in demo.checks if not ok]
+    say(
+        f"summary: {len(demo.checks) - len(failed)}/{len(demo.checks)} checks passed in {elapsed:.0f} s"
+    )
+    for what in failed:
+        print(f"  FAILED: {what}")  # noqa: T201
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
