@@ -42,6 +42,11 @@ class JournaldRenderer:
         return event
 
 
+def _stderr_logger(*_args: Any) -> structlog.PrintLogger:
+    """A logger on the *current* sys.stderr (resolved per logger, not at configure time)."""
+    return structlog.PrintLogger(sys.stderr)
+
+
 def configure(
     identifier: str = "atom-executive", *, level: str = "info", journal: bool | None = None
 ) -> None:
@@ -62,8 +67,6 @@ def configure(
             logging.getLevelNamesMapping()[level.upper()]
         ),
         # under journald the renderer has sent the entry; printing it too would duplicate it
-        logger_factory=structlog.ReturnLoggerFactory()
-        if use_journal
-        else structlog.PrintLoggerFactory(file=sys.stderr),
+        logger_factory=structlog.ReturnLoggerFactory() if use_journal else _stderr_logger,
         cache_logger_on_first_use=False,
     )
