@@ -34,11 +34,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(handler=_variants_cmd)
 
     from executive import operator, service
+    from executive.mission import cli as mission_cli
     from executive.sim import cli as sim_cli
 
     service.add_parser(sub)
     operator.add_parsers(sub)
     sim_cli.add_parser(sub)
+    mission_cli.add_parsers(sub)
     return parser
 
 
@@ -46,7 +48,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handler: Handler = args.handler
-    return handler(args)
+    try:
+        return handler(args)
+    except BrokenPipeError:  # `atom-executive render ... | head`: the reader left, not an error
+        return 0
 
 
 if __name__ == "__main__":

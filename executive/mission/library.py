@@ -1,0 +1,243 @@
+"""Pose and gesture libraries: named joint targets shared by every mission of a directory.
+
+``<root>/poses/*.yaml`` hold ``poses:`` and ``<root>/gestures/*.yaml`` hold ``gestures:``,
+each entry a name with a description and targets by joint name (never by index):
+
+    poses:
+      home:
+        description: Arms relaxed at the sides, head level.
+        joints: {left_shoulder_pitch: 0.0, ...}
+
+    gestures:
+      right_grasp_cup:
+        fingers: {right_index: 1.6, ...}
+
+Poses may name any profile joint; gestures only hand joints (``right_index``...). Every
+value is checked against the profile's limits when the library loads, so a mission
+that names a pose can trust it. A name defined twice is an error.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+
+from executive.mission.diagnostics import Diagnostic, Diagnostics, Location
+from executive.mission.registry import Field, FieldType
+from executive.mission.values import check_value, suggest
+from executive.mission.yaml_source import ReadTree, YMap, YNode, YScalar, describe
+from executive.profile import RobotProfile
+
+NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+_NUMBER = Field("value", FieldType.NUMBER, "")
+
+
+@dataclass(frozen=True)
+class Target:
+    """A named pose or gesture: joint name -> rad, all inside the profile's limits."""
+
+    name: str
+    joints: Mapping[str, float]
+    description: str
+    where: Location
+
+
+@dataclass(frozen=True)
+class Library:
+    """The poses and gestures of one mission directory. ``broken`` names entries that had
+    errors (already reported): a mission naming one is not valid, but gets no second error."""
+
+    poses: Mapping[str, Target]
+    gestures: Mapping[str, Target]
+    diagnostics: tuple[Diagnostic, ...]
+    broken: frozenset[str]
+    files: tuple[str, ...]
+
+
+EMPTY = Library(MappingProxyType({}), MappingProxyType({}), (), frozenset(), ())
+
+
+def library_files(root: Path) -> dict[str, list[Path]]:
+    """The library files under ``root``, by section, in name order."""
+    out: dict[str, list[Path]] = {}
+    for section in ("poses", "gestures"):
+        folder = root / section
+        out[section] = (
+            sorted(p for p in folder.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
+            if folder.is_dir()
+            else []
+        )
+    return out
+
+
+def load_library(root: Path, display_root: str, profile: RobotProfile, read: ReadTree) -> Library:
+    """Read and check every library file under ``root``; problems go in ``diagnostics``."""
+    diags = Diagnostics()
+    sections: dict[str, dict[str, Target]] = {"poses": {}, "gestures": {}}
+    broken: set[str] = set()
+    files: list[str] = []
+    for section, paths in library_files(root).items():
+        for path in paths:
+            display = str(Path(display_root) / section / path.name)
+            files.append(display)
+            tree, problems = read(path, display)
+            diags.extend(problems)
+            if tree is not None:
+                _file(tree, section, profile, sections[section], broken, diags)
+    return Library(
+        MappingProxyType(sections["poses"]),
+        MappingProxyType(sections["gestures"]),
+        diags.items(),
+        frozenset(broken),
+        tuple(files),
+    )
+
+
+def _file(
+    tree: YNode,
+    section: str,
+    profile: RobotProfile,
+    out: dict[str, Target],
+    broken: set[str],
+    diags: Diagnostics,
+) -> None:
+    if not isinstance(tree, YMap):
+        diags.error(tree.where, "", f"expected a mapping with '{section}:', got {describe(tree)}")
+        return
+    for key, entry in tree.entries.items():
+        if key not in (section, "description"):
+            diags.error(
+                entry.key_where,
+                key,
+                f"unknown key (a file in {section}/ holds 'description' and '{section}')",
+            )
+    body = tree.entries.get(section)
+    if body is None:
+        diags.error(tree.where, "", f"missing '{section}:'")
+        return
+    if not isinstance(body.value, YMap):
+        diags.error(
+            body.value.where, section, f"expected a mapping of names, got {describe(body.value)}"
+        )
+        return
+    for name, entry in body.value.entries.items():
+        path = f"{section}.{name}"
+        if not NAME_RE.match(name):
+            diags.error(entry.key_where, path, "names are lower_case letters, digits and _")
+        if name in out:
+            first = out[name].where
+            diags.error(
+                entry.key_where, path, f"{section[:-1]} {name!r} is also defined at {first}"
+            )
+            continue
+        target, ok = _entry(entry.value, section, path, profile, diags)
+        out[name] = Target(name, target, _description(entry.value), entry.key_where)
+        if not ok:
+            broken.add(name)
+
+
+def _description(node: YNode) -> str:
+    if isinstance(node, YMap) and "description" in node.entries:
+        value = node.entries["description"].value
+        if isinstance(value, YScalar) and isinstance(value.value, str):
+            return value.value
+    return ""
+
+
+def _entry(
+    node: YNode, section: str, path: str, profile: RobotProfile, diags: Diagnostics
+) -> tuple[Mapping[str, float], bool]:
+    field = "joints" if section == "poses" else "fingers"
+    before = diags.error_count()
+    if not isinstance(node, YMap):
+        diags.error(node.where, path, f"expected a mapping with '{field}:', got {describe(node)}")
+        return MappingProxyType({}), False
+    for key, entry in node.entries.items():
+        if key not in (field, "description"):
+            diags.error(
+                entry.key_where, f"{path}.{key}", f"unknown key (known: description, {field})"
+            )
+        elif key == "description" and not (
+            isinstance(entry.value, YScalar) and isinstance(entry.value.value, str)
+        ):
+            diags.error(entry.value.where, f"{path}.{key}", "expected text")
+    targets: dict[str, float] = {}
+    body = node.entries.get(field)
+    if body is None:
+        diags.error(node.where, path, f"missing '{field}:'")
+    elif not isinstance(body.value, YMap) or not body.value.entries:
+        diags.error(
+            body.value.where,
+            f"{path}.{field}",
+            f"expected a mapping of joint name to rad, got {describe(body.value)}",
+        )
+    else:
+        for joint_name, item in body.value.entries.items():
+            q = joint_value(
+                joint_name,
+                item.key_where,
+                item.value,
+                f"{path}.{field}.{joint_name}",
+                profile,
+                diags,
+                fingers=section == "gestures",
+            )
+            if q is not None:
+                targets[joint_name] = q
+    return MappingProxyType(targets), diags.error_count() == before
+
+
+def joint_value(
+    joint_name: str,
+    key_where: Location,
+    node: YNode,
+    path: str,
+    profile: RobotProfile,
+    diags: Diagnostics,
+    *,
+    fingers: bool,
+) -> float | None:
+    """A library joint target checked against the profile (name, hand-ness, limits)."""
+    joint = profile.joints.get(joint_name)
+    if joint is None:
+        diags.error(
+            key_where, path, f"unknown joint{suggest(joint_name, profile.joints, 'joints')}"
+        )
+        return None
+    if fingers and joint.group != "hands":
+        diags.error(
+            key_where, path, f"{joint_name} is not a finger joint (gestures move hands only)"
+        )
+        return None
+    if not isinstance(node, YScalar):
+        diags.error(node.where, path, f"expected a number, got {describe(node)}")
+        return None
+    if isinstance(node.value, str) and "${" in node.value:
+        diags.error(node.where, path, "parameters cannot be used in a library")
+        return None
+    if node.bad:
+        return None
+    q, problem = check_value(node.value, _NUMBER, _NO_NAMES)
+    if problem is not None:
+        diags.error(node.where, path, problem)
+        return None
+    if not joint.within(q):
+        diags.error(node.where, path, limits_message(joint_name, q, joint.lower, joint.upper))
+        return None
+    return float(q)
+
+
+def limits_message(joint: str, q: float, lower: float, upper: float) -> str:
+    return f"{q:g} rad is outside {joint}'s limits [{lower:g}, {upper:g}]"
+
+
+class _NoNames:
+    poses: tuple[str, ...] = ()
+    gestures: tuple[str, ...] = ()
+    fsm_states: tuple[str, ...] = ()
+
+
+_NO_NAMES = _NoNames()
