@@ -232,11 +232,9 @@ class Executive:
 
     def _settle(self) -> None:
         upper = self.io.readers["upper_state"].latest if "upper_state" in self.io.readers else None
-        if (
-            self.context.control_acquired
-            and upper is not None
-            and bool(upper.sample["is_upper_control"])
-        ):
+        if not self.context.control_acquired:
+            self._control_seen = False
+        elif upper is not None and bool(upper.sample["is_upper_control"]):
             self._control_seen = True
         if self.monitor.latched:
             if self.run is not None:

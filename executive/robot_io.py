@@ -20,6 +20,7 @@ from typing import Any, Generic, TypeVar
 
 from cyclonedds.core import Listener, Qos
 from cyclonedds.domain import DomainParticipant
+from cyclonedds.internal import InvalidSample
 from cyclonedds.pub import DataWriter
 from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
@@ -111,8 +112,8 @@ class LatestReader(Generic[T]):
         )
 
     def _on_data(self, reader: DataReader[T]) -> None:
-        if self._codec is None:
-            samples: list[Any] = reader.take(N=64)
+        if self._codec is None:  # a writer leaving shows up as an InvalidSample: not state
+            samples: list[Any] = [s for s in reader.take(N=64) if not isinstance(s, InvalidSample)]
         else:
             samples = [self._codec.decode(data) for data in raw_take(reader, 64)]
         if not samples:

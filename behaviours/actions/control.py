@@ -83,18 +83,18 @@ class ReleaseControl(_Confirmed):
         super().__init__(name, timeout)
 
     def send(self) -> None:
+        # Handing control back is intended from here on: the watchdog must not read the
+        # flag going false as someone else revoking it.
+        self.ctx.control_acquired = False
         self.ctx.commands.switch_upper_control(False)
 
     def confirmed(self) -> bool:
         state = latest(self.bb, "upper_state")
-        done = (
+        return (
             state is not None
             and state.received >= self.started_at
             and not state.sample["is_upper_control"]
         )
-        if done:
-            self.ctx.control_acquired = False
-        return done
 
 
 class SetFsm(_Confirmed):

@@ -45,9 +45,11 @@ def test_release_confirms_and_clears_the_mark(kit: Kit) -> None:
     leaf = kit.setup(ReleaseControl())
     assert kit.tick(leaf) is Status.RUNNING
     assert kit.commands.calls == [("switch_upper_control", False)]
+    # intended from the moment it is sent, so the watchdog never reads it as a revocation
+    assert not kit.context.control_acquired
     kit.robot.publish("upper_state", is_upper_control=False)
     assert kit.tick(leaf, 0.01) is Status.SUCCESS
-    assert not kit.context.control_acquired
+    assert not kit.context.control_acquired  # cleared when the release was sent
 
 
 def test_set_fsm_by_name_confirmed_by_lower_state(kit: Kit) -> None:
