@@ -1,0 +1,722 @@
+"""The simulated Atom as a DDS node: robot topics in, robot state out, faults on demand.
+
+Threads: one scheduler thread (the caller's, in ``run``) owns the robot model and runs
+every periodic job; before each wake-up's jobs it takes the joint command streams off
+their readers (polling: a listener callback per 500 Hz sample would cost a thread switch
+and the GIL each time) and applies the one-shot commands that CycloneDDS's listener
+threads (``RobotIO``'s readers) appended to an inbox. So the model has a single writer and
+needs no locks. A command's ``t`` is the ``time.monotonic()`` at which the sim took it:
+within one period of the fastest state topic (2 ms) of its arrival for streams, at once
+for one-shot commands; stream records also carry ``sent``, the writer's source timestamp
+on the same monotonic clock.
+
+State is published through the precompiled codec (``executive.wire.codec``): each state
+topic has one numpy record whose fields are refreshed in place through views set up once,
+and is written as raw bytes. Joint commands are read as raw bytes too. Stock
+cyclonedds-python (de)serialization would cost more than the quarter core the sim may use.
+
+What the robot obeys (the firmware's rules as the seeds describe them):
+
+- upper joints: upper-body control on (``rt/switch/upper/control``) and an FSM state in
+  which the profile says joints are controlled; lower joints: that FSM state; hands:
+  always; nothing while an EmergencyState_ flag is set (joints brake where they are).
+- a joint whose servo is in error (SERVO_ERROR fault) stops; ``rt/clear/errors`` clears
+  the injected servo errors.
+- invalid joint commands are rejected whole and counted (see ``joints.py``).
+- ``rt/remote/control`` (joystick walking) is recorded but moves nothing.
+- the operator's gamepad (``wireless_remote``) shows the BUTTON and STICK "faults".
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+import structlog
+from cyclonedds._clayer import ddspy_take
+from cyclonedds.core import DDSException
+from cyclonedds.domain import DomainParticipant
+from cyclonedds.internal import InvalidSample
+from cyclonedds.pub import DataWriter
+from cyclonedds.sub import DataReader
+from cyclonedds.topic import Topic
+
+from executive import dds
+from executive.profile import STATE_TOPICS, RobotProfile, load_profile
+from executive.robot_io import TOPICS, RobotIO, Side
+from executive.sim import remote
+from executive.sim.amr import AmrSim, TagMap
+from executive.sim.battery import Battery
+from executive.sim.config import SimConfig
+from executive.sim.faults import (
+    ESTOP_FLAGS,
+    KINDS,
+    FaultBook,
+    FaultError,
+    FaultSpec,
+    canonical_kind,
+    normalise_target,
+    state_topic_key,
+    validate,
+)
+from executive.sim.joints import JointGroup, StreamCounters, Verdict, command_floats
+from executive.sim.record import Recorder
+from executive.sim.scheduler import Scheduler
+from executive.sim.servos import MainNodes, axis_targets, node_joint
+from executive.sim.topics import FAULT_QOS, FAULT_TOPIC, STATUS_QOS, STATUS_TOPIC, types
+from executive.wire import Interface, Variant
+from executive.wire.codec import Codec, Record, raw_write
+
+log = structlog.get_logger(__name__)
+
+# stream -> (command key, state key, array field in the command, array field in the state)
+STREAMS: dict[str, tuple[str, str, str, str]] = {
+    "upper": ("upper_cmd", "upper_state", "motor_cmd", "motor_state"),
+    "lower": ("lower_cmd", "lower_state", "motor_cmd", "motor_state"),
+    "hands": ("hands_cmd", "hands_state", "hands", "hands"),
+}
+EVENT_TOPICS = ("set_fsm_id", "switch_upper_control", "clear_errors", "amr_cmd", "remote_control")
+_RECENT_REQUESTS = 32
+
+
+class _JointStateView:
+    """Views into one state record's MotorState_ array, refreshed from a JointGroup."""
+
+    def __init__(self, motors: Any, mode: int) -> None:
+        motors["mode"] = mode
+        motors["mcu_temp"] = 42
+        motors["mos_temp"] = 40
+        motors["motor_temp"] = 38
+        motors["bus_voltage"] = 48
+        self.q, self.dq, self.ddq = motors["q"], motors["dq"], motors["ddq"]
+        self.tau = motors["tau_est"]
+        self.q_raw, self.dq_raw, self.ddq_raw = motors["q_raw"], motors["dq_raw"], motors["ddq_raw"]
+
+        self._stale = True
+
+    def fill(self, group: JointGroup) -> None:
+        """Copy the group's state in; skipped while it rests and reads without noise."""
+        if group.settled and group.noise == 0 and not self._stale:
+            return
+        self._stale = not group.settled
+        q = group.measured()
+        self.q[:] = q
+        self.q_raw[:] = q
+        self.dq[:] = group.dq
+        self.dq_raw[:] = group.dq
+        self.ddq[:] = group.ddq
+        self.ddq_raw[:] = group.ddq
+        self.tau[:] = group.tau
+
+
+class _BmsView:
+    """Views into one state record's BmsState_, refreshed from the battery."""
+
+    def __init__(self, bms: Any) -> None:
+        bms["bms_state"] = 1
+        bms["afe_state"] = 1
+        bms["battery_health"] = 98
+        bms["pcb_board_temp"] = 32
+        bms["afe_chip_temp"] = 34
+        bms["bms_hardware_version"] = 0x0100
+        bms["bms_software_version"] = 0x0105
+        self.alarms, self.level, self.heartbeat = (
+            bms["bms_alarms"],
+            bms["battery_level"],
+            bms["heartbeat"],
+        )
+        self.cells, self.pack = bms["cells_voltage"], bms["battery_pack_current_voltage"]
+        self.io_voltage, self.current = bms["battery_pack_io_voltage"], bms["battery_now_current"]
+        self.work_time = bms["bms_work_time"]
+        self.current[...] = 350  # 3.5 A in 10 mA units
+        self._beats = 0
+        self._shown: tuple[int, int, int, int] | None = None
+
+    def fill(self, battery: Battery, alarms: int, work_time: float) -> None:
+        """Advance the heartbeat; rewrite the rest only when it changed (cheap at 500 Hz)."""
+        self._beats = (self._beats + 1) & 0xFFFF
+        self.heartbeat[...] = self._beats
+        shown = (alarms, round(battery.reading), battery.cell_mv, int(max(0.0, work_time)))
+        if shown == self._shown:
+            return
+        self._shown = shown
+        self.alarms[...] = alarms
+        self.level[...] = shown[1]
+        self.cells[:] = shown[2]
+        pack = round(battery.pack_voltage * 100)  # 10 mV units
+        self.pack[...] = pack
+        self.io_voltage[...] = pack
+        self.work_time[...] = shown[3]
+
+
+class _StateTopic:
+    """One state topic: the record that is refreshed in place, its codec and its writer."""
+
+    def __init__(self, io: RobotIO, key: str) -> None:
+        self.key = key
+        self.codec: Codec = io.codec(key)
+        self.record: Record = self.codec.zeros()
+        self.writer = io.writers[key]
+        self.published = 0
+
+    def publish(self) -> None:
+        raw_write(self.writer, self.codec.encode(self.record))
+        self.published += 1
+
+
+class _StreamReader:
+    """A joint command topic read by polling, as raw bytes through the codec."""
+
+    def __init__(
+        self, participant: DomainParticipant, interface: Interface, key: str, field: str
+    ) -> None:
+        spec = TOPICS[key]
+        idl_type = getattr(interface, spec.type_name)
+        # The QoS RobotIO gives every reader of a controller-written topic.
+        self.reader: DataReader[Any] = DataReader(
+            participant, Topic(participant, spec.name, idl_type), qos=dds.EVENT_READER_QOS
+        )
+        self.codec = Codec(idl_type)
+        self.field = field
+        self.name = spec.name
+
+    def take(self, n: int = 64) -> list[tuple[Any, int]]:
+        """(q dq tau kp kd matrix, source timestamp ns) of each new sample, oldest first."""
+        ret = ddspy_take(self.reader._ref, n)
+        if isinstance(ret, int):
+            raise DDSException(ret, f"take on {self.name}")
+        decode, field = self.codec.decode, self.field
+        return [
+            (command_floats(decode(data)[field]), info.source_timestamp)
+            for data, info in ret
+            if info.valid_data
+        ]
+
+
+class SimAtom:
+    """The simulated robot on one participant. ``run()`` blocks until ``stop()``."""
+
+    def __init__(
+        self,
+        participant: DomainParticipant,
+        config: SimConfig | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.config = cfg = config or SimConfig()
+        self.clock = clock
+        self.started = clock()
+        self.profile: RobotProfile = load_profile(cfg.profile)
+        self.interface = Interface(Variant.parse(cfg.interface))
+        self.rates = self._rates(cfg.rates)
+        stream_keys = {spec[0] for spec in STREAMS.values()}
+        self.io = RobotIO(
+            participant,
+            self.interface,
+            side=Side.ROBOT,
+            topics={k: v for k, v in TOPICS.items() if k not in stream_keys},
+        )
+        self._streams = {
+            name: _StreamReader(participant, self.interface, spec[0], spec[2])
+            for name, spec in STREAMS.items()
+        }
+        seq = np.random.SeedSequence(cfg.seed)
+        rngs = [np.random.default_rng(s) for s in seq.spawn(len(STREAMS))]
+        self.groups = {
+            name: JointGroup(
+                self.profile,
+                name,
+                rng,
+                speed_scale=cfg.speed_scale,
+                initial_jitter=cfg.initial_jitter,
+                noise=cfg.noise,
+            )
+            for name, rng in zip(STREAMS, rngs, strict=True)
+        }
+        self.counters = {name: StreamCounters() for name in STREAMS}
+        self.events_received = 0
+        self.fsm_id = self._fsm_id(cfg.fsm)
+        self.upper_control = False
+        self.amr = AmrSim(
+            TagMap.load(cfg.tags) if cfg.tags else TagMap.default(),
+            speed=cfg.amr_speed,
+            turn_rate=cfg.amr_turn_rate,
+        )
+        self.battery = Battery(level=cfg.battery, drain_per_min=cfg.battery_drain)
+        self.faults = FaultBook()
+        self._axes = axis_targets()
+        self._four_flags = "di_emergency_triggered" in (
+            self.io.codec("emergency_state").dtype.names or ()
+        )
+        self._permitted = dict.fromkeys(STREAMS, False)
+        self._inbox: deque[tuple[float, str, Any]] = deque()
+        self._applied_requests: deque[int] = deque(maxlen=_RECENT_REQUESTS)
+        self._rejected_requests: deque[int] = deque(maxlen=_RECENT_REQUESTS)
+        self._last_rejection = ""
+        self._status_dirty = True
+        self._reject_logged: set[tuple[str, str]] = set()
+
+        self._states = {key: _StateTopic(self.io, key) for key in STATE_TOPICS}
+        self._joint_views = {
+            name: _JointStateView(self._states[spec[1]].record[spec[3]], self.profile.motor_mode)
+            for name, spec in STREAMS.items()
+        }
+        self._bms = {
+            key: _BmsView(self._states[key].record["bms_state"])
+            for key in ("upper_state", "lower_state")
+        }
+        self._init_static_fields()
+        self._nodes = MainNodes(self._states["main_nodes_state"].record)
+        self._enum = {
+            "nav": {m.name: m.value for m in self.interface.NavigationStatus_},
+            "dev": {m.name: m.value for m in self.interface.DeviceStatus_},
+        }
+
+        self._fault_reader: DataReader[Any] = DataReader(
+            participant, Topic(participant, FAULT_TOPIC, types.Fault_), qos=FAULT_QOS
+        )
+        self._status_writer: DataWriter[Any] = DataWriter(
+            participant, Topic(participant, STATUS_TOPIC, types.Status_), qos=STATUS_QOS
+        )
+
+        self.recorder: Recorder | None = None
+        if cfg.record is not None:
+            self.recorder = Recorder(cfg.record, self._header(), self.started)
+
+        for spec in cfg.faults:
+            self.apply_fault("set", spec, self.started)
+
+        for key in EVENT_TOPICS:
+            self.io.readers[key].add_callback(self._enqueuer(key))
+
+        self.scheduler = Scheduler(before_each=self._drain, clock=clock)
+        for key in STATE_TOPICS:
+            self.scheduler.add(key, self.rates[key], getattr(self, f"_publish_{key}"))
+        self.scheduler.add("faults", 20.0, self._poll_faults)
+        self.scheduler.add("status", cfg.status_hz, self._publish_status)
+        if self.recorder is not None:
+            self.scheduler.add("record", 10.0, lambda now, n: self._flush_record())
+        self._refresh_permissions()
+        log.info(
+            "sim ready",
+            profile=self.profile.name,
+            interface=self.interface.variant.name,
+            seed=cfg.seed,
+            rates=self.rates,
+            fsm_id=self.fsm_id,
+            faults=[f.describe() for f in cfg.faults],
+            record=str(cfg.record) if cfg.record else None,
+        )
+
+    # -- set-up ---------------------------------------------------------------------------
+
+    def _rates(self, overrides: Mapping[str, float]) -> dict[str, float]:
+        rates = dict(self.profile.state_hz)
+        for key, hz in overrides.items():
+            topic = state_topic_key(key)
+            if not (math.isfinite(hz) and hz > 0):
+                raise ValueError(f"rate of {topic} must be > 0 Hz, got {hz}")
+            rates[topic] = hz
+        return rates
+
+    def _fsm_id(self, state: str) -> int:
+        try:
+            return int(state)
+        except ValueError:
+            pass
+        try:
+            return self.profile.fsm_id(state)
+        except KeyError:
+            raise ValueError(
+                f"unknown FSM state {state!r}; known: {', '.join(self.profile.fsm)} or a number"
+            ) from None
+
+    def _header(self) -> dict[str, Any]:
+        return {
+            "pid": os.getpid(),
+            "seed": self.config.seed,
+            "profile": self.profile.name,
+            "interface": self.interface.variant.name,
+            "joints": {name: group.names for name, group in self.groups.items()},
+        }
+
+    def _init_static_fields(self) -> None:
+        upper = self._states["upper_state"].record
+        upper["robot_type"][:] = np.frombuffer(b"Atom".ljust(16, b"\0"), dtype="S1")
+        for key in ("upper_state", "lower_state"):
+            rec = self._states[key].record
+            if "imu_state" in (rec.dtype.names or ()):
+                imu = rec["imu_state"]
+                imu["quaternion"][:] = (1.0, 0.0, 0.0, 0.0)
+                imu["accelerometer"][:] = (0.0, 0.0, 9.81)
+                imu["temperature"] = 36
+
+    def _enqueuer(self, key: str) -> Callable[[Any], None]:
+        inbox, clock = self._inbox, self.clock
+
+        def enqueue(sample: Any) -> None:  # runs on CycloneDDS's listener thread
+            if not isinstance(sample, InvalidSample):  # a controller went away: no command
+                inbox.append((clock(), key, sample))
+
+        return enqueue
+
+    # -- running --------------------------------------------------------------------------
+
+    def run(self) -> None:
+        """Publish and obey until ``stop()``."""
+        self.scheduler.run()
+
+    def stop(self) -> None:
+        """Make ``run`` return; safe to call from a signal handler."""
+        self.scheduler.stop()
+
+    def close(self) -> None:
+        """Write the final counters and close the record (call after ``run`` returns)."""
+        now = self.clock()
+        counters = {name: c.as_dict() for name, c in self.counters.items()}
+        if self.recorder is not None:
+            self.recorder.note(now, "counters", counters)
+            self.recorder.close()
+            self.recorder = None
+        log.info(
+            "sim stopped",
+            uptime=round(now - self.started, 3),
+            counters=counters,
+            published={k: s.published for k, s in self._states.items()},
+            scheduler=self.scheduler.stats(),
+        )
+
+    # -- commands in ----------------------------------------------------------------------
+
+    def _drain(self, now: float) -> None:
+        """Apply every command received since the last wake-up.
+
+        One-shot commands first (an FSM switch or control change that arrived in the same
+        ~2 ms as joint commands is in effect for them), then each stream in arrival order.
+        """
+        inbox = self._inbox
+        if inbox:
+            while inbox:
+                t, key, sample = inbox.popleft()
+                self.events_received += 1
+                self._on_event(t, key, sample, now)
+            self._refresh_permissions()
+            self._status_dirty = True
+        offset = None
+        for name, stream in self._streams.items():
+            taken = stream.take()
+            if not taken:
+                continue
+            if offset is None:  # source timestamps are wall-clock ns: map them to monotonic
+                offset = time.time() - time.monotonic()
+            for cmd, source_ns in taken:
+                self._on_joint_command(now, source_ns * 1e-9 - offset, name, cmd)
+
+    def _on_joint_command(self, t: float, sent: float, name: str, cmd: Any) -> None:
+        group = self.groups[name]
+        verdict = group.check(cmd)
+        if verdict is Verdict.APPLIED:
+            if self._permitted[name]:
+                group.command(cmd)
+            else:
+                verdict = Verdict.IGNORED
+        self.counters[name].count(verdict)
+        if verdict not in (Verdict.APPLIED, Verdict.IGNORED) and (
+            (name, verdict.value) not in self._reject_logged
+        ):
+            self._reject_logged.add((name, verdict.value))  # once per kind: 500 Hz streams
+            log.warning("joint command rejected", stream=name, reason=verdict.value)
+        if self.recorder is not None:
+            self.recorder.stream(t, sent, STREAMS[name][0], cmd, group.q, verdict.value)
+
+    def _on_event(self, t: float, key: str, sample: Any, now: float) -> None:
+        fields = _fields(sample)
+        if key == "set_fsm_id":
+            self.fsm_id = int(sample.id)
+            names = [n for n, s in self.profile.fsm.items() if s.id == self.fsm_id]
+            result = f"fsm {self.fsm_id} ({names[0] if names else 'not in the profile'})"
+        elif key == "switch_upper_control":
+            if not sample.flag:
+                self.upper_control = False
+                result = "upper control off"
+            elif self.faults.has("refuse-upper-control") or self.faults.has("revoke-upper-control"):
+                result = "refused (fault)"
+            else:
+                self.upper_control = True
+                result = "upper control on"
+        elif key == "clear_errors":
+            cleared = self.faults.clear("servo-error")
+            for spec in cleared:
+                self._note_fault(now, "clear", spec, source="rt/clear/errors")
+            self._sync_faults(now)
+            result = f"cleared {len(cleared)} servo error(s)"
+        elif key == "amr_cmd":
+            kind = sample.command_type.name
+            fields["command_type"] = kind
+            result = self.amr.command(kind, now=now, **fields)
+        else:  # remote_control: joystick walking, not simulated
+            result = "recorded (walking is not simulated)"
+        # joystick-rate commands would flood the log at info
+        chatty = key == "remote_control" or fields.get("command_type") == "REMOTE_CONTROL"
+        (log.debug if chatty else log.info)("command", topic=key, fields=fields, result=result)
+        if self.recorder is not None:
+            self.recorder.event(t, key, fields, result)
+
+    def _obeys(self, name: str) -> bool:
+        if self._estop():
+            return False
+        if name == "hands":
+            return True
+        fsm_ok = self.profile.allows_joint_control(self.fsm_id)
+        return fsm_ok and (name == "lower" or self.upper_control)
+
+    def _estop(self) -> bool:
+        return any(self.faults.has(kind) for kind in ESTOP_FLAGS)
+
+    def _refresh_permissions(self) -> None:
+        """Release the joints of a stream that may no longer be commanded (brake on e-stop)."""
+        estop = self._estop()
+        for name, group in self.groups.items():
+            permitted = self._obeys(name)
+            if self._permitted[name] and not permitted:
+                if estop:
+                    group.halt()
+                else:
+                    group.release()
+                log.info("joint commands no longer obeyed", stream=name, estop=estop)
+            self._permitted[name] = permitted
+
+    # -- faults ---------------------------------------------------------------------------
+
+    def apply_fault(self, action: str, spec: FaultSpec, now: float, source: str = "cli") -> None:
+        """Set, clear or clear all (``action``); FaultError if the spec is invalid."""
+        if action == "set":
+            spec = validate(spec, four_flags=self._four_flags, axes=self._axes)
+            self.faults.set(spec, now)
+            self._note_fault(now, "set", spec, source)
+        elif action == "clear":
+            target = self._normalise_target(spec)
+            for gone in self.faults.clear(spec.kind, target):
+                self._note_fault(now, "clear", gone, source)
+        elif action == "clear_all":
+            for gone in self.faults.clear_all():
+                self._note_fault(now, "clear", gone, source)
+        else:
+            raise FaultError(f"unknown fault action {action!r}")
+        self._sync_faults(now)
+
+    def _normalise_target(self, spec: FaultSpec) -> str:
+        """The target to clear: "" (all of the kind) or the canonical form of the given one."""
+        if not spec.target:
+            return ""
+        return normalise_target(canonical_kind(spec.kind), spec.target, self._axes)
+
+    def _note_fault(self, now: float, action: str, spec: FaultSpec, source: str) -> None:
+        info = {
+            "action": action,
+            "kind": spec.kind,
+            "target": spec.target,
+            "value": spec.value,
+            "duration": spec.duration,
+        }
+        log.warning("fault", source=source, **info)
+        if self.recorder is not None:
+            self.recorder.note(now, "fault", {**info, "source": source})
+
+    def _sync_faults(self, now: float) -> None:
+        """Make the model agree with the fault book after any change to it."""
+        failing = self.faults.has("amr-failure")
+        if failing and not self.amr.failing:
+            self.amr.fail(now)
+        elif not failing and self.amr.failing:
+            self.amr.recover()
+        level = self.faults.get("battery-level")
+        self.battery.override = None if level is None else level.value
+        if self.faults.has("revoke-upper-control"):
+            self.upper_control = False
+        pad = remote.encode(
+            {f.target for f in self.faults.of_kind("button")},
+            {f.target: f.value for f in self.faults.of_kind("stick")},
+        )
+        for key in ("upper_state", "lower_state"):
+            self._states[key].record["wireless_remote"][:] = pad
+        errors = {f.target: int(f.value) for f in self.faults.of_kind("servo-error")}
+        self._nodes.set_errors(errors)
+        frozen = {node_joint(node) for node in errors}
+        for group in self.groups.values():
+            group.freeze(np.array([n in frozen for n in group.names], dtype=bool))
+        self._refresh_permissions()
+        self._status_dirty = True
+
+    def _poll_faults(self, now: float, periods: int) -> None:
+        for sample in self._fault_reader.take(N=16):
+            if isinstance(sample, types.Fault_):  # not the InvalidSample of a writer leaving
+                self._on_fault_request(sample, now)
+        expired = self.faults.expire(now)
+        for spec in expired:
+            self._note_fault(now, "expire", spec, source="duration")
+        if expired:
+            self._sync_faults(now)
+        if self._status_dirty:
+            self._publish_status(now, 0)
+
+    def _on_fault_request(self, sample: Any, now: float) -> None:
+        rid = int(sample.request_id)
+        if rid in self._applied_requests or rid in self._rejected_requests:
+            return  # a resend of a request already handled
+        action = {"FAULT_SET": "set", "FAULT_CLEAR": "clear", "FAULT_CLEAR_ALL": "clear_all"}[
+            sample.action.name
+        ]
+        try:
+            spec = FaultSpec(
+                canonical_kind(sample.kind.name),
+                str(sample.target),
+                float(sample.value),
+                float(sample.duration),
+            )
+            self.apply_fault(action, spec, now, source="dds")
+        except FaultError as e:
+            self._rejected_requests.append(rid)
+            self._last_rejection = f"{rid}: {e}"
+            log.warning("fault request refused", request_id=rid, reason=str(e))
+        else:
+            self._applied_requests.append(rid)
+        self._status_dirty = True
+
+    # -- state out ------------------------------------------------------------------------
+
+    def _dropped(self, key: str) -> bool:
+        return self.faults.has("state-dropout", "") or self.faults.has("state-dropout", key)
+
+    def _bms_alarms(self, block: str) -> int:
+        alarms = 0
+        for f in self.faults.of_kind("bms-alarm"):
+            if f.target in ("", block):
+                alarms |= int(f.value)
+        return alarms
+
+    def _publish_joints(self, name: str, key: str, now: float, periods: int) -> None:
+        group = self.groups[name]
+        if not self._permitted[name] and group.target is not None:
+            group.release()
+        group.step(periods / self.rates[key])
+        state = self._states[key]
+        self._joint_views[name].fill(group)
+        if key in self._bms:
+            rec = state.record
+            rec["fsm_id"] = self.fsm_id
+            if key == "upper_state":
+                rec["is_upper_control"] = self.upper_control
+            self._bms[key].fill(self.battery, self._bms_alarms(key[:5]), now - self.started)
+        if not self._dropped(key):
+            state.publish()
+
+    def _publish_upper_state(self, now: float, periods: int) -> None:
+        self._publish_joints("upper", "upper_state", now, periods)
+
+    def _publish_lower_state(self, now: float, periods: int) -> None:
+        self._publish_joints("lower", "lower_state", now, periods)
+
+    def _publish_hands_state(self, now: float, periods: int) -> None:
+        self._publish_joints("hands", "hands_state", now, periods)
+
+    def _publish_amr_state(self, now: float, periods: int) -> None:
+        dt = periods / self.rates["amr_state"]
+        self.battery.step(dt, charging=self.amr.charging)
+        halted = self._estop() or self.faults.has("amr-estop")
+        self.amr.step(now, dt, halted=halted)
+        state = self._states["amr_state"]
+        rec, amr, battery = state.record, self.amr, self.battery
+        rec["device_status"] = self._enum["dev"][amr.device_status]
+        rec["navigation_status"] = self._enum["nav"][amr.navigation_status]
+        basic = rec["basic_status"]
+        basic["battery_level"] = battery.reading
+        basic["battery_voltage"] = battery.pack_voltage
+        basic["battery_current"] = -8.0 if amr.charging else 3.5
+        basic["heartbeat"] = (int(basic["heartbeat"]) + 1) & 0xFFFF
+        rec["position"][:] = (amr.x, amr.y, amr.yaw)
+        event = rec["amr_event"]
+        event["emergency_stop_pressed"] = self.faults.has("amr-estop")
+        event["low_battery"] = battery.reading < 15.0
+        rec["error_code"][0] = amr.error_code
+        rec["task_id"] = amr.task_id
+        rec["work_mode"] = amr.work_mode
+        if not self._dropped("amr_state"):
+            state.publish()
+
+    def _publish_emergency_state(self, now: float, periods: int) -> None:
+        state = self._states["emergency_state"]
+        for kind, field in ESTOP_FLAGS.items():
+            if kind != "estop-di" or self._four_flags:
+                state.record[field] = self.faults.has(kind)
+        if not self._dropped("emergency_state"):
+            state.publish()
+
+    def _publish_main_nodes_state(self, now: float, periods: int) -> None:
+        if not self._dropped("main_nodes_state"):
+            self._states["main_nodes_state"].publish()
+
+    def status(self, now: float) -> Any:
+        """The ``Status_`` sample describing the sim now."""
+        t = types
+
+        def counters(name: str) -> Any:
+            return t.StreamCounters_(**self.counters[name].as_dict())
+
+        fields: dict[str, Any] = {
+            "pid": os.getpid(),
+            "seed": self.config.seed,
+            "variant": self.interface.variant.name,
+            "profile": self.profile.name,
+            "monotonic": now,
+            "applied_requests": list(self._applied_requests),
+            "rejected_requests": list(self._rejected_requests),
+            "last_rejection": self._last_rejection,
+            "faults": [
+                t.ActiveFault_(
+                    kind=t.FaultKind[KINDS[f.spec.kind]],
+                    target=f.spec.target,
+                    value=f.spec.value,
+                    remaining=f.remaining(now),
+                )
+                for f in self.faults.active()
+            ],
+            "upper": counters("upper"),
+            "lower": counters("lower"),
+            "hands": counters("hands"),
+            "events_received": self.events_received,
+            "fsm_id": self.fsm_id,
+            "is_upper_control": self.upper_control,
+        }
+        return t.Status_(**fields)
+
+    def _publish_status(self, now: float, periods: int) -> None:
+        self._status_writer.write(self.status(now))
+        self._status_dirty = False
+
+    def _flush_record(self) -> None:
+        if self.recorder is not None:
+            self.recorder.flush()
+
+
+def _fields(sample: Any) -> dict[str, Any]:
+    """A stock IDL sample as plain JSON-able fields (enums by name, nested as dicts)."""
+    out: dict[str, Any] = {}
+    for name in sample.__dataclass_fields__:
+        value = getattr(sample, name)
+        if hasattr(value, "__dataclass_fields__"):
+            out[name] = _fields(value)
+        elif hasattr(value, "name") and hasattr(value, "value"):
+            out[name] = value.name
+        elif isinstance(value, float) and not math.isfinite(value):
+            out[name] = str(value)
+        else:
+            out[name] = value
+    return out
+
+
+__all__ = ["STREAMS", "SimAtom", "SimConfig"]

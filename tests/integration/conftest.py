@@ -1,0 +1,49 @@
+"""Integration: the executive's real assembly against the simulated Atom as its own process."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from executive import dds
+from executive.missions import MissionStore
+from executive.profile import load_profile
+from executive.runtime import Runtime
+from executive.wire import Interface
+from tests.sim.conftest import Sim, start_sim  # noqa: F401 - the fixture, shared
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class Live:
+    sim: Sim
+    runtime: Runtime
+    store: MissionStore
+
+    def start(self, name: str, **params: object) -> str:
+        root, errors = self.store.build(name, dict(params))
+        assert root is not None, errors
+        ok, run_id = self.runtime.executive.submit(
+            lambda: self.runtime.executive.start_mission(name, root)
+        ).result(5)
+        assert ok, run_id
+        return run_id
+
+
+@pytest.fixture
+def live(start_sim: Callable[..., Sim], dds_domain: int) -> Iterator[Live]:  # noqa: F811
+    """The sim (fast base) and the executive runtime ticking in this process."""
+    sim = start_sim("--amr-speed", "3.0", "--seed", "3")
+    profile = load_profile()
+    with dds.open_participant(dds_domain) as participant:
+        runtime = Runtime.build(profile, Interface(), participant=participant)
+        runtime.start()
+        try:
+            yield Live(sim, runtime, MissionStore(ROOT / "missions", profile))
+        finally:
+            runtime.ticker.stop()
+            runtime.streamer.stop()
