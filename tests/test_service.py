@@ -1,0 +1,114 @@
+"""``atom-executive run`` as its own process: sd_notify over a real socket, clean refusals."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from executive import dds
+from executive.auth import write_key_file
+from executive.client import ExecutiveClient
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.dds
+
+
+def start(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "executive.cli",
+            "run",
+            "--data-dir",
+            str(tmp_path / "data"),
+            "--missions",
+            str(ROOT / "missions"),
+            *args,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def test_ready_watchdog_status_then_sigterm(tmp_path: Path, dds_domain: int) -> None:
+    path = tmp_path / "notify"
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(str(path))
+    sock.settimeout(30)
+    proc = start(tmp_path, env={"NOTIFY_SOCKET": str(path), "WATCHDOG_USEC": "2000000"})
+    try:
+        messages: list[str] = []
+        while not any(m.startswith("READY=1") for m in messages):
+            messages.append(sock.recv(4096).decode())
+        ready = next(m for m in messages if m.startswith("READY=1"))
+        assert "STATUS=IDLE; 6 missions; seed; atom-sdk" in ready
+        while "WATCHDOG=1" not in messages:  # pings follow from the tick loop
+            messages.append(sock.recv(4096).decode())
+        with dds.open_participant(dds_domain) as participant:  # and the service answers on DDS
+            assert ExecutiveClient(participant).status(30).state == "IDLE"
+        proc.terminate()
+        assert proc.wait(30) == 0
+        while not any(m.startswith("STOPPING=1") for m in messages):
+            messages.append(sock.recv(4096).decode())
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        sock.close()
+
+
+@pytest.mark.parametrize(
+    ("config", "words"),
+    [
+        ("tick_hz: -1\n", "tick_hz: must be > 0"),
+        ("safety: {max_state_age: x}\n", "safety.max_state_age: must be a number"),
+        ("profile: /nonexistent.yaml\n", "/nonexistent.yaml: cannot read"),
+        ("keys_file: {keys}\n", "too open"),
+    ],
+)
+def test_bad_start_up_input_stops_it_naming_the_key(
+    tmp_path: Path, config: str, words: str
+) -> None:
+    keys = tmp_path / "keys.yaml"
+    keys.write_text("operator: " + "ab" * 32 + "\n")
+    keys.chmod(0o644)
+    path = tmp_path / "config.yaml"
+    path.write_text(config.replace("{keys}", str(keys)))
+    proc = start(tmp_path, "--config", str(path))
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 2
+    assert words in out and "Traceback" not in out
+
+
+def test_killed_mid_mission_and_restarted_it_comes_up_idle(tmp_path: Path, dds_domain: int) -> None:
+    key = os.urandom(32)
+    write_key_file(tmp_path / "keys.yaml", {"operator": key})
+    config = tmp_path / "config.yaml"
+    config.write_text(f"keys_file: {tmp_path / 'keys.yaml'}\n")
+    proc = start(tmp_path, "--config", str(config))
+    try:
+        with dds.open_participant(dds_domain) as participant:
+            client = ExecutiveClient(participant, key=key)
+            client.status(30)
+            assert client.request("start", {"mission": "head_scan"}, timeout=10).code == 0
+            assert client.wait_status(lambda s: s.state == "RUNNING", 10) is not None
+    finally:
+        proc.kill()
+        proc.wait(10)
+    proc = start(tmp_path, "--config", str(config))
+    try:
+        with dds.open_participant(dds_domain) as participant:
+            status = ExecutiveClient(participant).wait_status(
+                lambda s: s.executive_id.endswith(f":{proc.pid}"), 30
+            )
+            assert status is not None and status.state == "IDLE" and status.mission == ""
+    finally:
+        proc.terminate()
+        proc.wait(30)
