@@ -12,7 +12,7 @@ SYSTEM_PACKAGES := cyclonedds-dev cyclonedds-tools libsystemd-dev pkg-config gcc
 # Every DDS participant we start here stays on loopback (see executive/resources).
 export CYCLONEDDS_URI := file://$(CURDIR)/executive/resources/cyclonedds-loopback.xml
 
-.PHONY: help system-deps venv idl idl-check lint typecheck pytest test demo sim clean
+.PHONY: help system-deps venv idl idl-check lint typecheck pytest test demo sim clean bench-stream
 
 help:
 	@echo "make test   - lint, type-check and run every test (sets up .venv first)"
@@ -73,3 +73,6 @@ demo: venv
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+
+bench-stream: venv
+	$(BIN)/python bench/stream_and_codec.py
