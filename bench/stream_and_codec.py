@@ -79,6 +79,7 @@ def stream(seconds: float = 10.0) -> None:
 
 
 if __name__ == "__main__":
-    os.environ.setdefault("ATOM_DDS_DOMAIN", "211")
+    lease = dds.lease_domain()
+    os.environ.setdefault("ATOM_DDS_DOMAIN", str(lease.domain))
     serialization()
     stream(float(sys.argv[1]) if len(sys.argv) > 1 else 10.0)

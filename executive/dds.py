@@ -10,7 +10,10 @@ domain id: ``ATOM_DDS_DOMAIN`` when set, else 0, so test runs can each take thei
 
 from __future__ import annotations
 
+import fcntl
 import os
+import random
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -35,6 +38,42 @@ def domain_id_from_env(default: int = 0) -> int:
     if not 0 <= value <= MAX_DOMAIN_ID:
         raise ValueError(f"{DOMAIN_ENV}={value} is outside 0..{MAX_DOMAIN_ID}")
     return value
+
+
+class DomainLease:
+    """A DDS domain id held exclusively by this process until ``release()``.
+
+    Concurrent test runs, demos and benchmarks on one machine must never share a domain
+    (one run's injected e-stop would land in another's mission). A lease is an advisory
+    lock on a file named after the domain in the temp folder: whoever holds it owns the
+    domain; the kernel drops it if the process dies.
+    """
+
+    def __init__(self, domain: int, fd: int) -> None:
+        self.domain = domain
+        self._fd: int | None = fd
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def lease_domain(first: int = 1, last: int = MAX_DOMAIN_ID) -> DomainLease:
+    """Lease a free domain in first..last, starting the search at a random point."""
+    span = last - first + 1
+    start = random.SystemRandom().randrange(span)
+    for i in range(span):
+        domain = first + (start + i) % span
+        path = os.path.join(tempfile.gettempdir(), f"atom-executive-dds-domain-{domain}.lock")
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            continue
+        return DomainLease(domain, fd)
+    raise RuntimeError(f"every DDS domain in {first}..{last} is leased by another process")
 
 
 def make_participant(

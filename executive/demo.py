@@ -11,7 +11,6 @@ it should, and cleans up its processes whatever happens.
 from __future__ import annotations
 
 import os
-import random
 import subprocess
 import sys
 import tempfile
@@ -91,7 +90,8 @@ class Demo:
 
 
 def main() -> int:
-    domain = random.SystemRandom().randrange(100, 230)
+    lease = dds.lease_domain()  # no test run or other demo shares it meanwhile
+    domain = lease.domain
     os.environ["ATOM_DDS_DOMAIN"] = str(domain)
     os.environ.setdefault(
         "CYCLONEDDS_URI", (ROOT / "executive/resources/cyclonedds-loopback.xml").as_uri()

@@ -13,11 +13,10 @@ from dataclasses import dataclass, field
 from cyclonedds.domain import DomainParticipant
 
 from behaviours.context import DdsCommands, RobotContext
-from behaviours.state import STATE_TOPICS
 from executive import dds
 from executive.core import Executive
 from executive.motion.streamer import MotionStreamer
-from executive.profile import RobotProfile
+from executive.profile import STATE_TOPICS, RobotProfile
 from executive.robot_io import RobotIO, Side
 from executive.safety import SafetyConfig, SafetyMonitor
 from executive.ticker import Ticker

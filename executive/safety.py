@@ -29,7 +29,8 @@ import structlog
 from py_trees.common import Access, Status
 
 from behaviours.context import RobotCommands
-from behaviours.state import STATE_TOPICS, key
+from behaviours.state import key
+from executive.profile import STATE_TOPICS
 from executive.robot_io import Stamped
 
 log = structlog.get_logger(__name__)

@@ -10,11 +10,10 @@ from dataclasses import dataclass
 import pytest
 
 from behaviours.context import DdsCommands, RobotContext
-from behaviours.state import STATE_TOPICS
 from executive import dds
 from executive.core import Executive
 from executive.motion.streamer import MotionStreamer
-from executive.profile import load_profile
+from executive.profile import STATE_TOPICS, load_profile
 from executive.robot_io import RobotIO, Side
 from executive.safety import SafetyMonitor
 

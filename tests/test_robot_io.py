@@ -66,3 +66,20 @@ def test_records_mode_reads_numpy_records(dds_domain: int) -> None:
                 break
         assert got is not None
         assert list(got["motor_state"]["q"]) == [0.5] * 17
+
+
+def test_a_leased_domain_is_not_leased_twice() -> None:
+    a, b = dds.lease_domain(), dds.lease_domain()
+    try:
+        assert a.domain != b.domain
+        try:
+            dds.lease_domain(a.domain, a.domain)
+            raise AssertionError("leased the same domain twice")
+        except RuntimeError as e:
+            assert "leased by another process" in str(e)
+        a.release()
+        again = dds.lease_domain(a.domain, a.domain)  # free again once released
+        again.release()
+    finally:
+        a.release()
+        b.release()

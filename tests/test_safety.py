@@ -7,20 +7,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from executive.robot_io import Stamped
+from executive.profile import STATE_TOPICS
+from executive.robot_io import TOPICS, Stamped
 from executive.safety import Activity, Cause, EstopFastPath, SafetyConfig, SafetyMonitor
 from executive.wire import Interface, Variant
 from executive.wire.codec import Codec
 
 IFACE = Interface()
-TYPES = {
-    "upper_state": "UpperState_",
-    "lower_state": "LowerState_",
-    "hands_state": "HandsState_",
-    "amr_state": "AMRState_",
-    "emergency_state": "EmergencyState_",
-    "main_nodes_state": "MainNodesState_",
-}
+TYPES = {topic: TOPICS[topic].type_name for topic in STATE_TOPICS}
 
 
 class World:

@@ -17,21 +17,14 @@ import pytest
 from behaviours.context import RobotContext
 from behaviours.state import key
 from executive.motion.trajectory import Trajectory
-from executive.profile import load_profile
-from executive.robot_io import Stamped
+from executive.profile import STATE_TOPICS, load_profile
+from executive.robot_io import TOPICS, Stamped
 from executive.wire import Interface
 from executive.wire.codec import Codec
 
 PROFILE = load_profile()
 IFACE = Interface()
-TYPES = {
-    "upper_state": "UpperState_",
-    "lower_state": "LowerState_",
-    "hands_state": "HandsState_",
-    "amr_state": "AMRState_",
-    "emergency_state": "EmergencyState_",
-    "main_nodes_state": "MainNodesState_",
-}
+TYPES = {topic: TOPICS[topic].type_name for topic in STATE_TOPICS}
 
 
 class Clock:

@@ -3,7 +3,8 @@
 Layout (seed 000, DESIGN.md 3.3): byte 2 bits high to low ``'', '', LT, RT, SELECT, START,
 LB, RB``; byte 3 ``LEFT, DOWN, RIGHT, UP, Y, X, B, A``; bytes 4-7 LX, 8-11 RX, 12-15 RY,
 16-19 LY as little-endian float32. The sim "presses" buttons and moves sticks through the
-BUTTON and STICK faults, so missions that wait for the operator can run unattended.
+BUTTON and STICK faults (so missions that wait for the operator can run unattended); the
+wait_for_button leaf reads buttons with the same table.
 """
 
 from __future__ import annotations
