@@ -15,17 +15,10 @@ from typing import Any
 
 import py_trees
 
+from executive.profile import STATE_TOPICS
 from executive.robot_io import RobotIO, Stamped
 
 NAMESPACE = "/robot"
-STATE_TOPICS = (
-    "upper_state",
-    "lower_state",
-    "hands_state",
-    "amr_state",
-    "emergency_state",
-    "main_nodes_state",
-)
 
 
 def key(topic: str) -> str:

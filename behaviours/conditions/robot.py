@@ -6,24 +6,7 @@ from py_trees.common import Status
 
 from behaviours.base import RobotLeaf
 from behaviours.state import latest
-
-# wireless_remote byte and bit of each button (seed 000; DESIGN.md 3.3)
-BUTTONS: dict[str, tuple[int, int]] = {
-    "LT": (2, 5),
-    "RT": (2, 4),
-    "SELECT": (2, 3),
-    "START": (2, 2),
-    "LB": (2, 1),
-    "RB": (2, 0),
-    "LEFT": (3, 7),
-    "DOWN": (3, 6),
-    "RIGHT": (3, 5),
-    "UP": (3, 4),
-    "Y": (3, 3),
-    "X": (3, 2),
-    "B": (3, 1),
-    "A": (3, 0),
-}
+from executive.gamepad import BUTTONS  # wireless_remote byte and bit of each button
 
 
 class CheckBattery(RobotLeaf):
