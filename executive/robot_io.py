@@ -111,7 +111,9 @@ class LatestReader(Generic[T]):
             listener=Listener(on_data_available=self._on_data),  # type: ignore[no-untyped-call]
         )
 
-    def _on_data(self, reader: DataReader[T]) -> None:
+    def _on_data(self, reader: DataReader[T] | None) -> None:
+        if reader is None:  # the reader was deleted while its last callback was in flight
+            return
         if self._codec is None:  # a writer leaving shows up as an InvalidSample: not state
             samples: list[Any] = [s for s in reader.take(N=64) if not isinstance(s, InvalidSample)]
         else:

@@ -213,9 +213,13 @@ class MotionStreamer:
         """Stop moving these joints and hold them at the given (measured) positions.
 
         What a preempted move leaves behind: its joints stay where they are measured,
-        clipped to limits; other joints' trajectories go on.
+        clipped to limits; other joints' trajectories go on. While the streamer holds, this
+        does nothing: the hold owns every target (a leaf preempted by a SAFE-STOP must not
+        retarget the arm to a position it read from possibly stale state).
         """
         with self._lock:
+            if self._held:
+                return
             by_topic: dict[str, dict[int, float]] = {}
             for name, q in positions.items():
                 joint = self.profile.joints[name]

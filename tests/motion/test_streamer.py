@@ -178,3 +178,18 @@ def test_hold_joints_stops_only_those_joints(rig: Rig) -> None:
     assert q[PROFILE.joints["left_elbow_pitch"].index] == pytest.approx(0.4)
     assert q[PROFILE.joints["right_elbow_pitch"].index] == pytest.approx(1.0)
     assert not rig.streamer.held
+
+
+def test_a_preempted_leaf_cannot_retarget_a_held_stream(rig: Rig) -> None:
+    """Found by the sim's dropout fault: a leaf's terminate() ran after the SAFE-STOP hold
+    and moved the arm to the (stale) position on its blackboard."""
+    rig.publish_state(0.0)
+    rig.streamer.submit(
+        plan(PROFILE, {"left_elbow_pitch": 1.0}, {"left_elbow_pitch": 0.0}, 0.0, duration=2.0)
+    )
+    rig.streamer.step(1.0)
+    rig.streamer.hold("stale state")
+    held_q = rig.published[-1][1]
+    rig.streamer.hold_joints({"left_elbow_pitch": -0.5})  # what MoveJoints.abort() would ask
+    rig.streamer.step(1.5)
+    assert np.array_equal(rig.published[-1][1], held_q)
