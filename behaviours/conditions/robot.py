@@ -55,18 +55,26 @@ class WaitForButton(RobotLeaf):
         self.button = button
         self._released = False
 
+    def _pressed(self, topic: str) -> tuple[bool, float] | None:
+        state = latest(self.bb, topic)
+        if state is None:
+            return None
+        byte, bit = BUTTONS[self.button]
+        return bool(int(state.sample["wireless_remote"][byte]) >> bit & 1), state.received
+
     def start(self) -> None:
-        self._released = False
+        # Held when the wait starts (in the newest sample before it) does not count; a press
+        # that lands in the very next sample does (a race the first version lost).
+        held = [p[0] for t in self.reads if (p := self._pressed(t)) is not None]
+        self._released = not any(held)
         self.feedback_message = f"press {self.button}"
 
     def poll(self) -> Status:
-        byte, bit = BUTTONS[self.button]
         for topic in self.reads:
-            state = latest(self.bb, topic)
-            if state is None or state.received < self.started_at:
+            seen = self._pressed(topic)
+            if seen is None or seen[1] < self.started_at:
                 continue
-            pressed = bool(int(state.sample["wireless_remote"][byte]) >> bit & 1)
-            if not pressed:
+            if not seen[0]:
                 self._released = True
             elif self._released:
                 return Status.SUCCESS

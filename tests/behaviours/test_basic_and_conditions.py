@@ -72,6 +72,14 @@ def test_button_needs_a_fresh_press(kit: Kit) -> None:
     assert kit.tick(leaf, 0.05) is Status.SUCCESS
 
 
+def test_a_press_right_after_the_start_counts(kit: Kit) -> None:
+    press(kit)  # released before the step
+    leaf = kit.setup(WaitForButton("X", timeout=10))
+    kit.tick(leaf, 0.01)
+    press(kit, "X")  # the very next sample already shows the press
+    assert kit.tick(leaf, 0.02) is Status.SUCCESS
+
+
 def test_button_times_out(kit: Kit) -> None:
     leaf = kit.setup(WaitForButton("Y", timeout=1.0))
     kit.tick(leaf)
