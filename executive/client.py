@@ -64,12 +64,13 @@ class ExecutiveClient:
     def _on_reply(self, reader: DataReader[Reply_]) -> None:
         with self._cond:
             for reply in reader.take(N=64):
-                if reply.client_id == self.client_id:
+                # a stock reader yields InvalidSample when the service's writer goes away
+                if isinstance(reply, Reply_) and reply.client_id == self.client_id:
                     self._replies[reply.request_id] = reply
             self._cond.notify_all()
 
     def _on_status(self, reader: DataReader[Status_]) -> None:
-        samples = reader.take(N=64)
+        samples = [s for s in reader.take(N=64) if isinstance(s, Status_)]
         if samples:
             with self._cond:
                 self._status = samples[-1]
