@@ -10,24 +10,16 @@ it should, and cleans up its processes whatever happens.
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-from executive import dds
-from executive.auth import write_key_file
 from executive.client import ExecutiveClient
 from executive.operator import render_tree, summary
 from executive.robot_io import TOPICS, RobotIO, Side
 from executive.sim.client import SimClient
-
-ROOT = Path(__file__).resolve().parents[1]
-KEY = os.urandom(32)
+from executive.stack import Stack, running_stack
 
 
 def say(text: str) -> None:
@@ -35,17 +27,11 @@ def say(text: str) -> None:
 
 
 class Demo:
-    def __init__(self, workdir: Path) -> None:
-        self.workdir = workdir
-        self.procs: list[subprocess.Popen[bytes]] = []
+    """The checks an operator would make, and the live tree as the status changes."""
+
+    def __init__(self) -> None:
         self.checks: list[tuple[str, bool]] = []
         self.last_tree = ""
-
-    def spawn(self, name: str, *args: str) -> None:
-        log = (self.workdir / f"{name}.log").open("wb")
-        self.procs.append(
-            subprocess.Popen([sys.executable, "-m", "executive.cli", *args], stdout=log, stderr=log)
-        )
 
     def check(self, what: str, ok: bool) -> bool:
         self.checks.append((what, ok))
@@ -79,70 +65,44 @@ class Demo:
                 return status
         return None
 
-    def close(self) -> None:
-        for p in self.procs:
-            p.terminate()
-        for p in self.procs:
-            try:
-                p.wait(10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-
 
 def main() -> int:
-    lease = dds.lease_domain()  # no test run or other demo shares it meanwhile
-    domain = lease.domain
-    os.environ["ATOM_DDS_DOMAIN"] = str(domain)
-    os.environ.setdefault(
-        "CYCLONEDDS_URI", (ROOT / "executive/resources/cyclonedds-loopback.xml").as_uri()
-    )
     started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="atom-demo-") as tmp:
-        work = Path(tmp)
-        write_key_file(work / "keys.yaml", {"operator": KEY})
-        (work / "config.yaml").write_text(
-            f"keys_file: {work / 'keys.yaml'}\ndata_dir: {work / 'data'}\nmissions_dir: {ROOT / 'missions'}\n"
-        )
-        demo = Demo(work)
-        try:
-            return run(demo, work, domain, started)
-        finally:
-            demo.close()
+    with running_stack() as stack:  # a leased domain: no test run or other demo shares it
+        demo = Demo()
+        return run(demo, stack, started)
 
 
-def run(demo: Demo, work: Path, domain: int, started: float) -> int:
-    say(f"starting the simulated Atom and the executive on loopback DDS domain {domain}")
-    demo.spawn("sim", "sim", "--amr-speed", "2.5", "--seed", "1")
-    demo.spawn("executive", "run", "--config", str(work / "config.yaml"))
-    with dds.open_participant(domain) as participant:
-        sim = SimClient(participant, timeout=15)
-        amr = RobotIO(participant, side=Side.CONTROLLER, topics={"amr_state": TOPICS["amr_state"]})
-        client = ExecutiveClient(participant, key=KEY)
-        sim.wait_ready(30)
-        status = client.status(30)
-        demo.check(
-            f"executive ready: {status.state}, interface {status.interface_variant}, profile {status.profile}",
-            status.state == "IDLE",
-        )
-        reply = client.request("list_missions")
-        print("  missions:", reply.payload, flush=True)  # noqa: T201
+def run(demo: Demo, stack: Stack, started: float) -> int:
+    say(f"starting the simulated Atom and the executive on loopback DDS domain {stack.domain}")
+    stack.start_sim("--amr-speed", "2.5", "--seed", "1")
+    stack.start_service()
+    sim, client = stack.sim, stack.client
+    amr = RobotIO(stack.dds, side=Side.CONTROLLER, topics={"amr_state": TOPICS["amr_state"]})
+    status = client.status(30)
+    demo.check(
+        f"executive ready: {status.state}, interface {status.interface_variant}, profile {status.profile}",
+        status.state == "IDLE",
+    )
+    reply = client.request("list_missions")
+    print("  missions:", reply.payload, flush=True)  # noqa: T201
 
-        say("operator: start deliver_drink (table 4)")
-        reply = client.request("start", {"mission": "deliver_drink", "params": {"table_tag": 4}})
-        demo.check(f"start accepted (run {reply.message})", reply.code == 0)
-        waiting = demo.follow(
-            client, lambda s: "Wait for button A" in s.active_node or s.state != "RUNNING", 120
-        )
-        if waiting is not None and "Wait for button A" in waiting.active_node:
-            say("operator: the guest holds the cup; pressing A on the gamepad")
-            for _ in range(3):  # as a person would: press again if nothing happened
-                sim.inject("button", "A", duration=1.0)
-                if client.wait_status(lambda s: "Wait for button A" not in s.active_node, 4.0):
-                    break
-        done = demo.follow(client, lambda s: s.state != "RUNNING", 120)
-        demo.check("deliver_drink SUCCEEDED", done is not None and done.state == "SUCCEEDED")
+    say("operator: start deliver_drink (table 4)")
+    reply = client.request("start", {"mission": "deliver_drink", "params": {"table_tag": 4}})
+    demo.check(f"start accepted (run {reply.message})", reply.code == 0)
+    waiting = demo.follow(
+        client, lambda s: "Wait for button A" in s.active_node or s.state != "RUNNING", 120
+    )
+    if waiting is not None and "Wait for button A" in waiting.active_node:
+        say("operator: the guest holds the cup; pressing A on the gamepad")
+        for _ in range(3):  # as a person would: press again if nothing happened
+            sim.inject("button", "A", duration=1.0)
+            if client.wait_status(lambda s: "Wait for button A" not in s.active_node, 4.0):
+                break
+    done = demo.follow(client, lambda s: s.state != "RUNNING", 120)
+    demo.check("deliver_drink SUCCEEDED", done is not None and done.state == "SUCCEEDED")
 
-        estop_scene(demo, client, sim, amr)
+    estop_scene(demo, client, sim, amr)
 
     elapsed = time.monotonic() - started
     failed = [what for what, ok in demo.checks if not ok]
