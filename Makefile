@@ -12,12 +12,17 @@ SYSTEM_PACKAGES := cyclonedds-dev cyclonedds-tools libsystemd-dev pkg-config gcc
 # Every DDS participant we start here stays on loopback (see executive/resources).
 export CYCLONEDDS_URI := file://$(CURDIR)/executive/resources/cyclonedds-loopback.xml
 
-.PHONY: help system-deps venv idl idl-check lint typecheck pytest test demo sim clean bench-stream
+.PHONY: help system-deps venv idl idl-check lint typecheck pytest test demo sim clean bench-stream \
+	bench faults fuzz soak
 
 help:
 	@echo "make test   - lint, type-check and run every test (sets up .venv first)"
 	@echo "make demo   - run the simulated Atom and the executive on loopback DDS"
 	@echo "make idl    - regenerate the Python wire types from idl/ with idlc"
+	@echo "make bench  - benchmarks: e-stop to hold, stream jitter, tick, load, memory"
+	@echo "make faults - the fault matrix against the sim and the service, as a report"
+	@echo "make fuzz   - the long fuzz run: 10,000+ mission files and requests"
+	@echo "make soak   - 1,000 missions back to back with random faults and resets"
 
 system-deps:
 	@missing=$$(for p in $(SYSTEM_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q "install ok installed" || echo $$p; done); \
@@ -76,3 +81,15 @@ clean:
 
 bench-stream: venv
 	$(BIN)/python bench/stream_and_codec.py
+
+bench: venv
+	$(BIN)/python bench/run.py
+
+faults: venv
+	$(BIN)/python bench/faults.py
+
+fuzz: venv
+	ATOM_FUZZ=long $(BIN)/pytest tests/fuzz -q
+
+soak: venv
+	$(BIN)/python bench/soak.py
