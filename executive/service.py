@@ -21,7 +21,7 @@ from typing import Any
 
 import structlog
 
-from executive import dds, logs, notify
+from executive import dds, faultpoints, logs, notify
 from executive.auth import Authenticator, KeyFileError, load_keys
 from executive.config import ConfigError, ServiceConfig, load_config
 from executive.core import Executive
@@ -110,6 +110,10 @@ def run(args: argparse.Namespace) -> int:
         config, profile, auth, store = _load(args)
     except (ConfigError, ProfileError, KeyFileError, ValueError) as e:
         return _fail(str(e))
+    try:
+        fault_hooks = faultpoints.tick_hooks()
+    except ValueError as e:
+        return _fail(str(e))
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
@@ -160,6 +164,7 @@ def run(args: argparse.Namespace) -> int:
             notify.watchdog()
 
     runtime.after_tick.append(after_tick)
+    runtime.after_tick.extend(fault_hooks)
     server.start()
     runtime.start()
     notify.ready(f"IDLE; {len(store.names())} missions; {interface.variant.name}; {profile.name}")
