@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import signal
 import threading
 import time
@@ -28,6 +27,7 @@ from executive.core import Executive
 from executive.missions import MissionStore
 from executive.profile import ProfileError, RobotProfile, load_profile
 from executive.requests import RequestServer
+from executive.runrecord import RunRecorder
 from executive.runtime import Runtime
 from executive.status import StatusPublisher, state_line
 from executive.wire import Interface
@@ -35,44 +35,6 @@ from executive.wire import Interface
 log = structlog.get_logger(__name__)
 
 EXIT_CONFIG = 2
-
-
-class RunRecorder:
-    """Appends each run's events to ``<data_dir>/runs/<run_id>.jsonl`` as they happen.
-
-    Written and flushed line by line, so nothing about a run is lost if the service dies.
-    """
-
-    def __init__(self, data_dir: str | Path) -> None:
-        self.dir = Path(data_dir) / "runs"
-        self.dir.mkdir(parents=True, exist_ok=True)
-        self._last: tuple[Any, ...] | None = None
-
-    def write(self, run_id: str, event: dict[str, Any]) -> None:
-        with (self.dir / f"{run_id}.jsonl").open("a", encoding="utf-8") as f:
-            f.write(json.dumps({"ts": time.time(), **event}, default=str) + "\n")
-
-    def on_change(self, ex: Executive) -> None:
-        run = ex.run or ex.last_run
-        if run is None:
-            return
-        key = (run.run_id, ex.state)
-        if key == self._last:
-            return
-        self._last = key
-        event: dict[str, Any] = {"event": "state", "state": ex.state.value, "mission": run.name}
-        if ex.run is None:
-            event["result"] = run.result.value if run.result else ""
-            event["reason"] = run.reason
-            event["safety"] = [str(c) for c in ex.monitor.reasons]
-        self.write(run.run_id, event)
-        log.info(
-            "run",
-            mission=run.name,
-            run_id=run.run_id,
-            state=ex.state.value,
-            reason=event.get("reason", ""),
-        )
 
 
 def add_parser(sub: Any) -> None:
@@ -157,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
     last_ping = [0.0]
 
     def after_tick() -> None:
+        recorder.on_tick(ex)
         publisher.maybe_publish()
         now = time.monotonic()
         if now - last_ping[0] >= ping_every / 2:  # only a loop that ticks pings

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -97,11 +98,17 @@ def test_killed_mid_mission_and_restarted_it_comes_up_idle(tmp_path: Path, dds_d
         with dds.open_participant(dds_domain) as participant:
             client = ExecutiveClient(participant, key=key)
             client.status(30)
-            assert client.request("start", {"mission": "head_scan"}, timeout=10).code == 0
-            assert client.wait_status(lambda s: s.state == "RUNNING", 10) is not None
+            reply = client.request("start", {"mission": "head_scan"}, timeout=10)
+            assert reply.code == 0
+            assert client.wait_status(lambda s: s.state == "RUNNING" and s.active_node, 10)
     finally:
         proc.kill()
         proc.wait(10)
+    # what the run did up to the kill is on disk: its start and its tree's transitions
+    record = tmp_path / "data" / "runs" / f"{reply.message}.jsonl"
+    events = [json.loads(line) for line in record.read_text().splitlines()]
+    assert events[0]["event"] == "state" and events[0]["state"] == "RUNNING"
+    assert any(e["event"] == "node" and e["status"] == "RUNNING" for e in events)
     proc = start(tmp_path, "--config", str(config))
     try:
         with dds.open_participant(dds_domain) as participant:
