@@ -16,12 +16,17 @@ from typing import Any, cast
 import yaml
 
 from executive import dds
-from executive.auth import load_keys
+from executive.auth import KeyFileError, load_keys
 from executive.client import ExecutiveClient, NoExecutiveError
 from executive.wire.gen.own.atom_executive.msg import Status_
 
 EXIT_REFUSED = 1
+EXIT_USAGE = 2
 EXIT_NO_EXECUTIVE = 3
+
+
+class UsageError(ValueError):
+    """Bad command-line input: said in one line, exit code 2, before any DDS traffic."""
 
 
 def render_tree(status: Status_) -> str:
@@ -52,15 +57,17 @@ def summary(status: Status_) -> str:
     return "\n".join(parts)
 
 
-def _client(args: argparse.Namespace, participant: Any) -> ExecutiveClient:
-    key = None
-    if getattr(args, "key_file", None):
+def _key(args: argparse.Namespace) -> bytes | None:
+    """This client's HMAC key from ``--key-file``, or None for read-only commands."""
+    if not getattr(args, "key_file", None):
+        return None
+    try:
         key = load_keys(args.key_file).get(args.client_id)
-        if key is None:
-            raise SystemExit(
-                f"atom-executive: no key for client {args.client_id!r} in {args.key_file}"
-            )
-    return ExecutiveClient(participant, client_id=args.client_id, key=key)
+    except KeyFileError as e:
+        raise UsageError(str(e)) from None
+    if key is None:
+        raise UsageError(f"no key for client {args.client_id!r} in {args.key_file}")
+    return key
 
 
 def _params(items: list[str]) -> dict[str, Any]:
@@ -68,22 +75,34 @@ def _params(items: list[str]) -> dict[str, Any]:
     for item in items:
         name, sep, value = item.partition("=")
         if not sep or not name:
-            raise SystemExit(f"atom-executive: --param {item!r} must be name=value")
+            raise UsageError(f"--param {item!r} must be name=value")
         params[name] = yaml.safe_load(value)  # 3 -> int, 1.5 -> float, true -> bool, else text
     return params
 
 
 def run(args: argparse.Namespace) -> int:
+    try:
+        key = _key(args)
+        request_args = (
+            {"mission": args.mission, "params": _params(args.param)}
+            if args.command == "start"
+            else {}
+        )
+    except UsageError as e:
+        print(f"atom-executive: {e}", file=sys.stderr)
+        return EXIT_USAGE
     with dds.open_participant(args.domain) as participant:
-        client = _client(args, participant)
+        client = ExecutiveClient(participant, client_id=args.client_id, key=key)
         try:
-            return _dispatch(args, client)
+            return _dispatch(args, client, request_args)
         except NoExecutiveError as e:
             print(f"atom-executive: {e}", file=sys.stderr)
             return EXIT_NO_EXECUTIVE
 
 
-def _dispatch(args: argparse.Namespace, client: ExecutiveClient) -> int:
+def _dispatch(
+    args: argparse.Namespace, client: ExecutiveClient, request_args: dict[str, Any]
+) -> int:
     if args.command == "status":
         status = client.status(args.timeout)
         if args.json:
@@ -103,9 +122,6 @@ def _dispatch(args: argparse.Namespace, client: ExecutiveClient) -> int:
     if args.command == "watch":
         return _watch(client, args)
     verb = {"missions": "list_missions"}.get(args.command, args.command)
-    request_args: dict[str, Any] = {}
-    if args.command == "start":
-        request_args = {"mission": args.mission, "params": _params(args.param)}
     reply = client.request(verb, request_args, timeout=args.timeout)
     if args.command == "missions" and reply.code == 0:
         print("\n".join(json.loads(reply.payload)))
