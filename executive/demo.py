@@ -13,12 +13,14 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from executive.client import ExecutiveClient
 from executive.operator import render_tree, summary
 from executive.robot_io import TOPICS, RobotIO, Side
 from executive.sim.client import SimClient
+from executive.sim.record import Recording
 from executive.stack import Stack, running_stack
 
 
@@ -75,7 +77,7 @@ def main() -> int:
 
 def run(demo: Demo, stack: Stack, started: float) -> int:
     say(f"starting the simulated Atom and the executive on loopback DDS domain {stack.domain}")
-    stack.start_sim("--amr-speed", "2.5", "--seed", "1")
+    stack.start_sim("--amr-speed", "2.5", "--seed", "1", "--record", str(record_path(stack)))
     stack.start_service()
     sim, client = stack.sim, stack.client
     amr = RobotIO(stack.dds, side=Side.CONTROLLER, topics={"amr_state": TOPICS["amr_state"]})
@@ -102,7 +104,7 @@ def run(demo: Demo, stack: Stack, started: float) -> int:
     done = demo.follow(client, lambda s: s.state != "RUNNING", 120)
     demo.check("deliver_drink SUCCEEDED", done is not None and done.state == "SUCCEEDED")
 
-    estop_scene(demo, client, sim, amr)
+    estop_scene(demo, client, sim, amr, record_path(stack))
 
     elapsed = time.monotonic() - started
     failed = [what for what, ok in demo.checks if not ok]
@@ -114,9 +116,17 @@ def run(demo: Demo, stack: Stack, started: float) -> int:
     return 1 if failed else 0
 
 
-def estop_scene(demo: Demo, client: ExecutiveClient, sim: SimClient, amr: RobotIO) -> None:
-    """An e-stop mid-navigation: preempt, hold, cancel, latch, refused reset, reset."""
-    say("operator: start deliver_drink again; an e-stop will hit mid-navigation")
+def record_path(stack: Stack) -> Path:
+    """Where the sim writes every command it receives: the witness of what was sent."""
+    return stack.workdir / "sim-record.jsonl"
+
+
+def estop_scene(
+    demo: Demo, client: ExecutiveClient, sim: SimClient, amr: RobotIO, record: Path
+) -> None:
+    """An e-stop while the base carries the cup to the table, the arm held up in its pose:
+    preempt, hold, cancel, latch, refused reset, reset."""
+    say("operator: start deliver_drink again; an e-stop will hit on the way to the table")
     nav_seen: set[str] = set()  # every navigation_status seen from here on
     amr.readers["amr_state"].add_callback(lambda a: nav_seen.add(a.navigation_status.name))
     # the base is at the bar (tag 3) after the first run: send it to a far tag this time
@@ -124,7 +134,7 @@ def estop_scene(demo: Demo, client: ExecutiveClient, sim: SimClient, amr: RobotI
         "start", {"mission": "deliver_drink", "params": {"bar_tag": 1, "table_tag": 2}}
     )
     demo.check("start accepted", reply.code == 0)
-    demo.follow(client, lambda s: "Drive to the bar" in s.active_node, 60)
+    demo.follow(client, lambda s: "Drive to the table" in s.active_node, 90)
     deadline = time.monotonic() + 10
     while "RUNNING" not in nav_seen and time.monotonic() < deadline:  # the base is driving
         time.sleep(0.02)
@@ -139,6 +149,16 @@ def estop_scene(demo: Demo, client: ExecutiveClient, sim: SimClient, amr: RobotI
     while "CANCELED" not in nav_seen and time.monotonic() < deadline:
         time.sleep(0.05)
     demo.check("the base's task was canceled (navigation_status CANCELED)", "CANCELED" in nav_seen)
+    time.sleep(0.3)  # the sim flushes its record every 100 ms
+    rec = Recording.load(record)
+    pressed = [t for t, f in rec.faults if f["kind"] == "estop-soft" and f["action"] == "set"]
+    since = pressed[-1] if pressed else 0.0
+    held = rec.commands(after=since)
+    demo.check(
+        f"the sim's record: no joint command moved the arm after the e-stop "
+        f"({len(held)} holding commands since)",
+        bool(pressed) and bool(held) and rec.motion_commands(since) == [],
+    )
     reply = client.request("start", {"mission": "head_scan"})
     demo.check(f"start refused while latched: {reply.message}", reply.code != 0)
     reply = client.request("reset")
