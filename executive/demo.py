@@ -91,7 +91,7 @@ def run(demo: Demo, stack: Stack, started: float) -> int:
 
     say("operator: start deliver_drink (table 4)")
     reply = client.request("start", {"mission": "deliver_drink", "params": {"table_tag": 4}})
-    demo.check(f"start accepted (run {reply.message})", reply.code == 0)
+    demo.check(f"start accepted (run {reply.message})", accepted(client, reply))
     waiting = demo.follow(
         client, lambda s: "Wait for button A" in s.active_node or s.state != "RUNNING", 120
     )
@@ -116,6 +116,13 @@ def run(demo: Demo, stack: Stack, started: float) -> int:
     return 1 if failed else 0
 
 
+def accepted(client: ExecutiveClient, reply: Any) -> bool:
+    """The start was accepted and the status shows its run (the last status seen before
+    the reply may still be the previous one: what follows must not judge by that)."""
+    run_id = reply.message
+    return reply.code == 0 and client.wait_status(lambda s: s.run_id == run_id, 10) is not None
+
+
 def record_path(stack: Stack) -> Path:
     """Where the sim writes every command it receives: the witness of what was sent."""
     return stack.workdir / "sim-record.jsonl"
@@ -133,7 +140,7 @@ def estop_scene(
     reply = client.request(
         "start", {"mission": "deliver_drink", "params": {"bar_tag": 1, "table_tag": 2}}
     )
-    demo.check("start accepted", reply.code == 0)
+    demo.check(f"start accepted (run {reply.message})", accepted(client, reply))
     demo.follow(client, lambda s: "Drive to the table" in s.active_node, 90)
     deadline = time.monotonic() + 10
     while "RUNNING" not in nav_seen and time.monotonic() < deadline:  # the base is driving
