@@ -134,6 +134,9 @@ class Executive:
     run: MissionRun | None = None
     last_run: MissionRun | None = None
     counters: Counters = field(default_factory=Counters)
+    # set by whoever watches discovery (executive.typewatch); missions are refused while
+    # the robot announces types we do not speak: they would never see its state
+    interface_mismatches: tuple[str, ...] = ()
     _requests: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] = field(
         default_factory=queue.SimpleQueue
     )
@@ -183,6 +186,8 @@ class Executive:
             return False, "refused: SAFE_STOP is latched; reset first"
         if self.run is not None:
             return False, f"refused: mission {self.run.name!r} is running"
+        if self.interface_mismatches:
+            return False, "refused: interface mismatch: " + "; ".join(self.interface_mismatches)
         for node in root.iterate():
             node.setup(context=self.context)
         run = MissionRun(name, uuid.uuid4().hex[:12], root, self.clock())

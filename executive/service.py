@@ -30,6 +30,7 @@ from executive.requests import RequestServer
 from executive.runrecord import RunRecorder
 from executive.runtime import Runtime
 from executive.status import StatusPublisher, state_line
+from executive.typewatch import TypeWatch
 from executive.wire import Interface
 
 log = structlog.get_logger(__name__)
@@ -138,14 +139,23 @@ def run(args: argparse.Namespace) -> int:
         profile=profile.name,
         domain=participant.domain_id if hasattr(participant, "domain_id") else None,
     )
-    while not stop.wait(0.5):
-        if not runtime.ticker.healthy():
-            log.error("tick loop is not ticking; the watchdog ping has stopped")
+    _supervise(stop, runtime, TypeWatch(participant, interface))
     notify.stopping()
     log.info("stopping: holding motion and releasing control")
     server.stop()
     runtime.close()
     return 0
+
+
+def _supervise(stop: threading.Event, runtime: Runtime, types: TypeWatch) -> None:
+    """The main thread until SIGTERM: discovery's types against ours, the tick loop's health."""
+    ex = runtime.executive
+    while not stop.wait(0.5):
+        if types.poll():
+            ex.interface_mismatches = tuple(map(str, types.mismatches))
+            notify.status("INTERFACE MISMATCH: " + "; ".join(ex.interface_mismatches))
+        if not runtime.ticker.healthy():
+            log.error("tick loop is not ticking; the watchdog ping has stopped")
 
 
 def _status_dict(publisher: StatusPublisher) -> dict[str, Any]:
