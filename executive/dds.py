@@ -18,9 +18,12 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import structlog
 from cyclonedds.core import DDSException, Policy, Qos
 from cyclonedds.domain import DomainParticipant
 from cyclonedds.util import duration
+
+log = structlog.get_logger(__name__)
 
 DOMAIN_ENV = "ATOM_DDS_DOMAIN"
 MAX_DOMAIN_ID = 232  # the highest id whose RTPS ports (7400 + 250 * id + ...) fit in 16 bits
@@ -87,13 +90,23 @@ def make_participant(
     """
     did = domain_id_from_env() if domain_id is None else domain_id
     deadline = time.monotonic() + retry_for
+    attempts = 0
     while True:
         try:
-            return DomainParticipant(did)
-        except DDSException:
+            participant = DomainParticipant(did)
+        except DDSException as e:
             if time.monotonic() >= deadline:
                 raise
+            if attempts == 0:
+                log.warning(
+                    "DDS is not up yet; retrying", domain=did, error=str(e), for_s=retry_for
+                )
+            attempts += 1
             time.sleep(retry_every)
+        else:
+            if attempts:
+                log.info("DDS is up", domain=did, retries=attempts)
+            return participant
 
 
 def close_participant(participant: DomainParticipant) -> None:

@@ -119,3 +119,42 @@ def test_killed_mid_mission_and_restarted_it_comes_up_idle(tmp_path: Path, dds_d
     finally:
         proc.terminate()
         proc.wait(30)
+
+
+def _can_unshare_net() -> bool:
+    try:
+        return subprocess.run(["unshare", "--net", "true"], check=False).returncode == 0
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not _can_unshare_net(), reason="needs unshare --net (root or user namespaces)")
+def test_at_boot_it_waits_for_the_network_then_comes_up(tmp_path: Path) -> None:
+    """In a network namespace of its own, loopback comes up 2 s after the service starts
+    (as the robot's network does at boot): it retries DDS, then says READY=1."""
+    path = tmp_path / "notify"  # a socket path works across network namespaces
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(str(path))
+    sock.settimeout(30)
+    service = (
+        f"{sys.executable} -m executive.cli run --data-dir {tmp_path / 'data'} "
+        f"--missions {ROOT / 'missions'}"
+    )
+    proc = subprocess.Popen(
+        ["unshare", "--net", "sh", "-c", f"(sleep 2; ip link set lo up) & exec {service}"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "NOTIFY_SOCKET": str(path)},
+    )
+    try:
+        while not sock.recv(4096).decode().startswith("READY=1"):
+            pass
+        proc.terminate()
+        out, _ = proc.communicate(timeout=30)
+        assert proc.returncode == 0, out
+        assert "DDS is not up yet; retrying" in out and "DDS is up" in out
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        sock.close()
