@@ -1,10 +1,12 @@
 """deploy/security: what make-pki.sh produces, what the governance and permissions say,
-and that the PC2 example is cyclonedds-pc2.xml plus the executive's generated fragment.
+and that the PC2 example and the unit's drop-in are what the README says they are.
 No DDS here; tests/integration/test_dds_security.py runs the same files on loopback."""
 
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import stat
 import subprocess
 import xml.etree.ElementTree as ET
@@ -136,20 +138,36 @@ def test_governance_leaves_rt_open_and_protects_the_executive(pki: Path) -> None
     assert topic_rules["rt/*"] == OPEN and topic_rules["atom_sim/*"] == OPEN
 
 
-def test_pc2_example_is_the_robot_config_plus_the_executive_fragment(tmp_path: Path) -> None:
+def test_pc2_example_is_the_generated_executive_fragment(tmp_path: Path) -> None:
     done = make_pki(tmp_path, "executive", ATOM_PKI_PREFIX="/etc/atom-executive/security")
     assert done.returncode == 0, done.stderr
-    fragment = ET.parse(tmp_path / "executive.security.xml").getroot()
-    example = ET.parse(DEPLOY / "cyclonedds-pc2-secure.xml").getroot()
-    plain = ET.parse(DEPLOY / "cyclonedds-pc2.xml").getroot()
-    security = example.find(f"{CDDS}Domain/{CDDS}Security")
-    generated = fragment.find(f"{CDDS}Domain/{CDDS}Security")
-    assert security is not None and generated is not None
-    assert shape(security) == shape(generated)
+    generated = ET.parse(tmp_path / "executive.security.xml").getroot()
+    example = ET.parse(DEPLOY / "cyclonedds-pc2-security.xml").getroot()
+    assert shape(example) == shape(generated)
     domain = example.find(f"{CDDS}Domain")
-    assert domain is not None
-    domain.remove(security)
-    assert shape(example) == shape(plain)
+    assert domain is not None and [e.tag for e in domain] == [f"{CDDS}Security"]  # no network
+
+
+def test_drop_in_appends_the_identity_to_the_units_network_config(tmp_path: Path) -> None:
+    unit = (DEPLOY / "atom-executive.service").read_text()
+    network = re.search(r"^Environment=CYCLONEDDS_URI=(\S+)$", unit, re.M)
+    drop_in = (SECURITY / "dds-security.conf").read_text()
+    secured = re.findall(r"^Environment=CYCLONEDDS_URI=(\S+)$", drop_in, re.M)
+    assert network is not None and "[Service]" in drop_in
+    identity = "file:///etc/atom-executive/security/executive.security.xml"
+    assert secured == [f"{network.group(1)},{identity}"]
+    # and systemd takes it: the unit with the drop-in beside it verifies without a word
+    analyze = shutil.which("systemd-analyze")
+    assert analyze, "systemd-analyze is missing: `make test` installs Debian's systemd package"
+    script = shutil.which("atom-executive") or str(DEPLOY.parent / ".venv/bin/atom-executive")
+    path = tmp_path / "atom-executive.service"
+    path.write_text(unit.replace("/opt/atom-executive/.venv/bin/atom-executive", script))
+    (tmp_path / "atom-executive.service.d").mkdir()
+    (tmp_path / "atom-executive.service.d" / "dds-security.conf").write_text(drop_in)
+    result = subprocess.run(
+        [analyze, "verify", "--man=no", str(path)], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0 and not result.stderr.strip(), result.stderr
 
 
 def test_a_second_run_keeps_the_ca_and_the_identities(pki: Path) -> None:
