@@ -119,6 +119,8 @@ class RequestServer:
 
     def _on_data(self, reader: DataReader[Request_]) -> None:
         for request in reader.take(N=64):
+            if not isinstance(request, Request_):  # InvalidSample: a client's writer went away
+                continue
             try:
                 self._queue.put_nowait(request)
             except queue.Full:

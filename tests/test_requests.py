@@ -201,3 +201,42 @@ def test_over_dds_every_request_gets_a_reply(served: Served, dds_domain: int) ->
             assert json.loads(replies[sent[0].request_id].payload) == ["broken", "wait"]
     finally:
         served.server.stop()
+
+
+def _ask_once(domain: int, req: Request_) -> Reply_:
+    """A client that sends one request, waits for its reply, and goes away."""
+    with dds.open_participant(domain) as client:
+        matched = [threading.Event(), threading.Event()]
+        writer = DataWriter(
+            client,
+            Topic(client, REQUEST_TOPIC, Request_),
+            qos=REQUEST_QOS,
+            listener=Listener(on_publication_matched=lambda w, s: matched[0].set()),
+        )
+        reader = DataReader(
+            client,
+            Topic(client, REPLY_TOPIC, Reply_),
+            qos=REQUEST_QOS,
+            listener=Listener(on_subscription_matched=lambda r, s: matched[1].set()),
+        )
+        assert matched[0].wait(10) and matched[1].wait(10)
+        writer.write(req)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            for reply in reader.take(N=10):
+                if isinstance(reply, Reply_) and reply.request_id == req.request_id:
+                    return reply
+            time.sleep(0.01)
+    raise AssertionError("no reply")
+
+
+def test_a_client_going_away_is_not_a_request(served: Served, dds_domain: int) -> None:
+    """Its writer's disappearance reaches the server as an InvalidSample: no reply, no
+    traceback, no count (it used to be answered INTERNAL with empty ids)."""
+    served.server.start()
+    try:
+        assert _ask_once(dds_domain, request("list_missions", key=None)).code == Code.OK
+        assert _ask_once(dds_domain, request("list_missions", key=None)).code == Code.OK
+        assert served.server.handled == 2
+    finally:
+        served.server.stop()

@@ -37,9 +37,7 @@ def test_sigterm_mid_reach_holds_then_releases_control_then_exits(tmp_path: Path
     rec = Recording.load(record)
     assert rec.commands("upper_cmd", after=asked - 0.5), "the arm was not being streamed"
     released = [
-        e.t
-        for e in rec.event_commands("switch_upper_control", after=asked)
-        if not e.fields["flag"]
+        e.t for e in rec.event_commands("switch_upper_control", after=asked) if not e.fields["flag"]
     ]
     assert released, "upper-body control was not handed back"
     # by send time (the sim takes joint streams by polling, events at once): the last
