@@ -39,21 +39,15 @@ class ExecutiveClient:
         self.client_id = client_id
         self.key = key
         self._matched = threading.Event()
+        self._reply_matched = threading.Event()
         self._replies: dict[str, Reply_] = {}
         self._cond = threading.Condition()
         self._status: Status_ | None = None
-        self.writer: DataWriter[Request_] = DataWriter(
-            participant,
-            Topic(participant, REQUEST_TOPIC, Request_),
-            qos=REQUEST_QOS,
-            listener=Listener(on_publication_matched=lambda w, s: self._matched.set()),  # type: ignore[no-untyped-call]
-        )
-        self.replies: DataReader[Reply_] = DataReader(
-            participant,
-            Topic(participant, REPLY_TOPIC, Reply_),
-            qos=REQUEST_QOS,
-            listener=Listener(on_data_available=self._on_reply),  # type: ignore[no-untyped-call]
-        )
+        self._participant = participant
+        # request entities are made on the first request: a read-only client (status,
+        # watch) needs no permission to write requests under DDS Security
+        self._writer: DataWriter[Request_] | None = None
+        self._reply_reader: DataReader[Reply_] | None = None
         self.status_reader: DataReader[Status_] = DataReader(
             participant,
             Topic(participant, STATUS_TOPIC, Status_),
@@ -93,11 +87,35 @@ class ExecutiveClient:
             )
             return self._status if ok else None
 
+    @property
+    def writer(self) -> DataWriter[Request_]:
+        """The request writer (and the reply reader with it), made on first use."""
+        if self._writer is None:
+            p = self._participant
+            self._reply_reader = DataReader(
+                p,
+                Topic(p, REPLY_TOPIC, Reply_),
+                qos=REQUEST_QOS,
+                listener=Listener(  # type: ignore[no-untyped-call]
+                    on_data_available=self._on_reply,
+                    on_subscription_matched=lambda r, s: self._reply_matched.set(),
+                ),
+            )
+            self._writer = DataWriter(
+                p,
+                Topic(p, REQUEST_TOPIC, Request_),
+                qos=REQUEST_QOS,
+                listener=Listener(on_publication_matched=lambda w, s: self._matched.set()),  # type: ignore[no-untyped-call]
+            )
+        return self._writer
+
     def request(
         self, verb: str, args: dict[str, Any] | None = None, timeout: float = 5.0
     ) -> Reply_:
         """Send a (signed, when we have a key) request and wait for its reply."""
-        if not self._matched.wait(timeout):
+        writer = self.writer
+        # both ways matched, or the service's reply could leave before our reader is known
+        if not (self._matched.wait(timeout) and self._reply_matched.wait(timeout)):
             raise NoExecutiveError(f"no executive is listening for requests (waited {timeout} s)")
         request_id, args_text, stamp, nonce = (
             uuid.uuid4().hex,
@@ -112,7 +130,7 @@ class ExecutiveClient:
         )
         request = Request_(request_id, self.client_id, verb, args_text, stamp, nonce, signature)
         deadline = time.monotonic() + timeout
-        self.writer.write(request)
+        writer.write(request)
         with self._cond:
             if not self._cond.wait_for(
                 lambda: request.request_id in self._replies, max(0.0, deadline - time.monotonic())

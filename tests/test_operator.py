@@ -12,18 +12,21 @@ from pathlib import Path
 import pytest
 
 from executive.auth import write_key_file
-from tests.test_service import start
+from executive.stack import Stack, running_stack
 
 pytestmark = pytest.mark.dds
 
 
-def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def cli(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "executive.cli", *args],
         capture_output=True,
         text=True,
         timeout=timeout,
         check=False,
+        env={**os.environ, **(env or {})},
     )
 
 
@@ -35,16 +38,12 @@ def keys(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def service(tmp_path: Path, keys: Path, dds_domain: int) -> Iterator[None]:
-    config = tmp_path / "config.yaml"
-    config.write_text(f"keys_file: {keys}\n")
-    proc = start(tmp_path, "--config", str(config))
-    try:
-        assert cli("status", "--timeout", "30").returncode == 0
-        yield
-    finally:
-        proc.terminate()
-        proc.wait(30)
+def stack(tmp_path: Path) -> Iterator[Stack]:
+    """The sim and the service as processes; the CLI talks to them on their domain."""
+    with running_stack(tmp_path / "stack") as s:
+        s.start_sim()
+        s.start_service()
+        yield s
 
 
 def test_no_executive_is_a_clear_message_and_exit_3(dds_domain: int) -> None:
@@ -73,23 +72,25 @@ def test_bad_command_line_input_is_one_line_and_exit_2(
     assert words in done.stderr and "Traceback" not in done.stderr + done.stdout
 
 
-@pytest.mark.usefixtures("service")
-def test_an_operator_session(keys: Path) -> None:
-    signed = ("--key-file", str(keys))
-    missions = cli("missions")
+def test_an_operator_session(stack: Stack) -> None:
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return cli(*args, env=stack.env())
+
+    signed = ("--key-file", str(stack.workdir / "keys.yaml"))
+    missions = run("missions")
     assert missions.returncode == 0 and "head_scan" in missions.stdout.split()
-    started = cli("start", "head_scan", *signed)
+    started = run("start", "head_scan", "--param", "sweeps=20", *signed)  # outlasts the test
     assert started.returncode == 0, started
     run_id = started.stdout.strip()
-    again = cli("start", "greeting_wave", *signed)
+    again = run("start", "greeting_wave", *signed)
     assert again.returncode == 1 and "'head_scan' is running" in again.stdout
-    unsigned = cli("stop")
+    unsigned = run("stop")
     assert unsigned.returncode == 1 and "refused" in unsigned.stdout
-    status = json.loads(cli("status", "--json").stdout)
+    status = json.loads(run("status", "--json").stdout)
     assert status["summary"][:2] == ["state: RUNNING", f"mission: head_scan ({run_id})"]
     assert "Atom/Priorities/Mission Slot/Head scan" in [n["path"] for n in status["tree"]]
-    watch = cli("watch", "--duration", "2")
+    watch = run("watch", "--duration", "2")
     assert watch.returncode == 0 and "Mission Slot" in watch.stdout
-    stopped = cli("stop", *signed)
+    stopped = run("stop", *signed)
     assert stopped.returncode == 0, stopped
-    assert "ABORTED" in cli("status").stdout
+    assert "ABORTED" in run("status").stdout

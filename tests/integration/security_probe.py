@@ -70,11 +70,12 @@ def probe(seconds: float, fake_status: str | None) -> dict[str, Any]:
                 result["fake_writer"] = "ok"
             except DDSException as e:
                 result["fake_writer"] = f"refused: {e}"
+        client = ExecutiveClient(participant, client_id="probe")  # reads status only
         try:
-            client: ExecutiveClient | None = ExecutiveClient(participant, client_id="probe")
+            client.writer  # noqa: B018 - the request writer, made on first use
         except DDSException as e:
-            client, result["client"] = None, f"refused: {e}"
-        if client is not None:
+            result["client"] = f"refused: {e}"
+        else:
             try:
                 reply = client.request("status", timeout=max(0.1, deadline - time.monotonic()))
                 result["reply"] = {"code": reply.code, "message": reply.message}
