@@ -6,6 +6,7 @@ import json
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -165,24 +166,31 @@ def test_start_stop_replay_and_busy(served: Served) -> None:
     assert s.answer(request("reset")).code is Code.OK
 
 
+@contextmanager
+def raw_client(domain: int) -> Iterator[tuple[DataWriter[Request_], DataReader[Reply_]]]:
+    """A bare request writer and reply reader, both matched with the server's."""
+    with dds.open_participant(domain) as client:
+        matched = [threading.Event(), threading.Event()]
+        writer = DataWriter(
+            client,
+            Topic(client, REQUEST_TOPIC, Request_),
+            qos=REQUEST_QOS,
+            listener=Listener(on_publication_matched=lambda w, s: matched[0].set()),
+        )
+        reader = DataReader(
+            client,
+            Topic(client, REPLY_TOPIC, Reply_),
+            qos=REQUEST_QOS,
+            listener=Listener(on_subscription_matched=lambda r, s: matched[1].set()),
+        )
+        assert matched[0].wait(10) and matched[1].wait(10)
+        yield writer, reader
+
+
 def test_over_dds_every_request_gets_a_reply(served: Served, dds_domain: int) -> None:
     served.server.start()
     try:
-        with dds.open_participant(dds_domain) as client:
-            matched = [threading.Event(), threading.Event()]
-            writer = DataWriter(
-                client,
-                Topic(client, REQUEST_TOPIC, Request_),
-                qos=REQUEST_QOS,
-                listener=Listener(on_publication_matched=lambda w, s: matched[0].set()),
-            )
-            reader = DataReader(
-                client,
-                Topic(client, REPLY_TOPIC, Reply_),
-                qos=REQUEST_QOS,
-                listener=Listener(on_subscription_matched=lambda r, s: matched[1].set()),
-            )
-            assert matched[0].wait(10) and matched[1].wait(10)
+        with raw_client(dds_domain) as (writer, reader):
             deadline = time.monotonic() + 10
             sent = [
                 request("list_missions", key=None),
@@ -205,21 +213,7 @@ def test_over_dds_every_request_gets_a_reply(served: Served, dds_domain: int) ->
 
 def _ask_once(domain: int, req: Request_) -> Reply_:
     """A client that sends one request, waits for its reply, and goes away."""
-    with dds.open_participant(domain) as client:
-        matched = [threading.Event(), threading.Event()]
-        writer = DataWriter(
-            client,
-            Topic(client, REQUEST_TOPIC, Request_),
-            qos=REQUEST_QOS,
-            listener=Listener(on_publication_matched=lambda w, s: matched[0].set()),
-        )
-        reader = DataReader(
-            client,
-            Topic(client, REPLY_TOPIC, Reply_),
-            qos=REQUEST_QOS,
-            listener=Listener(on_subscription_matched=lambda r, s: matched[1].set()),
-        )
-        assert matched[0].wait(10) and matched[1].wait(10)
+    with raw_client(domain) as (writer, reader):
         writer.write(req)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
