@@ -13,7 +13,7 @@ never a fault silently not injected.
 
 Spec syntax: ``KIND[:TARGET][=VALUE][@SECONDS]``, e.g. ``estop-soft``,
 ``bms-alarm:lower=4``, ``servo-error:left_elbow_pitch=0x2310``, ``dropout:upper_state@3``,
-``battery=12``, ``refuse-upper-control``.
+``battery=12``, ``refuse-upper-control``, ``refuse-fsm``.
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ KINDS: dict[str, str] = {
     "battery-level": "BATTERY_LEVEL",
     "button": "BUTTON",
     "stick": "STICK",
+    "refuse-fsm": "REFUSE_FSM",
 }
 ALIASES = {"dropout": "state-dropout", "battery": "battery-level"}
 ESTOP_FLAGS: dict[str, str] = {  # kind -> EmergencyState_ field
@@ -71,6 +72,8 @@ fault spec: KIND[:TARGET][=VALUE][@SECONDS]  (@SECONDS: clears itself after that
                                                   rt/upper/state; none: all), e.g. dropout:upper_state@3
   refuse-upper-control                            requests for upper-body control are refused
   revoke-upper-control                            control is taken away now and refused
+  refuse-fsm                                      FSM switches (rt/set/fsm/id) are refused:
+                                                  fsm_id stays where it is
   battery=PERCENT                                 the battery reads PERCENT
 operator input (same syntax, in wireless_remote):
   button:NAME[@SECONDS]                           hold a gamepad button (A B X Y LB RB LT RT

@@ -17,6 +17,7 @@ cyclonedds-python (de)serialization would cost more than the quarter core the si
 
 What the robot obeys (the firmware's rules as the seeds describe them):
 
+- FSM switches (``rt/set/fsm/id``) are taken at once, unless a REFUSE_FSM fault is set.
 - upper joints: upper-body control on (``rt/switch/upper/control``) and an FSM state in
   which the profile says joints are controlled; lower joints: that FSM state; hands:
   always; nothing while an EmergencyState_ flag is set (joints brake where they are).
@@ -436,9 +437,12 @@ class SimAtom:
     def _on_event(self, t: float, key: str, sample: Any, now: float) -> None:
         fields = _fields(sample)
         if key == "set_fsm_id":
-            self.fsm_id = int(sample.id)
-            names = [n for n, s in self.profile.fsm.items() if s.id == self.fsm_id]
-            result = f"fsm {self.fsm_id} ({names[0] if names else 'not in the profile'})"
+            if self.faults.has("refuse-fsm"):
+                result = f"refused (fault); fsm stays {self.fsm_id}"
+            else:
+                self.fsm_id = int(sample.id)
+                names = [n for n, s in self.profile.fsm.items() if s.id == self.fsm_id]
+                result = f"fsm {self.fsm_id} ({names[0] if names else 'not in the profile'})"
         elif key == "switch_upper_control":
             if not sample.flag:
                 self.upper_control = False

@@ -276,3 +276,27 @@ def test_gamepad_button_press_and_stick(start_sim: Callable[..., Sim]) -> None:
     assert float(lx[0]) == -0.5
     sim.client.clear_all()
     sim.wait_state("lower_state", lambda s: not np.asarray(s["wireless_remote"]).any())
+
+
+def test_refused_fsm_switch_keeps_the_fsm_and_is_recorded(start_sim: Callable[..., Sim]) -> None:
+    """REFUSE_FSM: the firmware turns FSM switches down (the vendor's RPC has error codes
+    for refused transitions), so a controller waiting for ``fsm_id`` waits in vain."""
+    sim = start_sim()
+    sim.set_fsm("joint_control")
+    sim.client.inject("refuse-fsm")
+    stand = sim.profile.fsm_id("stand")
+    sim.send("set_fsm_id", sim.iface.SetFsmId_(stand, ""))
+    assert sim.client.wait_status(lambda s: s.events_received >= 2) is not None
+    joint_control = sim.profile.fsm_id("joint_control")
+    assert int(sim.fresh_state("upper_state")["fsm_id"]) == joint_control
+    assert int(sim.fresh_state("lower_state")["fsm_id"]) == joint_control
+    assert sim.status().fsm_id == joint_control
+    sim.client.clear("refuse-fsm")
+    sim.set_fsm("stand")  # waits until lower_state shows it
+    sim.stop()
+    results = [e.result for e in sim.recording().event_commands("set_fsm_id")]
+    assert results == [
+        f"fsm {joint_control} (joint_control)",
+        f"refused (fault); fsm stays {joint_control}",
+        f"fsm {stand} (stand)",
+    ]

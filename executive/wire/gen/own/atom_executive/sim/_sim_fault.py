@@ -32,6 +32,7 @@ class FaultKind(idl.IdlEnum, typename="atom_executive.sim.FaultKind", default="E
     BATTERY_LEVEL = auto()
     BUTTON = auto()
     STICK = auto()
+    REFUSE_FSM = auto()
 class FaultAction(idl.IdlEnum, typename="atom_executive.sim.FaultAction", default="FAULT_SET"):
     FAULT_SET = auto()
     FAULT_CLEAR = auto()
