@@ -4,6 +4,11 @@ The sequence follows the vendor's documentation (seed 000 §12): a new task does
 cancel a running one, so a busy base is sent CANCEL_TASK first; the task is accepted
 when ``device_status`` becomes TASKING and done when ``navigation_status`` becomes
 COMPLETED; FAILED and CANCELED end it. Preempted while running, it sends CANCEL_TASK.
+
+The previous task's final status stays on show for a while after ours is sent (the base
+queues a new task, and lets an ended one linger so readers see it). So while waiting for
+acceptance a FAILED is a refusal of *our* task only when ``task_id`` is our command's id,
+or when it was not already showing (for the same task id) when we sent ours.
 """
 
 from __future__ import annotations
@@ -43,18 +48,36 @@ class NavigateToTag(RobotLeaf):
         self.theta = theta
         self.phase = Phase.ACCEPTING
         self._sent_at = 0.0
+        self._command_id = -1
+        self._shown_before: tuple[int, int] | None = None  # (navigation_status, task_id)
 
-    def _fresh(self) -> tuple[int, int] | None:
-        """(device_status, navigation_status) from a sample newer than our last command."""
+    def _fresh(self) -> tuple[int, int, int] | None:
+        """(device_status, navigation_status, task_id) from a sample newer than our last
+        command."""
         state = latest(self.bb, "amr_state")
         if state is None or state.received < self._sent_at:
             return None
-        return int(state.sample["device_status"]), int(state.sample["navigation_status"])
+        s = state.sample
+        return int(s["device_status"]), int(s["navigation_status"]), int(s["task_id"])
 
     def _move(self) -> None:
-        self.ctx.commands.amr("MOVE_TO_TAG", target_id=self.tag, theta=self.theta)
+        state = latest(self.bb, "amr_state")
+        self._shown_before = (
+            None
+            if state is None
+            else (int(state.sample["navigation_status"]), int(state.sample["task_id"]))
+        )
+        self._command_id = self.ctx.commands.amr(
+            "MOVE_TO_TAG", target_id=self.tag, theta=self.theta
+        )
         self._sent_at = self.ctx.clock()
         self.phase = Phase.ACCEPTING
+
+    def _refused(self, nav: int, task_id: int) -> bool:
+        """A FAILED while waiting for acceptance: ours, not the previous task's lingering."""
+        return nav == FAILED and (
+            task_id == self._command_id or self._shown_before != (FAILED, task_id)
+        )
 
     def start(self) -> None:
         self._sent_at = self.started_at
@@ -75,7 +98,7 @@ class NavigateToTag(RobotLeaf):
         self.feedback_message = self.phase.value
         if fresh is None:
             return Status.RUNNING
-        device, nav = fresh
+        device, nav, task_id = fresh
         if self.phase is Phase.CANCELING:
             if device != TASKING and nav not in BUSY:
                 self._move()
@@ -83,7 +106,7 @@ class NavigateToTag(RobotLeaf):
         if self.phase is Phase.ACCEPTING:
             if device == TASKING or nav in BUSY:
                 self.phase = Phase.RUNNING
-            elif nav == FAILED:
+            elif self._refused(nav, task_id):
                 return self.fail("amr_failed", f"the base refused the task to tag {self.tag}")
             return Status.RUNNING
         if nav == COMPLETED:

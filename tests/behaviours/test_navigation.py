@@ -100,3 +100,42 @@ def test_timeout_cancels_the_task(kit: Kit) -> None:
     assert kit.commands.calls[-1] == ("amr", "CANCEL_TASK", {})
     leaf.stop(Status.FAILURE)
     assert len(kit.commands.named("amr")) == 2
+
+
+def test_a_lingering_failed_is_not_a_refusal_of_the_next_task(kit: Kit) -> None:
+    """The previous task FAILED (task 7); ours is queued behind its lingering status. Seen
+    in the soak: the next mission failed at once with "the base refused the task"."""
+    kit.robot.publish("amr_state", device_status=IDLE_DEV, navigation_status=FAILED, task_id=7)
+    leaf = kit.setup(NavigateToTag(2, timeout=30))
+    kit.tick(leaf, 0.01)
+    ours = len(kit.commands.calls)  # RecordingCommands numbers commands by their position
+    kit.robot.publish("amr_state", device_status=IDLE_DEV, navigation_status=FAILED, task_id=7)
+    assert kit.tick(leaf, 0.05) is Status.RUNNING
+    kit.robot.publish("amr_state", device_status=TASKING, navigation_status=QUEUING, task_id=ours)
+    assert kit.tick(leaf, 0.05) is Status.RUNNING
+    kit.robot.publish(
+        "amr_state", device_status=IDLE_DEV, navigation_status=COMPLETED, task_id=ours
+    )
+    assert kit.tick(leaf, 0.05) is Status.SUCCESS
+
+
+def test_a_failed_for_our_task_is_a_refusal(kit: Kit) -> None:
+    for before in ((IDLE_NAV, 0), (FAILED, 7)):  # whatever was showing before
+        kit.robot.publish(
+            "amr_state", device_status=IDLE_DEV, navigation_status=before[0], task_id=before[1]
+        )
+        leaf = kit.setup(NavigateToTag(9))
+        kit.tick(leaf, 0.01)
+        ours = len(kit.commands.calls)
+        kit.robot.publish("amr_state", device_status=4, navigation_status=FAILED, task_id=ours)
+        assert kit.tick(leaf, 0.05) is Status.FAILURE
+        assert leaf.failure is not None and "refused the task to tag 9" in leaf.failure.message
+
+
+def test_a_new_failed_is_a_refusal_even_without_task_ids(kit: Kit) -> None:
+    """A base that does not echo command ids: a FAILED that was not showing before is ours."""
+    amr(kit, IDLE_DEV, COMPLETED)
+    leaf = kit.setup(NavigateToTag(9))
+    kit.tick(leaf, 0.01)
+    amr(kit, IDLE_DEV, FAILED)
+    assert kit.tick(leaf, 0.05) is Status.FAILURE
