@@ -113,3 +113,28 @@ def test_requests_from_other_threads_run_on_the_tick(rig: Rig) -> None:
     assert not future.done()
     rig.ex.tick()
     assert future.result(0)[0]
+
+
+class Reader(py_trees.behaviour.Behaviour):
+    """A leaf with a blackboard client, as every robot leaf has."""
+
+    def __init__(self) -> None:
+        super().__init__("Reader")
+        self.bb = self.attach_blackboard_client(name="Reader")
+        self.bb.register_key("/robot/upper_state", access=py_trees.common.Access.READ)
+
+    def update(self) -> Status:
+        return Status.SUCCESS
+
+
+def test_finished_and_refused_missions_leave_no_blackboard_clients(rig: Rig) -> None:
+    """py_trees registers every client for good unless told: the soak saw the service grow."""
+    before = len(py_trees.blackboard.Blackboard.clients)
+    for _ in range(3):
+        assert rig.ex.start_mission("read", Reader())[0]
+        rig.tick_until(lambda: rig.ex.state is not ExecState.RUNNING)
+        assert rig.ex.state is ExecState.SUCCEEDED
+    assert rig.ex.start_mission("forever", Probe())[0]
+    assert not rig.ex.start_mission("refused", Reader())[0]  # built, never run
+    rig.ex.stop_mission()
+    assert len(py_trees.blackboard.Blackboard.clients) == before
