@@ -67,7 +67,7 @@ def mission_schema(
             "subtree": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},
             "description": {"type": "string"},
             "params": {
-                "type": "object",
+                "type": ["object", "null"],  # "params:" with nothing under it: no parameters
                 "propertyNames": {"pattern": f"^{IDENT}$"},
                 "additionalProperties": {"$ref": "#/$defs/param"},
             },
@@ -214,7 +214,7 @@ class _Generator:
             FieldType.NODES: {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/node"}},
             FieldType.FILE: {"type": "string", "pattern": r"\.ya?ml$"},
             FieldType.ARGS: {
-                "type": "object",
+                "type": ["object", "null"],  # "with:" with nothing under it: no values
                 "propertyNames": {"pattern": f"^{IDENT}$"},
                 "additionalProperties": {"type": ["number", "string", "boolean"]},
             },

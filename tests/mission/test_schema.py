@@ -16,7 +16,7 @@ import yaml
 
 from executive.mission.registry import KINDS
 from executive.mission.schema import DRAFT, library_schema, mission_schema
-from tests.mission.conftest import MISSIONS, PROFILE
+from tests.mission.conftest import MISSIONS, PROFILE, Workspace
 from tests.mission.jsonschema_subset import Validator, unknown_keywords
 
 MISSION_SCHEMA = mission_schema(PROFILE)
@@ -122,3 +122,14 @@ def test_parameter_references_are_accepted_where_typed_values_go() -> None:
     assert Validator(MISSION_SCHEMA).errors(doc) == []
     doc["tree"]["navigate_to_tag"]["tag"] = "t"
     assert Validator(MISSION_SCHEMA).errors(doc) != []
+
+
+def test_empty_params_and_with_are_valid_to_the_schema_as_to_the_loader(ws: Workspace) -> None:
+    """``params:`` and ``with:`` with nothing under them load (no parameters, no values);
+    the schema said "not an object", so editors flagged valid files (found by tests/fuzz)."""
+    text = (
+        "mission: m\nparams:\ntree:\n  include:\n    file: subtrees/fetch_drink.yaml\n    with:\n"
+    )
+    ws.write("subtrees/fetch_drink.yaml", "subtree: s\ntree: clear_errors\n")
+    assert ws.check(text).ok
+    assert Validator(MISSION_SCHEMA).errors(yaml.safe_load(text)) == []
