@@ -110,7 +110,10 @@ class Authenticator:
             request.timestamp_ns,
             request.nonce,
         )
-        if not hmac.compare_digest(expected, str(request.signature)):
+        # as bytes: compare_digest refuses str with non-ASCII characters (a TypeError)
+        if not hmac.compare_digest(
+            expected.encode(), str(request.signature).encode("utf-8", "surrogatepass")
+        ):
             return "bad signature"
         now = self.clock_ns()
         if abs(now - int(request.timestamp_ns)) > WINDOW_NS:

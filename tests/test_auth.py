@@ -53,6 +53,9 @@ def test_good_request_then_replay() -> None:
         (lambda r: replace(r, args='{"mission": "other"}'), "bad signature"),
         (lambda r: replace(r, verb="reset"), "bad signature"),
         (lambda r: replace(r, signature="00" * 32), "bad signature"),
+        # non-ASCII text: compare_digest raised TypeError on it (found by tests/fuzz)
+        (lambda r: replace(r, signature="é" * 64), "bad signature"),
+        (lambda r: replace(r, signature="\ud800"), "bad signature"),
         (lambda r: replace(r, client_id="mallory"), "unknown client 'mallory'"),
     ],
 )
