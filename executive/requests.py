@@ -1,8 +1,10 @@
 """Requests with replies over DDS: list missions, validate, start, stop, reset, reload, status.
 
 Every request gets exactly one reply, with a code and a message: unknown verbs, bad or
-oversized fields, unauthenticated or replayed commands, a start while running or
-latched — all are refused in words, never with a crash or silence. Requests are taken
+oversized fields, fields that are not UTF-8, JSON too deep or with numbers too long to
+read, unauthenticated or replayed commands, a start while running or latched — all are
+refused in words, never with a crash or silence. The reply echoes the request's
+request_id and client_id as sent, so the client can match it. Requests are taken
 off DDS by a listener that only queues them; a worker thread answers, so a slow
 request can never delay CycloneDDS's receive thread (which also delivers the e-stop).
 Anything that touches the tree is handed to the executive's tick thread.
@@ -10,9 +12,11 @@ Anything that touches the tree is handed to the executive's tick thread.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import json
 import queue
+import struct
 import threading
 from collections.abc import Callable
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -30,6 +34,7 @@ from cyclonedds.util import duration
 
 from executive.auth import Authenticator
 from executive.core import Executive
+from executive.wire.codec import raw_take
 from executive.wire.gen.own.atom_executive.msg import Reply_, Request_
 
 log = structlog.get_logger(__name__)
@@ -42,6 +47,7 @@ REQUEST_QOS = Qos(
     Policy.Durability.Volatile,
 )
 MAX_FIELD = 64 * 1024  # bytes of any one string field
+ECHO_OVERSIZED = 256  # characters of an oversized request_id/client_id the reply echoes
 MAX_QUEUE = 256
 MUTATING = frozenset({"start", "stop", "reset", "reload"})
 VERBS = frozenset({"list_missions", "validate", "status", *MUTATING})
@@ -77,6 +83,56 @@ class Answer:
     payload: Any = None
 
 
+class UndecodableError(ValueError):
+    """Request bytes that are not even a Request_ (no ids to reply to)."""
+
+
+def decode_request(data: bytes) -> tuple[Request_, tuple[str, ...]]:
+    """A request from its serialized bytes, and the names of its fields that are not
+    UTF-8. The stock deserializer raises on those (inside the DDS listener, where it would
+    lose every sample taken with it); here they are read with replacement characters, so
+    the request can still be answered, and refused."""
+    try:
+        try:
+            return Request_.deserialize(data), ()
+        except UnicodeDecodeError:
+            return _decode_leniently(data)
+    except (struct.error, IndexError, ValueError, TypeError) as e:
+        raise UndecodableError(f"not a Request_: {e}") from None
+
+
+def _decode_leniently(data: bytes) -> tuple[Request_, tuple[str, ...]]:
+    """Request_ is @final: its strings and its uint64 in order, CDR-aligned after the
+    4-byte encapsulation header (XCDR1 aligns 8-byte values to 8, XCDR2 to 4)."""
+    order = "<" if data[1] & 1 else ">"
+    max_align = 4 if data[1] > 1 else 8
+    pos = 4
+    values: dict[str, Any] = {}
+    bad: list[str] = []
+    for f in dataclasses.fields(Request_):
+        size = 4 if f.type is str else min(8, max_align)
+        pos = 4 + -(-(pos - 4) // size) * size
+        if f.type is str:
+            (length,) = struct.unpack_from(order + "I", data, pos)
+            raw = data[pos + 4 : pos + 3 + length]
+            pos += 4 + length
+            try:
+                values[f.name] = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                values[f.name] = raw.decode("utf-8", errors="replace")
+                bad.append(f.name)
+        else:  # timestamp_ns, the one uint64
+            (values[f.name],) = struct.unpack_from(order + "Q", data, pos)
+            pos += 8
+    return Request_(**values), tuple(bad)
+
+
+def _echo(value: object) -> str:
+    """An id as the reply carries it: as sent, unless it was refused for its size."""
+    text = str(value)
+    return text if len(text.encode()) <= MAX_FIELD else text[:ECHO_OVERSIZED]
+
+
 class RequestServer:
     """Answers ``Request_`` samples with ``Reply_`` samples."""
 
@@ -96,7 +152,8 @@ class RequestServer:
         self.status = status
         self.tick_timeout = tick_timeout
         self.handled = 0
-        self._queue: queue.Queue[Any] = queue.Queue(MAX_QUEUE)
+        # a request and the names of its fields that were not UTF-8; None wakes the worker
+        self._queue: queue.Queue[tuple[Request_, tuple[str, ...]] | None] = queue.Queue(MAX_QUEUE)
         self.writer: DataWriter[Reply_] = DataWriter(
             participant, Topic(participant, REPLY_TOPIC, Reply_), qos=REQUEST_QOS
         )
@@ -118,21 +175,31 @@ class RequestServer:
         self._worker.join(2.0)
 
     def _on_data(self, reader: DataReader[Request_]) -> None:
-        for request in reader.take(N=64):
-            if not isinstance(request, Request_):  # InvalidSample: a client's writer went away
+        # raw bytes (valid data only: a client's writer going away is not a request), each
+        # decoded on its own, so one bad sample cannot take the others down with it
+        for data in raw_take(reader, 64):
+            try:
+                request, not_text = decode_request(data)
+            except UndecodableError as e:
+                log.warning("request dropped", reason=str(e), size=len(data))
                 continue
             try:
-                self._queue.put_nowait(request)
+                self._queue.put_nowait((request, not_text))
             except queue.Full:
                 self._reply(request, Answer(Code.BUSY, "too many requests queued; try again"))
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            request = self._queue.get()
-            if request is None:
+            item = self._queue.get()
+            if item is None:
                 continue
+            request, not_text = item
             try:
-                answer = self.answer(request)
+                answer = (
+                    Answer(Code.BAD_REQUEST, f"{', '.join(not_text)}: not UTF-8 text")
+                    if not_text
+                    else self.answer(request)
+                )
             except Exception as e:
                 log.exception("request failed", verb=getattr(request, "verb", "?"))
                 answer = Answer(Code.INTERNAL, f"internal error: {type(e).__name__}")
@@ -143,8 +210,8 @@ class RequestServer:
         payload = "" if answer.payload is None else json.dumps(answer.payload, default=str)
         self.writer.write(
             Reply_(
-                request_id=str(getattr(request, "request_id", ""))[:256],
-                client_id=str(getattr(request, "client_id", ""))[:256],
+                request_id=_echo(getattr(request, "request_id", "")),
+                client_id=_echo(getattr(request, "client_id", "")),
                 code=int(answer.code),
                 message=answer.message,
                 payload=payload,
@@ -177,6 +244,10 @@ class RequestServer:
             args = json.loads(request.args) if request.args else {}
         except json.JSONDecodeError as e:
             return Answer(Code.BAD_REQUEST, f"args: not JSON ({e.msg} at {e.pos})")
+        except RecursionError:
+            return Answer(Code.BAD_REQUEST, "args: not JSON this service reads (nested too deeply)")
+        except ValueError:  # int() refuses numbers over sys.get_int_max_str_digits() digits
+            return Answer(Code.BAD_REQUEST, "args: not JSON this service reads (a number too long)")
         if not isinstance(args, dict):
             return Answer(Code.BAD_REQUEST, "args: must be a JSON object")
         if verb in MUTATING:

@@ -7,7 +7,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import py_trees
@@ -27,8 +27,11 @@ from executive.requests import (
     REQUEST_TOPIC,
     Code,
     RequestServer,
+    UndecodableError,
+    decode_request,
 )
 from executive.ticker import Ticker
+from executive.wire.codec import raw_write
 from executive.wire.gen.own.atom_executive.msg import Reply_, Request_
 from tests.rigs import Rig
 
@@ -232,5 +235,87 @@ def test_a_client_going_away_is_not_a_request(served: Served, dds_domain: int) -
         assert _ask_once(dds_domain, request("list_missions", key=None)).code == Code.OK
         assert _ask_once(dds_domain, request("list_missions", key=None)).code == Code.OK
         assert served.server.handled == 2
+    finally:
+        served.server.stop()
+
+
+# -- found by tests/fuzz ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        ("[" * 60_000, "nested too deeply"),  # json raised RecursionError: INTERNAL
+        ('{"n": ' + "9" * 5000 + "}", "a number too long"),  # int() digit limit: INTERNAL
+    ],
+    ids=["deep", "long-number"],
+)
+def test_json_the_parser_cannot_read_is_a_bad_request(
+    served: Served, args: str, words: str
+) -> None:
+    answer = served.server.answer(request("status", key=None, args=args))
+    assert answer.code is Code.BAD_REQUEST and "args: not JSON" in answer.message
+    assert words in answer.message
+
+
+def _not_utf8(req: Request_, field: str, version_2: bool = False) -> bytes:
+    """``req`` serialized with ``field``'s first bytes replaced by invalid UTF-8."""
+    marker = "@@" + new_nonce()
+    data = replace(req, **{field: marker}).serialize(use_version_2=version_2)
+    return data.replace(marker.encode(), b"\xc3(" + marker[2:].encode())
+
+
+@pytest.mark.parametrize("version_2", [False, True])
+def test_decode_request_reads_what_stock_reads_and_names_fields_that_are_not_utf8(
+    version_2: bool,
+) -> None:
+    req = request("start", {"mission": "wait"})
+    data = req.serialize(use_version_2=version_2)
+    assert decode_request(data) == (Request_.deserialize(data), ())
+    decoded, bad = decode_request(_not_utf8(req, "verb", version_2))
+    assert bad == ("verb",) and decoded.verb.startswith("\ufffd(")
+    assert replace(decoded, verb=req.verb) == req
+    with pytest.raises(UndecodableError):
+        decode_request(b"\x00\x01\x00\x00\x05")
+
+
+def test_over_dds_a_field_that_is_not_utf8_is_refused_and_loses_no_other_request(
+    served: Served, dds_domain: int
+) -> None:
+    """The stock reader raised UnicodeDecodeError inside the DDS listener: a traceback, no
+    reply, and every request taken in the same batch was lost with it."""
+    served.server.start()
+    try:
+        with raw_client(dds_domain) as (writer, reader):
+            bad = request("status", key=None)
+            good = request("list_missions", key=None)
+            raw_write(writer, _not_utf8(bad, "args"))
+            writer.write(good)
+            replies: dict[str, Reply_] = {}
+            deadline = time.monotonic() + 10
+            while len(replies) < 2 and time.monotonic() < deadline:
+                for reply in reader.take(N=10):
+                    if isinstance(reply, Reply_):
+                        replies[reply.request_id] = reply
+                time.sleep(0.01)
+            assert replies[bad.request_id].code == Code.BAD_REQUEST
+            assert replies[bad.request_id].message == "args: not UTF-8 text"
+            assert replies[good.request_id].code == Code.OK
+    finally:
+        served.server.stop()
+
+
+def test_over_dds_the_reply_echoes_a_long_request_id_whole(served: Served, dds_domain: int) -> None:
+    """Ids were cut to 256 characters: a client with a longer request_id never saw the
+    reply to a request the service had carried out."""
+    served.server.start()
+    try:
+        req = request("list_missions", key=None, request_id="r" * 300, client_id="c" * 300)
+        reply = _ask_once(dds_domain, req)
+        assert (reply.request_id, reply.client_id, reply.code) == (
+            req.request_id,
+            req.client_id,
+            Code.OK,
+        )
     finally:
         served.server.stop()
