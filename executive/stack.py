@@ -5,19 +5,29 @@ other run uses, a work directory with a key file and a config, ``atom-executive 
 and ``atom-executive run`` started as their own processes (logs in the work directory),
 and clients of both on one participant. ``close()`` ends every process it started,
 whatever happened, and releases the domain.
+
+Also what a run observes from outside: the sim's command record (``record_path``), the
+processes' JSON-lines logs (``LogTail``), their memory (``rss_kib``), and systemd's side
+of ``sd_notify`` (``NotifySocket``: READY, WATCHDOG and STATUS as the service sends them,
+on a real datagram socket, so a test can see the watchdog pings stop).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator, Mapping
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +43,123 @@ ROOT = Path(__file__).resolve().parents[1]
 LOOPBACK_URI = (ROOT / "executive" / "resources" / "cyclonedds-loopback.xml").as_uri()
 
 
+def wall_to_monotonic(wall: float) -> float:
+    """A ``time.time()`` stamp on ``time.monotonic()``'s clock (as the sim maps source
+    timestamps): CLOCK_MONOTONIC is system-wide, so other processes' times compare."""
+    return wall - (time.time() - time.monotonic())
+
+
+def log_time(event: Mapping[str, Any]) -> float | None:
+    """When a JSON log line was written, on ``time.monotonic()``'s clock (None if unstamped).
+
+    The service stamps ``ts``, the sim ``timestamp``: ISO 8601 in UTC, microseconds."""
+    text = event.get("ts") or event.get("timestamp")
+    if not isinstance(text, str):
+        return None
+    try:
+        return wall_to_monotonic(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp())
+    except ValueError:
+        return None
+
+
+class LogTail:
+    """The JSON lines a process has added to its log since the last ``read`` (other lines,
+    such as a traceback, are kept as ``{"text": ...}``)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offset = 0
+
+    def skip(self) -> None:
+        """Start from the end: only lines written from now on will be read."""
+        self.offset = self.path.stat().st_size if self.path.exists() else 0
+
+    def read(self) -> list[dict[str, Any]]:
+        if not self.path.exists():
+            return []
+        with self.path.open("rb") as f:
+            f.seek(self.offset)
+            data = f.read()
+        end = data.rfind(b"\n") + 1  # an unfinished last line waits for the next read
+        self.offset += end
+        events: list[dict[str, Any]] = []
+        for raw in data[:end].decode("utf-8", errors="replace").splitlines():
+            try:
+                event = json.loads(raw)
+            except json.JSONDecodeError:
+                event = None
+            events.append(event if isinstance(event, dict) else {"text": raw})
+        return events
+
+
+class NotifySocket:
+    """systemd's end of ``sd_notify``: a datagram socket whose messages are kept with the
+    ``time.monotonic()`` they arrived at. ``env()`` is what to start the service with."""
+
+    def __init__(self, path: Path, *, watchdog_s: float | None = None) -> None:
+        self.path = path
+        self.watchdog_s = watchdog_s
+        path.unlink(missing_ok=True)
+        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self._sock.bind(str(path))
+        self._sock.settimeout(0.2)
+        self._cond = threading.Condition()
+        self.messages: list[tuple[float, str]] = []
+        self._closed = False
+        self._thread = threading.Thread(target=self._run, name="notify-socket", daemon=True)
+        self._thread.start()
+
+    def env(self) -> dict[str, str]:
+        env = {"NOTIFY_SOCKET": str(self.path)}
+        if self.watchdog_s is not None:
+            env["WATCHDOG_USEC"] = str(round(self.watchdog_s * 1e6))
+        return env
+
+    def _run(self) -> None:
+        while not self._closed:
+            try:
+                data = self._sock.recv(65536)
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            now = time.monotonic()
+            with self._cond:
+                self.messages.extend((now, line) for line in data.decode().splitlines())
+                self._cond.notify_all()
+
+    def since(self, t: float, prefix: str = "") -> list[tuple[float, str]]:
+        """Messages (lines) that arrived after ``t`` and start with ``prefix``."""
+        with self._cond:
+            return [(at, m) for at, m in self.messages if at > t and m.startswith(prefix)]
+
+    def wait_for(self, prefix: str, *, after: float = 0.0, timeout: float = 10.0) -> float | None:
+        """Arrival time of the first line starting with ``prefix`` after ``after``, or None."""
+
+        def found() -> float | None:
+            return next(
+                (at for at, m in self.messages if at > after and m.startswith(prefix)), None
+            )
+
+        with self._cond:
+            self._cond.wait_for(lambda: found() is not None, timeout)
+            return found()
+
+    def close(self) -> None:
+        self._closed = True
+        self._thread.join(1.0)
+        self._sock.close()
+        self.path.unlink(missing_ok=True)
+
+
+def rss_kib(pid: int) -> int:
+    """Resident memory of a process, KiB (``VmRSS`` in /proc/PID/status)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise ProcessLookupError(f"no VmRSS for pid {pid}")
+
+
 @dataclass
 class Stack:
     """A work directory, a leased domain, the processes started in it and their clients."""
@@ -42,6 +169,7 @@ class Stack:
     key: bytes = field(default_factory=lambda: os.urandom(32))
     procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     participant: DomainParticipant | None = None
+    notify: NotifySocket | None = None
     _client: ExecutiveClient | None = None
     _sim: SimClient | None = None
 
@@ -52,6 +180,32 @@ class Stack:
     @property
     def data_dir(self) -> Path:
         return self.workdir / "data"
+
+    @property
+    def record_path(self) -> Path:
+        """Where ``start_sim(record=True)`` has the sim record every command it receives."""
+        return self.workdir / "sim-record.jsonl"
+
+    def log_path(self, name: str) -> Path:
+        return self.workdir / f"{name}.log"
+
+    def pid(self, name: str) -> int | None:
+        """The pid of a process of the stack while it runs, else None."""
+        proc = self.procs.get(name)
+        return proc.pid if proc is not None and proc.poll() is None else None
+
+    def rss_kib(self, name: str) -> int:
+        pid = self.pid(name)
+        if pid is None:
+            raise ProcessLookupError(f"{name} is not running")
+        return rss_kib(pid)
+
+    def notify_socket(self, watchdog_s: float | None = None) -> NotifySocket:
+        """A notify socket in the work directory (one per stack); pass ``.env()`` to
+        ``start_service`` to run the service as systemd would with ``WatchdogSec``."""
+        if self.notify is None:
+            self.notify = NotifySocket(self.workdir / "notify.sock", watchdog_s=watchdog_s)
+        return self.notify
 
     def env(self) -> dict[str, str]:
         """The environment every process of the stack runs with: its domain, loopback DDS."""
@@ -78,7 +232,7 @@ class Stack:
     ) -> subprocess.Popen[bytes]:
         """Start ``atom-executive ARGS`` as its own process, output to ``<name>.log``."""
         self.stop(name)
-        with (self.workdir / f"{name}.log").open("ab") as log:
+        with self.log_path(name).open("ab") as log:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "executive.cli", *args],
                 stdout=log,
@@ -88,9 +242,14 @@ class Stack:
         self.procs[name] = proc
         return proc
 
-    def start_sim(self, *args: str) -> subprocess.Popen[bytes]:
+    def start_sim(self, *args: str, record: bool = False) -> subprocess.Popen[bytes]:
+        """Start the sim (with ``record``: recording to ``record_path``); wait for its
+        status from this process (a status left over from a previous sim does not count)."""
+        if record:
+            args = (*args, "--record", str(self.record_path))
         proc = self.spawn("sim", "sim", *args)
-        self.sim.wait_ready(30)
+        if self.sim.wait_status(lambda s: s.pid == proc.pid, 30) is None:
+            raise TimeoutError(f"the sim did not come up; see {self.log_path('sim')}")
         return proc
 
     def start_service(
@@ -105,6 +264,15 @@ class Stack:
             if status is None:
                 raise TimeoutError(f"the service did not come up; see {self.workdir}/executive.log")
         return proc
+
+    def wait_for(self, predicate: Callable[[], bool], timeout: float, every: float = 0.02) -> bool:
+        """Poll ``predicate`` until it holds (True) or ``timeout`` s have passed (False)."""
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(every)
+        return True
 
     def stop(self, name: str, sig: int = signal.SIGTERM, timeout: float = 10.0) -> int | None:
         """Stop one process (SIGTERM, then SIGKILL after ``timeout``); its exit code."""
@@ -123,6 +291,8 @@ class Stack:
     @property
     def dds(self) -> DomainParticipant:
         if self.participant is None:
+            # our own participant stays on loopback like the processes' (see env())
+            os.environ.setdefault("CYCLONEDDS_URI", LOOPBACK_URI)
             self.participant = dds.make_participant(self.domain)
         return self.participant
 
@@ -142,6 +312,9 @@ class Stack:
     def close(self) -> None:
         for name in list(self.procs):
             self.stop(name)
+        if self.notify is not None:
+            self.notify.close()
+            self.notify = None
         if self.participant is not None:
             dds.close_participant(self.participant)
             self.participant = None
