@@ -1,0 +1,882 @@
+"""``make faults``: the fault matrix, each fault observed for real, as a report.
+
+The simulated Atom and the service run as separate processes on a leased loopback
+domain (``executive.stack``); the service runs as systemd would start it, with a notify
+socket and ``WatchdogSec`` (5 s, as ``deploy/atom-executive.service``). Each row starts
+the ``busy`` mission (``bench/missions/busy.yaml``: the base driving to a far tag while
+the right arm sweeps), injects its fault through the sim's fault topic while both move,
+and reads what happened from outside the service:
+
+- the reaction and its reason from the service's status (DDS) and the run's record
+  (``data_dir/runs/<run_id>.jsonl``: the result, and no node left RUNNING);
+- the time to hold and any motion after the trigger from the sim's command record: from
+  the moment the sim applied the fault to the executive's last change of joint target
+  (the hold), and every command that still pulled the joints or changed the target
+  after the executive saw the trigger (its ``safe stop`` log line);
+- the latch: a start is refused while latched; a reset is refused while the cause is
+  present and accepted once it is cleared; then the service is IDLE and stays so, with
+  no joint or base command sent (nothing resumed).
+
+DESIGN.md section 4 fixes the expectations: every e-stop flag, a BMS alarm, the AMR's
+e-stop, a servo error, stale state, a critical battery and revoked control latch
+SAFE_STOP with a reason, hold motion and cancel the base. AMR FAILED and an FSM switch
+never confirmed are mission failures: FAILED with the node's path, no latch. Killed and
+restarted, the service comes up IDLE with nothing resumed; with its tick loop hung the
+watchdog pings stop while the e-stop fast path still holds; bad requests are each
+refused in words while the mission runs on. Any deviation fails the row, and the run
+exits 1.
+
+    python bench/faults.py                   # every row, ~3 minutes
+    python bench/faults.py --only estop-soft --only bad-requests
+    python bench/faults.py --list
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import signal
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # run as a script: python bench/faults.py
+    sys.path.insert(0, str(ROOT))
+
+from bench.fault_tools import (  # noqa: E402
+    HoldReport,
+    RawRequests,
+    RecordTail,
+    Table,
+    fault_time,
+    hold_report,
+    left_running,
+    ms,
+    run_events,
+    run_result,
+    wait_record_flushed,
+)
+from executive import faultpoints  # noqa: E402
+from executive.requests import MAX_FIELD, Code  # noqa: E402
+from executive.sim.faults import parse_fault  # noqa: E402
+from executive.stack import LogTail, Stack, log_time, running_stack  # noqa: E402
+
+MISSIONS = ROOT / "bench" / "missions"
+RESULTS = ROOT / "bench" / "results"
+WATCHDOG_S = 5.0  # WatchdogSec of deploy/atom-executive.service
+FAR_TAGS = (3, 5)  # (2, 1.5) and (-1, 0) on the sim's default map: 3.4 m apart
+TIMEOUT = 10.0  # s: any one reaction, reply or state change
+SLOT = "Atom/Priorities/Mission Slot/"  # where every mission's node paths begin
+HEADERS = (
+    "fault",
+    "reaction",
+    "reason",
+    "time to hold ms",
+    "motion after",
+    "latched",
+    "reset while present",
+    "reset after clear",
+)
+
+
+@dataclass
+class Row:
+    key: str
+    fault: str
+    reaction: str = "-"
+    reason: str = "-"
+    hold_ms: float | None = None
+    motion_after: int | None = None
+    latched: bool | None = None
+    reset_present: str = "-"
+    reset_clear: str = "-"
+    deviations: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    details: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def expect(self, ok: bool, what: str) -> bool:
+        """Record a deviation from what DESIGN.md requires unless ``ok``."""
+        if not ok:
+            self.deviations.append(what)
+        return ok
+
+    @property
+    def ok(self) -> bool:
+        return not self.deviations
+
+    def cells(self) -> list[str]:
+        latched = "-" if self.latched is None else ("yes" if self.latched else "no")
+        motion = "-" if self.motion_after is None else str(self.motion_after)
+        mark = "" if self.ok else " [DEVIATES]"
+        return [
+            self.fault + mark,
+            self.reaction,
+            self.reason.replace(SLOT, ".../"),
+            ms(self.hold_ms),
+            motion,
+            latched,
+            self.reset_present,
+            self.reset_clear,
+        ]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "fault": self.fault,
+            "reaction": self.reaction,
+            "reason": self.reason,
+            "time_to_hold_ms": self.hold_ms,
+            "motion_after": self.motion_after,
+            "latched": self.latched,
+            "reset_while_present": self.reset_present,
+            "reset_after_clear": self.reset_clear,
+            "ok": self.ok,
+            "deviations": self.deviations,
+            "notes": self.notes,
+            "seconds": round(self.seconds, 2),
+            "details": self.details,
+        }
+
+
+class Matrix:
+    """The stack the rows run in, and what every row needs from it."""
+
+    def __init__(self, stack: Stack, *, amr_speed: float = 0.5) -> None:
+        self.stack = stack
+        self.amr_speed = amr_speed
+        self.interface = ""
+        self.armed = False
+        self.tag = FAR_TAGS[0]
+        self.tail = RecordTail(stack.workdir / "sim-record.jsonl")
+        self.log = LogTail(stack.log_path("executive"))
+        self.notify = stack.notify_socket(WATCHDOG_S)
+        self._raw: RawRequests | None = None
+        self._events: list[dict[str, Any]] = []
+
+    # -- the stack -----------------------------------------------------------------------
+
+    def boot(self, interface: str = "seed") -> None:
+        """(Re)start the sim and the service speaking ``interface``."""
+        st = self.stack
+        st.stop("executive")
+        st.stop("sim")
+        st.write_config(missions_dir=str(MISSIONS), interface=interface)
+        record = st.workdir / f"sim-record-{interface}.jsonl"
+        st.start_sim(
+            "--interface", interface, "--amr-speed", str(self.amr_speed), "--record", str(record)
+        )
+        self.tail = RecordTail(record)
+        self.interface = interface
+        self.start_service(armed=False)
+
+    def start_service(self, *, armed: bool) -> int:
+        """Start (or restart) the service; ``armed``: with the tick-hang fault point."""
+        env = self.notify.env()
+        if armed:
+            env[faultpoints.ENV] = "tick-hang"
+        proc = self.stack.start_service(env=env)
+        self.armed = armed
+        return proc.pid
+
+    @property
+    def raw(self) -> RawRequests:
+        if self._raw is None:
+            self._raw = RawRequests(self.stack.dds, self.stack.key)
+        return self._raw
+
+    # -- helpers for rows ----------------------------------------------------------------
+
+    def ready(self) -> None:
+        """No mission, no latch, no fault left over from the previous row."""
+        st, client = self.stack, self.stack.client
+        if st.sim.active_faults():
+            st.sim.clear_all()
+        status = client.status(TIMEOUT)
+        if status.state == "RUNNING":
+            client.request("stop")
+            client.wait_status(lambda s: s.state != "RUNNING", TIMEOUT)
+        if client.status().safety != "CLEAR":
+            self.reset_until_accepted(TIMEOUT)
+        if (
+            client.wait_status(lambda s: s.state != "RUNNING" and s.safety == "CLEAR", TIMEOUT)
+            is None
+        ):
+            raise RuntimeError(
+                f"the service is not ready for the next row: {client.status().state}"
+            )
+
+    def start_busy(self, **params: Any) -> str:
+        """Start ``busy`` towards the far tag; its run id once the status shows the run."""
+        self.tag = FAR_TAGS[1] if self.tag == FAR_TAGS[0] else FAR_TAGS[0]
+        reply = self.stack.client.request(
+            "start", {"mission": "busy", "params": {"tag": self.tag, **params}}
+        )
+        if reply.code != 0:
+            raise RuntimeError(f"start busy refused: {reply.message}")
+        run_id = str(reply.message)
+        if self.stack.client.wait_status(lambda s: s.run_id == run_id, TIMEOUT) is None:
+            raise RuntimeError(f"run {run_id} never showed in the status")
+        return run_id
+
+    def wait_moving(self, run_id: str) -> bool:
+        """Until the base is driving and the arm sweeping (as the status tree shows)."""
+
+        def moving(s: Any) -> bool:
+            nodes = {n.path.rsplit("/", 1)[-1]: n for n in s.tree}
+            drive = nodes.get("Drive")
+            arm = [
+                n for name, n in nodes.items() if name.startswith("Arm") and n.status == "RUNNING"
+            ]
+            return (
+                s.run_id == run_id
+                and drive is not None
+                and drive.feedback == "driving"
+                and bool(arm)
+            )
+
+        return self.stack.client.wait_status(moving, 15.0) is not None
+
+    def wait_ended(self, run_id: str, timeout: float = 60.0) -> Any:
+        """The status once run ``run_id`` has ended (None if it did not in time)."""
+        return self.stack.client.wait_status(
+            lambda s: s.run_id != run_id and s.state != "RUNNING", timeout
+        )
+
+    def reset_until_accepted(self, timeout: float) -> tuple[bool, int, float]:
+        """Reset, again every 0.1 s while refused: (accepted, attempts, send time of the
+        accepted one). The first refusals after clearing are the executive still seeing
+        the fault in the last state it had."""
+        deadline = time.monotonic() + timeout
+        attempts = 0
+        while True:
+            attempts += 1
+            sent = time.monotonic()
+            reply = self.stack.client.request("reset", timeout=TIMEOUT)
+            if reply.code == 0:
+                return True, attempts, sent
+            if time.monotonic() >= deadline:
+                return False, attempts, sent
+            time.sleep(0.1)
+
+    def skip_log(self) -> None:
+        """From here on: ``seen`` looks only at what the service logs after this."""
+        self.log.skip()
+        self._events = []
+
+    def seen(self, event: str, after: float, timeout: float = 5.0) -> float | None:
+        """When the service logged ``event`` (first time after ``after``), monotonic."""
+        deadline = time.monotonic() + timeout
+        while True:
+            self._events.extend(self.log.read())
+            for e in self._events:
+                t = log_time(e)
+                if e.get("event") == event and t is not None and t > after:
+                    return t
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.05)
+
+    def stays(self, predicate: Callable[[Any], bool], seconds: float) -> bool:
+        """The status satisfies ``predicate`` now and for ``seconds`` (nothing resumes)."""
+        client = self.stack.client
+        if not predicate(client.status()):
+            return False
+        return client.wait_status(lambda s: not predicate(s), seconds) is None
+
+    def record_after(self, mark: Any, t: float) -> Any:
+        wait_record_flushed(self.stack.sim, t)
+        return self.tail.since(mark)
+
+    def judge_hold(self, row: Row, report: HoldReport, *, base: bool = True) -> None:
+        row.hold_ms = report.hold_ms
+        row.motion_after = report.motion_after
+        row.details["hold"] = report.as_dict()
+        row.expect(report.motion_after == 0, f"motion after the trigger: {report.first_motion}")
+        row.expect(report.streamed == 0 or report.hold_ms is not None, "no hold seen in the record")
+        if base:
+            row.expect(report.cancels >= 1, "no AMR CANCEL_TASK after the trigger")
+        row.expect(report.moves_after == 0, "an AMR task was sent after the trigger")
+
+    def after_reset(self, row: Row, mark: Any, t_reset: float) -> None:
+        """IDLE and staying so, with nothing sent that moves (the record after the reset)."""
+        client = self.stack.client
+        idle = client.wait_status(lambda s: s.state == "IDLE" and s.safety == "CLEAR", TIMEOUT)
+        row.expect(idle is not None, f"not IDLE after the reset: {client.status().state}")
+        row.expect(
+            self.stays(lambda s: s.state == "IDLE" and not s.mission, 1.0),
+            "something resumed after the reset",
+        )
+        rec = self.record_after(mark, time.monotonic())
+        moving = rec.motion_commands(t_reset)
+        tasks = [
+            e
+            for e in rec.event_commands("amr_cmd", after=t_reset)
+            if e.fields.get("command_type") == "MOVE_TO_TAG"
+        ]
+        row.expect(
+            not moving and not tasks,
+            f"after the reset: {len(moving)} motion commands, {len(tasks)} AMR tasks",
+        )
+
+
+# -- the rows ----------------------------------------------------------------------------
+
+
+def latch_row(
+    m: Matrix,
+    row: Row,
+    spec: str,
+    code: str,
+    *,
+    tol: float = 0.02,
+    reset_while_present: str | None = "refused",
+    why_accepted: str = "",
+) -> None:
+    """A trigger that must latch SAFE_STOP: inject while the arm and the base move."""
+    st, client = m.stack, m.stack.client
+    kind = parse_fault(spec).kind
+    row.details["expected"] = (
+        f"SAFE_STOP ({code}); hold, no motion after; AMR CANCEL_TASK; start refused; reset "
+        + ("refused" if reset_while_present else "refused or accepted")
+        + " while present, accepted after clearing; IDLE, nothing resumed"
+    )
+    m.ready()
+    mark = m.tail.mark()
+    m.skip_log()
+    run_id = m.start_busy()
+    row.expect(m.wait_moving(run_id), "the mission never got the arm and the base moving")
+    t_inject = time.monotonic()
+    st.sim.inject_spec(spec)
+    status = client.wait_status(
+        lambda s: s.safety == "SAFE_STOP" and s.state == "SAFE_STOP", TIMEOUT
+    )
+    row.details["status_ms"] = round((time.monotonic() - t_inject) * 1e3, 1)
+    status = status or client.status()
+    row.reaction, row.reason = status.state, status.safety_reason or status.last_reason
+    row.latched = status.safety == "SAFE_STOP"
+    row.expect(status.state == "SAFE_STOP" and row.latched, f"no SAFE_STOP within {TIMEOUT:g} s")
+    row.expect(
+        f"{code}:" in status.safety_reason, f"reason is not {code}: {status.safety_reason!r}"
+    )
+    judge_run_record(m, row, run_id, "SAFE_STOP")
+    # latched: no start; reset refused while the cause is present
+    reply = client.request("start", {"mission": "busy"})
+    row.expect(
+        reply.code == Code.REFUSED and "latched" in reply.message,
+        f"start while latched: {reply.message}",
+    )
+    reply = client.request("reset")
+    row.reset_present = "refused" if reply.code != 0 else "accepted"
+    row.details["reset_while_present"] = reply.message
+    if reset_while_present is not None:
+        row.expect(
+            row.reset_present == reset_while_present,
+            f"reset while present {row.reset_present}: {reply.message}",
+        )
+    elif row.reset_present == "accepted":
+        row.reset_present = "accepted*"
+        row.notes.append(f"reset accepted while the fault is still set: {why_accepted}")
+    if reply.code == 0:  # already reset: clearing leaves nothing to reset
+        t_reset = time.monotonic()
+        st.sim.clear(kind)
+        row.reset_clear = "(already reset) IDLE"
+        accepted = True
+    else:
+        st.sim.clear(kind)
+        accepted, attempts, t_reset = m.reset_until_accepted(5.0)
+        row.reset_clear = f"accepted -> IDLE ({attempts} tries)" if accepted else "REFUSED"
+    row.expect(accepted, "reset refused after the cause was cleared")
+    seen = m.seen("safe stop", t_inject - 0.5)
+    row.expect(seen is not None, "no 'safe stop' in the service's log")
+    rec = m.record_after(mark, time.monotonic())
+    t_fault = fault_time(rec, kind, after=t_inject - 1.0)
+    row.expect(not math.isnan(t_fault), "the sim's record has no line for the fault")
+    m.judge_hold(row, hold_report(rec, t_fault, seen or t_inject, t_reset, tol=tol))
+    m.after_reset(row, mark, t_reset)
+
+
+def judge_run_record(m: Matrix, row: Row, run_id: str, result: str) -> None:
+    """The run's record ends with ``result``, and no node of it is left RUNNING."""
+    events = run_events(m.stack.data_dir, run_id)
+    end = run_result(events)
+    row.details["run_record"] = end
+    row.expect(end is not None and end.get("result") == result, f"run record result: {end}")
+    still = left_running(events)
+    row.expect(not still, f"left RUNNING after the run ended: {still}")
+
+
+def mission_failure_row(
+    m: Matrix,
+    row: Row,
+    *,
+    words: tuple[str, ...],
+    before_start: str = "",
+    mid: str = "",
+    **params: Any,
+) -> None:
+    """A fault the mission must fail on (FAILED with the node's path), without a latch."""
+    st, client = m.stack, m.stack.client
+    row.details["expected"] = (
+        f"FAILED with the node's path ({', '.join(words)}); no latch; no motion after; "
+        "control handed back; nothing resumed"
+    )
+    m.ready()
+    if before_start:
+        st.sim.inject_spec(before_start)
+    mark = m.tail.mark()
+    m.skip_log()
+    t_inject = time.monotonic()
+    run_id = m.start_busy(**params)
+    if mid:
+        row.expect(m.wait_moving(run_id), "the mission never got the arm and the base moving")
+        t_inject = time.monotonic()
+        st.sim.inject_spec(mid)
+    status = m.wait_ended(run_id, 30.0)
+    row.details["status_ms"] = round((time.monotonic() - t_inject) * 1e3, 1)
+    status = status or client.status()
+    row.reaction, row.reason = status.state, status.last_reason
+    row.latched = status.safety == "SAFE_STOP"
+    row.expect(status.state == "FAILED", f"ended {status.state}, not FAILED")
+    row.expect(not row.latched, "latched SAFE_STOP: a mission failure is not a safety trigger")
+    row.expect(
+        all(w in status.last_reason for w in words), f"reason lacks {words}: {status.last_reason!r}"
+    )
+    row.expect(
+        status.last_reason.startswith("Atom/"),
+        f"reason lacks the node's path: {status.last_reason!r}",
+    )
+    judge_run_record(m, row, run_id, "FAILED")
+    seen = m.seen("mission ended", t_inject - 0.5)
+    reply = client.request("reset")
+    row.reset_present = "n/a (not latched)" if reply.code == 0 else f"refused: {reply.message}"
+    row.details["reset"] = reply.message
+    for spec in (before_start, mid):
+        if spec:
+            st.sim.clear(parse_fault(spec).kind)
+    row.reset_clear = "n/a (not latched)"
+    row.expect(
+        m.stays(lambda s: s.state == "FAILED" and not s.mission, 1.0),
+        "something resumed after the failure",
+    )
+    t_end = time.monotonic()
+    rec = m.record_after(mark, t_end)
+    t_fault = fault_time(rec, parse_fault(mid or before_start).kind, after=t_inject - 1.0)
+    report = hold_report(rec, t_fault, seen or t_end, t_end)
+    m.judge_hold(row, report, base=False)
+    if not report.streamed:
+        row.notes.append("no joint command was sent at all (the arm never moved)")
+    release = [
+        e
+        for e in rec.event_commands("switch_upper_control", after=t_fault)
+        if not e.fields.get("flag")
+    ]
+    row.expect(bool(release), "upper-body control was not handed back")
+
+
+def bad_requests_row(m: Matrix, row: Row) -> None:
+    """Every bad request gets its refusal; the mission runs on to SUCCEEDED."""
+    client, raw = m.stack.client, m.raw
+    row.details["expected"] = (
+        "each refused in words, with its code; the mission runs on to SUCCEEDED"
+    )
+    m.ready()
+    before = client.status()
+    run_id = m.start_busy(sweeps=2)
+    row.expect(m.wait_moving(run_id), "the mission never got the arm and the base moving")
+    stale = time.time_ns() - 10 * 60 * 10**9
+    valid_start = raw.make("start", {"mission": "busy"})
+    big = "x" * (MAX_FIELD + 1)
+    cases: list[tuple[str, Any, Code, str]] = [
+        ("garbled JSON", raw.make("start", '{"mission": "busy",'), Code.BAD_REQUEST, "not JSON"),
+        (
+            "args not an object",
+            raw.make("status", "[1, 2]", signed=False),
+            Code.BAD_REQUEST,
+            "object",
+        ),
+        ("unknown verb", raw.make("dance", signed=False), Code.UNKNOWN_VERB, "unknown verb"),
+        ("oversized args", raw.make("validate", {"mission": big}), Code.BAD_REQUEST, "longer than"),
+        (
+            "oversized request_id",
+            raw.make("status", request_id="r" * (MAX_FIELD + 1), signed=False),
+            Code.BAD_REQUEST,
+            "longer than",
+        ),
+        (
+            "empty request_id",
+            raw.make("status", request_id="", signed=False),
+            Code.BAD_REQUEST,
+            "must not be empty",
+        ),
+        (
+            "stop without HMAC",
+            raw.make("stop", signed=False),
+            Code.UNAUTHENTICATED,
+            "bad signature",
+        ),
+        (
+            "stop, wrong HMAC key",
+            raw.make("stop", key=os.urandom(32)),
+            Code.UNAUTHENTICATED,
+            "bad signature",
+        ),
+        (
+            "stop, unknown client",
+            raw.make("stop", client_id="intruder"),
+            Code.UNAUTHENTICATED,
+            "unknown client",
+        ),
+        (
+            "stop, stale timestamp",
+            raw.make("stop", timestamp_ns=stale),
+            Code.UNAUTHENTICATED,
+            "timestamp",
+        ),
+        ("start while running", valid_start, Code.REFUSED, "is running"),
+        ("replayed nonce", valid_start, Code.UNAUTHENTICATED, "replayed"),
+        (
+            "start unknown mission",
+            raw.make("start", {"mission": "nope"}),
+            Code.NOT_FOUND,
+            "no mission",
+        ),
+        (
+            "start, bad params",
+            raw.make("start", {"mission": "busy", "params": {"sweeps": 0}}),
+            Code.INVALID,
+            "sweeps",
+        ),
+        ("reload while running", raw.make("reload"), Code.REFUSED, "only while idle"),
+    ]
+    answers = []
+    for label, request, code, words in cases:
+        reply = raw.ask(request, TIMEOUT)
+        got = "no reply" if reply is None else f"{Code(reply.code).name}: {reply.message[:80]}"
+        answers.append({"request": label, "expected": code.name, "reply": got})
+        row.expect(
+            reply is not None and reply.code == code and words in reply.message, f"{label}: {got}"
+        )
+        status = client.status()
+        row.expect(
+            status.run_id == run_id and status.state == "RUNNING",
+            f"after {label}: {status.state} {status.run_id}",
+        )
+    row.details["requests"] = answers
+    end = m.wait_ended(run_id, 60.0)
+    final = end or client.status()
+    row.expect(final.state == "SUCCEEDED", f"the mission ended {final.state}: {final.last_reason}")
+    row.expect(final.tick_errors == before.tick_errors, "tick errors while answering")
+    refused = sum(1 for a in answers if a["reply"].split(":")[0] == a["expected"])
+    row.reaction = f"{refused}/{len(cases)} refused; mission {final.state}"
+    row.reason = ", ".join(sorted({a["expected"] for a in answers}))
+    row.latched = final.safety == "SAFE_STOP"
+    row.expect(not row.latched, "latched")
+
+
+def killed_row(m: Matrix, row: Row) -> None:
+    """SIGKILL mid-mission; restarted (as systemd's Restart=on-failure), it is IDLE."""
+    st, client = m.stack, m.stack.client
+    row.details["expected"] = "restarted: READY=1, IDLE, no mission, nothing sent, nothing resumed"
+    m.ready()
+    mark = m.tail.mark()
+    run_id = m.start_busy()
+    row.expect(m.wait_moving(run_id), "the mission never got the arm and the base moving")
+    t_kill = time.monotonic()
+    old = st.pid("executive")
+    st.stop("executive", signal.SIGKILL)
+    t_up = time.monotonic()
+    pid = m.start_service(armed=True)  # armed for the tick-hang row that follows
+    row.details["restart_s"] = round(time.monotonic() - t_up, 2)
+    row.expect(
+        m.notify.wait_for("READY=1", after=t_up, timeout=TIMEOUT) is not None,
+        "no READY=1 after the restart",
+    )
+    status = (
+        client.wait_status(lambda s: s.executive_id.endswith(f":{pid}"), TIMEOUT) or client.status()
+    )
+    row.reaction = f"restarted {status.state}"
+    row.reason = f"pid {old} killed; pid {pid} up, mission {status.mission or 'none'}"
+    row.latched = status.safety == "SAFE_STOP"
+    row.expect(
+        status.state == "IDLE" and not status.mission and not row.latched,
+        f"after the restart: {status.state} {status.mission}",
+    )
+    row.expect(
+        m.stays(lambda s: s.state == "IDLE" and not s.mission, 2.0),
+        "something resumed after the restart",
+    )
+    events = run_events(st.data_dir, run_id)
+    row.details["killed_run_record"] = {"events": len(events), "ended": run_result(events)}
+    if run_result(events) is None:
+        row.notes.append("the killed run's record stops mid-run (no result): it was never resumed")
+    rec = m.record_after(mark, time.monotonic())
+    sent = rec.commands(after=t_kill)
+    tasks = [
+        e
+        for e in rec.event_commands("amr_cmd", after=t_kill)
+        if e.fields.get("command_type") == "MOVE_TO_TAG"
+    ]
+    row.motion_after = len(rec.motion_commands(t_kill))
+    row.expect(
+        row.motion_after == 0 and not tasks,
+        f"after the kill: {len(sent)} joint commands, {len(tasks)} AMR tasks",
+    )
+    sim_status = st.sim.status()
+    if sim_status is not None and sim_status.is_upper_control:
+        row.notes.append(
+            "the robot still has upper-body control on: the killed service never handed it back, the new one does not touch it"
+        )
+    reply = client.request("reset")
+    row.reset_present = "n/a (not latched)" if reply.code == 0 else f"refused: {reply.message}"
+    row.reset_clear = "n/a (not latched)"
+
+
+def tick_hang_row(m: Matrix, row: Row) -> None:
+    """The tick loop hangs: the watchdog pings stop, an e-stop is still held by the fast
+    path; killed and restarted as systemd would, it latches on the e-stop still pressed."""
+    st, client = m.stack, m.stack.client
+    row.details["expected"] = (
+        "no WATCHDOG=1 for longer than WatchdogSec; the e-stop held by the fast path (no motion "
+        "after); reset answered BUSY; restarted: SAFE_STOP (e-stop still pressed), reset refused, "
+        "accepted after release; IDLE, nothing resumed"
+    )
+    if not m.armed:
+        m.start_service(armed=True)
+    m.ready()
+    mark = m.tail.mark()
+    m.skip_log()
+    run_id = m.start_busy()
+    row.expect(m.wait_moving(run_id), "the mission never got the arm and the base moving")
+    t0 = time.monotonic()
+    row.expect(
+        m.notify.wait_for("WATCHDOG=1", after=t0, timeout=WATCHDOG_S) is not None,
+        "no watchdog pings before the hang",
+    )
+    pid = st.pid("executive")
+    assert pid is not None
+    t_signal = time.monotonic()
+    os.kill(pid, signal.SIGUSR2)
+    t_hung = m.seen("fault point: the tick loop hangs", t_signal - 0.5)
+    row.expect(t_hung is not None, "the tick loop never hung")
+    t_hung = t_hung or t_signal
+    t_inject = time.monotonic()
+    st.sim.inject("estop-soft")
+    seen = m.seen("safe stop", t_inject - 0.5)
+    row.expect(seen is not None, "the fast path did not trip (no 'safe stop' logged)")
+    status = client.status()
+    row.details["status_while_hung"] = {"state": status.state, "safety": status.safety}
+    # a reset cannot be answered by a loop that does not tick: BUSY, in words
+    reply = client.request("reset", timeout=TIMEOUT)
+    row.reset_present = f"{Code(reply.code).name} (loop hung)"
+    row.details["reset_while_hung"] = reply.message
+    row.expect(reply.code != 0, f"reset accepted while the loop hangs: {reply.message}")
+    # the pings: none after the hang, for longer than WatchdogSec
+    pings = [at for at, _ in m.notify.since(0.0, "WATCHDOG=1") if at > t0]
+    last = max([at for at in pings if at <= t_hung + 0.05], default=t0)
+    late = m.notify.wait_for(
+        "WATCHDOG=1",
+        after=t_hung + 0.05,
+        timeout=max(0.0, last + WATCHDOG_S + 1.0 - time.monotonic()),
+    )
+    gap = (late or time.monotonic()) - last
+    row.details["ping_gap_s"] = round(gap, 2)
+    row.expect(late is None, f"a WATCHDOG=1 ping {(late or t_hung) - t_hung:.2f} s into the hang")
+    row.reaction = f"pings stopped {gap:.1f} s; fast-path hold; status frozen {status.state}"
+    row.reason = "no WATCHDOG=1 > WatchdogSec"
+    row.latched = True
+    restart_after_hang(m, row, mark, t_inject, seen)
+
+
+def restart_after_hang(m: Matrix, row: Row, mark: Any, t_inject: float, seen: float | None) -> None:
+    """What systemd does next: kill it (SIGABRT; SIGKILL here: no core dump), restart it."""
+    st, client = m.stack, m.stack.client
+    t_kill = time.monotonic()
+    st.stop("executive", signal.SIGKILL)
+    m.start_service(armed=False)
+    after = client.wait_status(lambda s: s.state == "SAFE_STOP", TIMEOUT) or client.status()
+    row.details["after_restart"] = {"state": after.state, "safety_reason": after.safety_reason}
+    row.expect(
+        after.state == "SAFE_STOP" and "estop:" in after.safety_reason,
+        f"restarted with the e-stop pressed: {after.state}",
+    )
+    row.expect(not after.mission, "a mission resumed after the restart")
+    reply = client.request("reset")
+    row.expect(reply.code == Code.REFUSED, f"reset with the e-stop still pressed: {reply.message}")
+    st.sim.clear("estop-soft")
+    accepted, attempts, t_reset = m.reset_until_accepted(5.0)
+    row.expect(accepted, "reset refused after the e-stop was released")
+    row.reset_clear = f"accepted -> IDLE ({attempts} tries)" if accepted else "REFUSED"
+    rec = m.record_after(mark, time.monotonic())
+    t_fault = fault_time(rec, "estop-soft", after=t_inject - 1.0)
+    m.judge_hold(row, hold_report(rec, t_fault, seen or t_inject, t_kill))
+    m.after_reset(row, mark, t_reset)
+    row.notes.append("restarted with the e-stop still pressed, the new service latches it at once")
+
+
+# -- the matrix --------------------------------------------------------------------------
+
+DROPOUT_WHY = (
+    "stale_state is a cause only while a mission commands motion, and none does after the stop"
+)
+REVOKE_WHY = (
+    "control_revoked is a cause only while a mission holds control, and none does after the stop"
+)
+
+RowBody = Callable[[Matrix, Row], None]
+
+
+def latch(spec: str, code: str, **kwargs: Any) -> RowBody:
+    return lambda m, r: latch_row(m, r, spec, code, **kwargs)
+
+
+def failure(words: tuple[str, ...], **kwargs: Any) -> RowBody:
+    return lambda m, r: mission_failure_row(m, r, words=words, **kwargs)
+
+
+SEED, SDK_1_1 = "seed", "sdk-1.1.0"
+# fmt: off
+ROWS: list[tuple[str, str, str, RowBody]] = [  # key, the fault as shown, interface, row
+    ("estop-soft", "e-stop soft (estop-soft)", SEED, latch("estop-soft", "estop")),
+    ("estop-hard", "e-stop hard (estop-hard)", SEED, latch("estop-hard", "estop")),
+    ("estop-amr", "e-stop AMR flag (estop-amr)", SEED, latch("estop-amr", "estop")),
+    ("bms-upper", "BMS alarm upper (bms-alarm:upper=4)", SEED, latch("bms-alarm:upper=4", "bms_alarm")),
+    ("bms-lower", "BMS alarm lower (bms-alarm:lower=0x80)", SEED, latch("bms-alarm:lower=0x80", "bms_alarm")),
+    ("amr-estop", "AMR e-stop (amr-estop)", SEED, latch("amr-estop", "amr_estop")),
+    ("servo-error", "servo error (servo-error:right_elbow_pitch)", SEED, latch("servo-error:right_elbow_pitch=0x2310", "servo_error")),
+    ("dropout", "state dropout (dropout:upper_state)", SEED, latch("dropout:upper_state", "stale_state", tol=0.1, reset_while_present=None, why_accepted=DROPOUT_WHY)),
+    ("control-revoked", "upper control revoked (revoke-upper-control)", SEED, latch("revoke-upper-control", "control_revoked", reset_while_present=None, why_accepted=REVOKE_WHY)),
+    ("battery-critical", "battery critical (battery=4)", SEED, latch("battery=4", "battery_critical")),
+    ("amr-failed", "AMR FAILED (amr-failure)", SEED, failure(("Drive", "amr_failed"), mid="amr-failure")),
+    ("fsm-unconfirmed", "FSM never confirmed (refuse-fsm)", SEED, failure(("Set FSM", "never confirmed"), before_start="refuse-fsm", fsm="stand", fsm_timeout=1.5)),
+    ("bad-requests", "bad and unauthenticated requests", SEED, bad_requests_row),
+    ("killed", "service killed (SIGKILL) and restarted", SEED, killed_row),
+    ("tick-hang", "tick loop hung (watchdog) + e-stop", SEED, tick_hang_row),
+    ("estop-di", "e-stop DI flag (estop-di, sdk-1.1.0)", SDK_1_1, latch("estop-di", "estop")),
+]
+# fmt: on
+KEYS = [key for key, *_ in ROWS]
+
+
+def run_matrix(
+    only: list[str] | None = None,
+    workdir: Path | None = None,
+    *,
+    keep: bool = False,
+    amr_speed: float = 0.5,
+) -> list[Row]:
+    """Run the rows (``only``: these keys), each in the stack its interface needs."""
+    selected = [r for r in ROWS if not only or r[0] in only]
+    rows: list[Row] = []
+    with running_stack(workdir, keep=keep) as stack:
+        m = Matrix(stack, amr_speed=amr_speed)
+        for key, label, interface, body in selected:
+            row = Row(key, label)
+            started = time.monotonic()
+            print(f"... {label}", flush=True)
+            try:
+                if m.interface != interface:
+                    m.boot(interface)
+                body(m, row)
+            except Exception as e:  # noqa: BLE001 - a row that breaks is a failed row, not a crash
+                row.expect(False, f"{type(e).__name__}: {e}")
+                if row.reaction == "-":
+                    row.reaction = "ERROR"
+            row.seconds = time.monotonic() - started
+            rows.append(row)
+            print(
+                f"    {'ok' if row.ok else 'DEVIATES'} in {row.seconds:.1f} s"
+                + "".join(f"\n    ! {d}" for d in row.deviations),
+                flush=True,
+            )
+        if keep or workdir is not None:
+            print(f"work directory (logs, records): {stack.workdir}")
+    return rows
+
+
+def report(rows: list[Row], elapsed: float) -> tuple[str, dict[str, Any]]:
+    table = Table(HEADERS, limit=64)
+    for row in rows:
+        table.add(row.cells())
+    lines = [table.render(), ""]
+    for row in rows:
+        for note in row.notes:
+            lines.append(f"note: {row.fault}: {note}")
+        for d in row.deviations:
+            lines.append(f"DEVIATES: {row.fault}: {d}")
+    bad = [r for r in rows if not r.ok]
+    lines.append(
+        f"{len(rows) - len(bad)}/{len(rows)} rows as DESIGN.md requires, in {elapsed:.0f} s"
+    )
+    data = {
+        "generated": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "host": {
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "machine": platform.machine(),
+        },
+        "watchdog_s": WATCHDOG_S,
+        "seconds": round(elapsed, 1),
+        "ok": not bad,
+        "rows": [r.as_dict() for r in rows],
+    }
+    return "\n".join(lines), data
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        prog="bench/faults.py",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--only",
+        action="append",
+        choices=KEYS,
+        metavar="ROW",
+        help=f"run this row (repeatable): {', '.join(KEYS)}",
+    )
+    p.add_argument("--list", action="store_true", help="list the rows and exit")
+    p.add_argument(
+        "--json",
+        type=Path,
+        default=RESULTS / "faults.json",
+        help="where to write the results (default bench/results/faults.json)",
+    )
+    p.add_argument(
+        "--workdir",
+        type=Path,
+        default=None,
+        help="keep logs and records here (default: a temporary directory, removed)",
+    )
+    p.add_argument(
+        "--amr-speed",
+        type=float,
+        default=0.5,
+        help="the sim's AMR speed, m/s (default 0.5: the base is still driving when the fault hits)",
+    )
+    args = p.parse_args(argv)
+    if args.list:
+        for key, label, interface, _ in ROWS:
+            print(f"{key:18s} {label} [{interface}]")
+        return 0
+    started = time.monotonic()
+    rows = run_matrix(args.only, args.workdir, amr_speed=args.amr_speed)
+    text, data = report(rows, time.monotonic() - started)
+    print()
+    print(text)
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(data, indent=2, default=str) + "\n")
+    print(f"results: {args.json}")
+    return 0 if data["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
