@@ -80,9 +80,14 @@ clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
 
 bench-stream: venv
-	$(BIN)/python bench/stream_and_codec.py
+	$(BIN)/python bench/run.py --only codec,stream --no-plots --json bench/results/stream.json
 
-bench: venv
+# the plots need the `bench` extra (matplotlib); the figures do not
+$(VENV)/.bench-installed: pyproject.toml | venv
+	CYCLONEDDS_HOME=$(CDDS_HOME) $(BIN)/pip install -q --no-binary cyclonedds -c constraints.txt -e '.[dev,bench]'
+	touch $@
+
+bench: venv $(VENV)/.bench-installed
 	$(BIN)/python bench/run.py
 
 faults: venv

@@ -1,0 +1,153 @@
+"""The service's resident memory after 1,000 mission runs, against after 10.
+
+    python bench/memory.py [--runs 1000]
+
+The real service (``atom-executive run``) with a missions directory of one tiny but real
+mission, ``tiny``: a ``log``, then a 40 ms ``move_joints`` of one finger (the hands stream
+engages, a trajectory runs, the stream disengages at the end), so a run goes through the
+request server, the mission loader and builder, the tree, the motion streamer, the run
+record and the status publisher. ``bench.robot.BenchRobot`` publishes the robot's
+state; the finger's target alternates 0.03 rad either side of where it is measured, so
+the move arrives within its tolerance when the trajectory ends.
+
+Runs go back to back: a signed ``start``, then the status's run counter and a finished
+state. The service's RSS (``VmRSS``) is read after 10 runs and every 50 after that.
+"Flat" is judged by the growth from run 10 to the last, and the slope (KiB per run) of
+a straight line through the samples of the second half.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # run as a script: python bench/memory.py
+    sys.path.insert(0, str(ROOT))
+
+from bench.common import setup, table  # noqa: E402
+from bench.robot import BenchRobot, base_pose  # noqa: E402
+from executive.profile import RobotProfile, load_profile  # noqa: E402
+from executive.stack import Stack, running_stack  # noqa: E402
+
+TARGET_MB = 150.0
+DONE = ("SUCCEEDED", "FAILED", "ABORTED", "SAFE_STOP")
+
+
+def write_mission(directory: Path, profile: RobotProfile) -> float:
+    """``tiny``; returns the finger's measured position (its targets are either side)."""
+    j = profile.joints["right_index"]
+    base = float(base_pose(profile, "hands")[j.index])
+    (directory / "tiny.yaml").write_text(
+        f"""# bench/memory.py: a tiny but real mission, run 1,000 times.
+mission: tiny
+description: Log a line, then move one finger a little.
+params:
+  q:
+    type: number
+    default: {base:.4f}
+    min: {j.lower}
+    max: {j.upper}
+    description: Where the right index finger goes.
+tree:
+  sequence:
+    name: Tiny
+    children:
+      - log: {{message: tiny run}}
+      - move_joints:
+          name: Finger
+          joints:
+            right_index: ${{q}}
+          duration: 0.04
+          timeout: 2
+"""
+    )
+    return base
+
+
+def run_once(stack: Stack, n: int, q: float) -> str:
+    reply = stack.client.request("start", {"mission": "tiny", "params": {"q": q}}, timeout=10)
+    if reply.code != 0:
+        raise RuntimeError(f"run {n}: start refused: {reply.message}")
+    status = stack.client.wait_status(lambda s: s.runs >= n and s.state in DONE, 10)
+    if status is None:
+        raise RuntimeError(f"run {n} did not finish")
+    return str(status.state)
+
+
+def run(runs: int = 1000) -> dict[str, Any]:
+    profile = load_profile()
+    missions = Path(tempfile.mkdtemp(prefix="bench-memory-missions-"))
+    samples: list[tuple[int, float]] = []
+    results: dict[str, int] = {}
+    try:
+        base = write_mission(missions, profile)
+        with running_stack() as stack:
+            stack.write_config(missions_dir=str(missions))
+            robot = BenchRobot(stack.dds, profile, watch_commands=False).start()
+            try:
+                stack.start_service()
+                samples.append((0, stack.rss_kib("executive") / 1024))
+                started = time.monotonic()
+                for n in range(1, runs + 1):
+                    state = run_once(stack, n, base + (0.03 if n % 2 else -0.03))
+                    results[state] = results.get(state, 0) + 1
+                    if n == 10 or n % 50 == 0 or n == runs:
+                        samples.append((n, stack.rss_kib("executive") / 1024))
+                took = time.monotonic() - started
+            finally:
+                robot.close()
+    finally:
+        shutil.rmtree(missions, ignore_errors=True)
+    at = dict(samples)
+    late = [(n, mb) for n, mb in samples if n >= runs / 2]
+    slope = float(np.polyfit(*zip(*late, strict=True), 1)[0]) * 1024 if len(late) > 1 else 0.0
+    return {
+        "runs": runs,
+        "results": results,
+        "seconds": round(took, 1),
+        "rss_mb_at_start": at[0],
+        "rss_mb_after_10": at.get(10, float("nan")),
+        "rss_mb_after_all": at[runs],
+        "growth_mb": at[runs] - at.get(10, at[0]),
+        "slope_kib_per_run_second_half": slope,
+        "samples": samples,
+    }
+
+
+def report(r: dict[str, Any]) -> str:
+    rows = [
+        ["RSS at READY", f"{r['rss_mb_at_start']:.1f} MB"],
+        ["RSS after 10 runs", f"{r['rss_mb_after_10']:.1f} MB"],
+        [f"RSS after {r['runs']} runs", f"{r['rss_mb_after_all']:.1f} MB"],
+        ["growth 10 -> last", f"{r['growth_mb']:+.2f} MB"],
+        ["slope, second half", f"{r['slope_kib_per_run_second_half']:+.2f} KiB/run"],
+        ["results", ", ".join(f"{k} {v}" for k, v in sorted(r["results"].items()))],
+        ["time", f"{r['seconds']} s"],
+    ]
+    return table(("memory", "value"), rows)
+
+
+def main() -> int:
+    setup()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=1000)
+    parser.add_argument("--json", type=Path, help="also write the results here")
+    args = parser.parse_args()
+    results = run(args.runs)
+    print(report(results))
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

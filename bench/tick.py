@@ -1,0 +1,172 @@
+"""Tick time of 10-, 100- and 1000-node mission trees, in the running service.
+
+    python bench/tick.py [--seconds 6] [--sizes 10,100,1000]
+
+Each tree is a mission file (``tree_<N>.yaml``) the service loads like any other: a
+``parallel`` of branches, each a ``guard`` that re-checks ``check_battery`` every tick
+around a ``sequence`` of a ``log`` and a long ``wait``, padded with ``log`` leaves to
+exactly N nodes. Every branch stays RUNNING, so every tick visits four nodes in five:
+the parallel ticks each guard, the guard its condition (a read of the robot's state on
+the blackboard) and its sequence, the sequence its wait.
+
+The service runs under ``bench.service_probe`` with ``bench.robot.BenchRobot``
+publishing the robot's state (so the condition has a battery to read, and the service
+its real 1,100 state samples a second). Per tree, over the window:
+
+- tree tick: ``Executive.tick()`` (queued requests, the core tree with the safety
+  watchdog and the mission, settling its end);
+- loop iteration: ``Runtime.tick()``, the tick loop's whole work: the tree, then the
+  run record and the status publisher (which sends the tree's per-node status).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # run as a script: python bench/tick.py
+    sys.path.insert(0, str(ROOT))
+
+from behaviours.builders import BUILDERS  # noqa: E402
+from bench.common import fmt, setup, summary, table  # noqa: E402
+from bench.robot import BenchRobot  # noqa: E402
+from bench.service_probe import ProbedService  # noqa: E402
+from executive.mission.build import build  # noqa: E402
+from executive.mission.loader import MissionLoader  # noqa: E402
+from executive.profile import load_profile  # noqa: E402
+from executive.stack import running_stack  # noqa: E402
+
+SIZES = (10, 100, 1000)
+BRANCH = 5  # nodes in one branch: guard, check_battery, sequence, log, wait
+TARGET_P99_MS = {100: 1.5}
+
+
+def mission_text(nodes: int) -> str:
+    """A mission of exactly ``nodes`` nodes (``nodes`` >= 6)."""
+    branches = (nodes - 1) // BRANCH
+    pad = nodes - 1 - branches * BRANCH
+    lines = [
+        f"# bench/tick.py: {nodes} nodes, {branches} branches that stay RUNNING",
+        f"mission: tree_{nodes}",
+        "tree:",
+        "  parallel:",
+        f"    name: {branches} branches",
+        "    children:",
+    ]
+    for b in range(branches):
+        extra = pad if b == branches - 1 else 0
+        lines += [
+            "      - guard:",
+            f"          name: Branch {b}",
+            "          condition:",
+            "            check_battery: {min_level: 20}",
+            "          child:",
+            "            sequence:",
+            f"              name: Steps {b}",
+            "              children:",
+            *[f"                - log: {{message: step {b}.{i}}}" for i in range(1 + extra)],
+            "                - wait: {seconds: 3600}",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def write_missions(directory: Path, sizes: tuple[int, ...]) -> None:
+    profile = load_profile()
+    loader = MissionLoader(profile, directory)
+    for n in sizes:
+        path = directory / f"tree_{n}.yaml"
+        path.write_text(mission_text(n))
+        mission = loader.load(path)
+        count = sum(1 for _ in build(mission, BUILDERS).iterate())
+        if count != n:
+            raise AssertionError(f"tree_{n}.yaml builds {count} nodes, not {n}")
+
+
+def run(seconds: float = 6.0, sizes: tuple[int, ...] = SIZES) -> dict[str, Any]:
+    profile = load_profile()
+    results: dict[str, Any] = {"seconds": seconds}
+    missions = Path(tempfile.mkdtemp(prefix="bench-tick-missions-"))
+    try:
+        write_missions(missions, sizes)
+        with running_stack() as stack:
+            stack.write_config(missions_dir=str(missions))
+            robot = BenchRobot(stack.dds, profile, watch_commands=False).start()
+            try:
+                service = ProbedService(stack)
+                for n in sizes:
+                    reply = stack.client.request("start", {"mission": f"tree_{n}"}, timeout=10)
+                    if reply.code != 0:
+                        raise RuntimeError(f"tree_{n}: start refused: {reply.message}")
+                    rid = reply.message
+                    if stack.client.wait_status(lambda s, rid=rid: s.run_id == rid, 10) is None:
+                        raise RuntimeError(f"tree_{n}: the status never showed it running")
+                    window = service.window(seconds)
+                    stack.client.request("stop", timeout=10)
+                    results[str(n)] = {
+                        "tree_tick_ms": summary(window["tree_tick"], 1e3),
+                        "loop_tick_ms": summary(window["loop_tick"], 1e3),
+                        "tick_overruns": window["tick_overruns"],
+                        "samples": {"tree_tick": [x * 1e3 for x in window["tree_tick"]]},
+                    }
+            finally:
+                robot.close()
+    finally:
+        shutil.rmtree(missions, ignore_errors=True)
+    return results
+
+
+def report(results: dict[str, Any]) -> str:
+    rows = []
+    for n, r in results.items():
+        if not n.isdigit():
+            continue
+        t, loop = r["tree_tick_ms"], r["loop_tick_ms"]
+        rows.append(
+            [
+                n,
+                str(t["n"]),
+                fmt(t["median"]),
+                fmt(t["p99"]),
+                fmt(t["max"]),
+                fmt(loop["median"]),
+                fmt(loop["p99"]),
+                str(r["tick_overruns"]),
+            ]
+        )
+    return table(
+        (
+            "nodes",
+            "ticks",
+            "tree med ms",
+            "tree p99 ms",
+            "tree max ms",
+            "loop med ms",
+            "loop p99 ms",
+            "overruns",
+        ),
+        rows,
+    )
+
+
+def main() -> int:
+    setup()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=6.0)
+    parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
+    parser.add_argument("--json", type=Path, help="also write the results here")
+    args = parser.parse_args()
+    results = run(args.seconds, tuple(int(n) for n in args.sizes.split(",")))
+    print(report(results))
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
