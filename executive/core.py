@@ -34,7 +34,8 @@ from behaviours.base import RobotLeaf
 from behaviours.context import RobotContext
 from behaviours.state import GatherRobotState
 from executive.motion.streamer import MotionStreamer
-from executive.robot_io import RobotIO
+from executive.profile import STATE_TOPICS
+from executive.robot_io import RobotIO, Stamped
 from executive.safety import Activity, EstopFastPath, SafetyMonitor, SafetyReaction, SafetyWatchdog
 
 log = structlog.get_logger(__name__)
@@ -229,12 +230,29 @@ class Executive:
         return True, reason
 
     def reset(self) -> tuple[bool, str]:
-        ok, message = self.monitor.reset(self.watchdog.present)
+        """Clear a latched SAFE-STOP if no cause is present *now*, and go idle.
+
+        The e-stop fast path latches between ticks; a reset may arrive before any tick
+        has seen that. So the stop is applied first (the mission preempted), and the
+        causes are judged from the newest samples, not from the last tick's view of them
+        (which predates the trip): otherwise a reset in that window was accepted with
+        the e-stop still pressed, and left the mission running (found by bench/estop.py).
+        """
+        if self.monitor.latched and self.state is not ExecState.SAFE_STOP:
+            self._settle()
+        ok, message = self.monitor.reset(self.monitor.evaluate(self._state_now(), self.activity()))
         if ok and self.state is ExecState.SAFE_STOP:
             self.streamer.release()
             self._release_robot()
             self._set_state(ExecState.IDLE)
         return ok, message
+
+    def _state_now(self) -> dict[str, Stamped[Any] | None]:
+        """The newest sample of every state topic (what the next tick would gather)."""
+        return {
+            t: reader.latest if (reader := self.io.readers.get(t)) is not None else None
+            for t in STATE_TOPICS
+        }
 
     def tick(self) -> None:
         """Apply queued requests, then tick the tree once and settle the mission's end."""

@@ -10,6 +10,7 @@ from py_trees.common import Status
 
 from behaviours.actions.basic import Log, Wait
 from executive.core import ExecState
+from executive.motion.trajectory import plan
 from executive.profile import load_profile
 from tests.rigs import Rig
 
@@ -89,6 +90,52 @@ def test_estop_preempts_latches_and_needs_a_reset(rig: Rig) -> None:
     assert ok and rig.ex.state is ExecState.IDLE and not rig.ex.streamer.held
     rig.ex.tick()
     assert rig.ex.state is ExecState.IDLE and rig.ex.run is None  # nothing resumes
+
+
+def test_a_reset_before_the_next_tick_judges_the_estop_as_it_is_now(rig: Rig) -> None:
+    """The fast path latches between ticks. A reset in that window used to be judged on the
+    last tick's view, from before the trip: accepted with the e-stop still pressed, and the
+    mission left running (found by bench/estop.py). Now it is refused while pressed; after
+    a pulse already released it applies the stop (the mission preempted) and then resets.
+    Either way, every command after the trigger is the hold, and nothing resumes."""
+    published: list[bool] = []
+    rig.ex.streamer.on_publish = lambda topic, q, held: published.append(held)
+    for pressed_at_reset in (True, False):
+        probe = Probe()
+        assert rig.ex.start_mission("forever", probe)[0]
+        rig.tick_until(lambda p=probe: p.status is Status.RUNNING)
+        measured = rig.ex.streamer.measured_joints(["left_elbow_pitch"])
+        rig.ex.streamer.submit(
+            plan(PROFILE, {"left_elbow_pitch": 0.5}, measured, time.monotonic(), duration=10.0)
+        )
+        rig.ex.streamer.step()
+        assert published == [False]  # moving
+        published.clear()
+        rig.state(hard_emergency_triggered=True)
+        deadline = time.monotonic() + 5
+        while not rig.ex.monitor.latched:  # latched by the fast path, no tick since
+            assert time.monotonic() < deadline
+            time.sleep(0.002)
+        if pressed_at_reset:
+            ok, message = rig.ex.reset()
+            assert not ok and "still present" in message
+            assert rig.ex.state is ExecState.SAFE_STOP
+        else:
+            rig.state()  # released again before any tick
+            estop = rig.ex.io.readers["emergency_state"]
+            clear = estop.wait_for(lambda s: not any(s[n] for n in s.dtype.names), 5.0)
+            assert clear is not None
+            ok, message = rig.ex.reset()
+            assert ok, message
+            assert rig.ex.state is ExecState.IDLE and rig.ex.streamer.engaged() == []
+        assert rig.ex.run is None and probe.terminated == [Status.INVALID]
+        rig.ex.streamer.step()
+        rig.ex.tick()
+        assert published and all(published)  # the hold, and nothing else
+        assert rig.ex.run is None
+        if pressed_at_reset:  # released: now the reset goes through
+            rig.tick_until(lambda: rig.ex.reset()[0])
+            published.clear()
 
 
 def test_an_exception_in_a_leaf_fails_the_mission_not_the_service(rig: Rig) -> None:
