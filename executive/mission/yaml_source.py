@@ -338,6 +338,8 @@ def _int(text: str) -> int:
     digits = digits.lstrip("+-")
     if len(digits) > 30:
         raise ValueError(f"{text[:20]!r}...: number too large")
+    if digits in ("0x", "0b"):  # YAML 1.1 reads 0x_ and 0b_ as numbers; int() does not
+        raise ValueError(f"{text!r} reads as a number without digits; quote it if it is text")
     if digits.startswith("0x"):
         value = int(digits[2:], 16)
     elif digits.startswith("0b"):

@@ -134,6 +134,9 @@ def test_duplicate_keys_are_reported_not_silently_dropped() -> None:
         ("a: " + "9" * 5000 + "\n", "too large"),
         ("? [1, 2]\n: x\n", "keys must be text"),
         ("1: x\n", "keys must be text"),
+        # int() said "invalid literal for int() with base 16: ''" (found by tests/fuzz)
+        ("a: 0x_\n", "'0x_' reads as a number without digits"),
+        ("a: -0b__\n", "'-0b__' reads as a number without digits"),
     ],
 )
 def test_surprising_scalars_are_reported(text: str, needle: str) -> None:
