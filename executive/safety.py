@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import py_trees
@@ -195,20 +195,35 @@ def _battery_level(state: Mapping[str, Stamped[Any] | None]) -> float | None:
     return min(levels) if levels else None
 
 
-class SafetyReaction:
-    """What a trip does, in DESIGN.md's order: hold, cancel the base, (tree) preempt."""
+class Hold(Protocol):
+    """``MotionStreamer.hold``: True if this call started the hold; ``quiet``: do not log."""
 
-    def __init__(self, hold: Callable[[str], None], commands: RobotCommands) -> None:
+    def __call__(self, reason: str, *, quiet: bool = ...) -> bool: ...
+
+
+class SafetyReaction:
+    """What a trip does, in DESIGN.md's order: hold, cancel the base, (tree) preempt.
+
+    On the e-stop fast path this runs on CycloneDDS's receive thread, right after a
+    sleep, when every line of Python costs ten times what it costs warm: the hold and
+    the cancel go out first, and only then is the hold logged.
+    """
+
+    def __init__(self, hold: Hold, commands: RobotCommands) -> None:
         self.hold = hold
         self.commands = commands
         self.remote_driving = False  # set by whoever starts remote driving
 
     def __call__(self, reason: str) -> None:
-        self.hold(reason)
-        self.commands.amr("CANCEL_TASK")
-        if self.remote_driving:
-            self.commands.amr("STOP_REMOTE")
-            self.remote_driving = False
+        first = self.hold(reason, quiet=True)
+        try:
+            self.commands.amr("CANCEL_TASK")
+            if self.remote_driving:
+                self.commands.amr("STOP_REMOTE")
+                self.remote_driving = False
+        finally:
+            if first:
+                log.warning("motion held", reason=reason)
 
 
 class EstopFastPath:

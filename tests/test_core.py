@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import py_trees
 import pytest
+import structlog
 from py_trees.common import Status
 
 from behaviours.actions.basic import Log, Wait
@@ -136,6 +138,53 @@ def test_a_reset_before_the_next_tick_judges_the_estop_as_it_is_now(rig: Rig) ->
         if pressed_at_reset:  # released: now the reset goes through
             rig.tick_until(lambda: rig.ex.reset()[0])
             published.clear()
+
+
+def test_the_estop_reaction_holds_then_cancels_then_logs_and_nothing_moves_after(
+    rig: Rig,
+) -> None:
+    """The fast path on the streamer running at 500 Hz mid-trajectory: every command that
+    leaves after the first hold is the hold; the CANCEL_TASK follows the hold of every
+    engaged stream; "motion held" is logged only after the cancel (a log line is slow on
+    a cold path), and the robot reads the cancel (written through the codec)."""
+    order: list[tuple[str, object]] = []
+    ex = rig.ex
+    ex.streamer.on_publish = lambda topic, q, held: order.append((topic, held))
+    commands = ex.context.commands
+    send = commands.amr
+
+    with structlog.testing.capture_logs() as logs:
+
+        def amr(command: str, **kw: Any) -> int:
+            order.append(("amr " + command, [e["event"] for e in logs]))
+            return send(command, **kw)
+
+        commands.amr = amr  # type: ignore[method-assign]
+        probe = Probe()
+        assert ex.start_mission("forever", probe)[0]
+        rig.tick_until(lambda: probe.status is Status.RUNNING)
+        for name in ("left_elbow_pitch", "left_knee"):
+            measured = ex.streamer.measured_joints([name])
+            ex.streamer.submit(plan(PROFILE, {name: 0.3}, measured, time.monotonic(), duration=5))
+        ex.streamer.start()
+        try:
+            time.sleep(0.05)
+            rig.state(hard_emergency_triggered=True)
+            cancel = rig.robot.readers["amr_cmd"].wait_for(
+                lambda s: s.command_type.name == "CANCEL_TASK", 5.0
+            )
+            assert cancel is not None
+            time.sleep(0.05)  # the thread goes on publishing
+        finally:
+            ex.streamer.stop()
+    trip = next(i for i, (_, held) in enumerate(order) if held is True)
+    assert any(held is False for _, held in order[:trip])  # it was moving
+    after = order[trip:]
+    cancel_at = next(i for i, (what, _) in enumerate(after) if what == "amr CANCEL_TASK")
+    assert {what for what, _ in after[:cancel_at]} == {"upper", "lower"}  # held, both
+    assert all(held is True for what, held in after if what in ("upper", "lower"))
+    assert "motion held" not in after[cancel_at][1]  # not logged before the cancel
+    assert "motion held" in [e["event"] for e in logs]
 
 
 def test_an_exception_in_a_leaf_fails_the_mission_not_the_service(rig: Rig) -> None:

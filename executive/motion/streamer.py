@@ -235,11 +235,13 @@ class MotionStreamer:
                                 max(q, stream.lower[index]), stream.upper[index]
                             )
 
-    def hold(self, reason: str) -> None:
+    def hold(self, reason: str, *, quiet: bool = False) -> bool:
         """Freeze every engaged stream at the measured position and publish it now.
 
         Idempotent; safe from any thread. Where measured state is missing or stale the
-        stream freezes at its last commanded target instead.
+        stream freezes at its last commanded target instead. True if this call started
+        the hold. ``quiet``: the caller logs it (the safety reaction does, after the base's
+        cancel: a log line written between the two would delay the cancel).
         """
         with self._lock:
             first = not self._held
@@ -255,8 +257,9 @@ class MotionStreamer:
                     if q is not None:
                         stream.target = np.clip(q, stream.lower, stream.upper)
                 self._publish(stream, now)
-        if first:
+        if first and not quiet:
             log.warning("motion held", reason=reason)
+        return first
 
     def release(self) -> None:
         """Allow motion again; streams keep holding their targets until a new submit."""
