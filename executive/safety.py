@@ -29,7 +29,7 @@ import structlog
 from py_trees.common import Access, Status
 
 from behaviours.context import RobotCommands
-from behaviours.state import key
+from behaviours.state import key, latest
 from executive.profile import STATE_TOPICS
 from executive.robot_io import Stamped
 
@@ -271,7 +271,7 @@ class SafetyWatchdog(py_trees.behaviour.Behaviour):
             self.bb.register_key(key(topic), access=Access.READ)
 
     def snapshot(self) -> dict[str, Stamped[Any] | None]:
-        return {t: self.bb.get(key(t)) if self.bb.exists(key(t)) else None for t in STATE_TOPICS}
+        return {t: latest(self.bb, t) for t in STATE_TOPICS}
 
     def update(self) -> Status:
         self.present = self.monitor.evaluate(self.snapshot(), self.activity())
