@@ -26,7 +26,7 @@ watchdog pings stop while the e-stop fast path still holds; bad requests are eac
 refused in words while the mission runs on. Any deviation fails the row, and the run
 exits 1.
 
-    python bench/faults.py                   # every row, ~3 minutes
+    python bench/faults.py                   # every row, about a minute
     python bench/faults.py --only estop-soft --only bad-requests
     python bench/faults.py --list
 """
@@ -629,10 +629,18 @@ def killed_row(m: Matrix, row: Row) -> None:
         row.motion_after == 0 and not tasks,
         f"after the kill: {len(sent)} joint commands, {len(tasks)} AMR tasks",
     )
+    amr = [e.fields.get("command_type") for e in rec.event_commands("amr_cmd", after=t_kill)]
+    row.details["amr_commands_after_kill"] = amr
+    if "CANCEL_TASK" not in amr:
+        row.notes.append(
+            "the base's task is not canceled (the killed service cannot, the new one does not): "
+            "the base drives on to its tag"
+        )
     sim_status = st.sim.status()
     if sim_status is not None and sim_status.is_upper_control:
         row.notes.append(
-            "the robot still has upper-body control on: the killed service never handed it back, the new one does not touch it"
+            "the robot still has upper-body control on: the killed service never handed it "
+            "back, the new one does not touch it"
         )
     reply = client.request("reset")
     row.reset_present = "n/a (not latched)" if reply.code == 0 else f"refused: {reply.message}"
@@ -673,6 +681,11 @@ def tick_hang_row(m: Matrix, row: Row) -> None:
     row.expect(seen is not None, "the fast path did not trip (no 'safe stop' logged)")
     status = client.status()
     row.details["status_while_hung"] = {"state": status.state, "safety": status.safety}
+    if status.safety != "SAFE_STOP":
+        row.notes.append(
+            f"while the loop hangs the status stays {status.state}/{status.safety} (it is "
+            "published from the loop): the latch shows only in the log until the restart"
+        )
     # a reset cannot be answered by a loop that does not tick: BUSY, in words
     reply = client.request("reset", timeout=TIMEOUT)
     row.reset_present = f"{Code(reply.code).name} (loop hung)"

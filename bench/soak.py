@@ -1,0 +1,391 @@
+"""``make soak``: 1,000 missions back to back against the sim, with random faults and resets.
+
+The simulated Atom and the service run as separate processes on a leased loopback
+domain (``executive.stack``), the service with a notify socket and ``WatchdogSec`` as
+systemd runs it. Each run starts one of the short missions in ``bench/missions``
+(``soak_arm``, ``soak_base``, ``soak_both``: control, FSM, a joint move and/or a base
+move, release) with signed requests. A seeded share of the runs gets a fault injected
+through the sim's fault topic at a random moment; the run must then end as the fault
+requires, the fault is cleared, and a latched SAFE_STOP is reset (retried while the
+executive still sees the cause) back to IDLE.
+
+Every run must end within a bound: SUCCEEDED, or SAFE_STOP -> reset -> IDLE (or FAILED
+where the fault makes the mission fail: the base's task FAILED, control or state gone
+before the mission had control). A run that does not end, a reset that is never
+accepted, or a service that does not come back to IDLE is a stuck state; an outcome the
+fault does not explain (a clean run that fails, a latching fault that does not latch)
+is an anomaly. The service's resident memory is sampled every ``--sample-every`` runs;
+the report gives first, last and the slope. Exit 1 on any stuck state or anomaly, on a
+watchdog ping gap longer than WatchdogSec, or if memory grows.
+
+    python bench/soak.py                         # 1,000 runs, ~25 minutes
+    python bench/soak.py --runs 50 --seed 3      # for development
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # run as a script: python bench/soak.py
+    sys.path.insert(0, str(ROOT))
+
+from bench.fault_tools import Table  # noqa: E402
+from executive.stack import Stack, running_stack  # noqa: E402
+
+MISSIONS = ROOT / "bench" / "missions"
+RESULTS = ROOT / "bench" / "results"
+WATCHDOG_S = 5.0  # WatchdogSec of deploy/atom-executive.service
+TAGS = (1, 2, 3, 4)  # the sim's default map: a 2 m x 1.5 m rectangle
+RUN_BOUND_S = 30.0  # a run must have ended this long after its start
+RESET_BOUND_S = 10.0  # and a latch be reset this long after the fault was cleared
+WARMUP_RUNS = 50  # memory samples before this are start-up growth, not a leak
+MAX_GROWTH_KIB_PER_100 = 256.0  # "flat": the fitted slope after the warm-up stays below this
+
+# Latching faults latch whether or not a mission runs; the other kinds depend on what
+# the mission is doing when they hit. (kind spec, results the run may end with)
+ALWAYS_LATCH = {
+    "estop-soft": ("SAFE_STOP", "SUCCEEDED"),
+    "estop-hard": ("SAFE_STOP", "SUCCEEDED"),
+    "bms-alarm:lower=4": ("SAFE_STOP", "SUCCEEDED"),
+    "amr-estop": ("SAFE_STOP", "SUCCEEDED"),
+    "servo-error:right_elbow_pitch=0x2310": ("SAFE_STOP", "SUCCEEDED"),
+    "battery=4": ("SAFE_STOP", "SUCCEEDED"),
+}
+# revoked control or dropped state: SAFE_STOP while the mission holds control / moves;
+# FAILED if it hits while the mission waits for control; nothing if no mission uses them
+MISSION_ONLY = {
+    "revoke-upper-control": ("SAFE_STOP", "FAILED", "SUCCEEDED"),
+    "dropout:upper_state": ("SAFE_STOP", "FAILED", "SUCCEEDED"),
+    "amr-failure": ("FAILED", "SUCCEEDED"),
+}
+FAULTS = {**ALWAYS_LATCH, **MISSION_ONLY}
+
+
+@dataclass
+class Run:
+    index: int
+    mission: str
+    params: dict[str, Any]
+    fault: str = ""
+    delay: float = 0.0
+    run_id: str = ""
+    result: str = ""  # how the mission ended (status last_result)
+    reason: str = ""
+    latched: bool = False
+    resets: int = 0  # reset requests until one was accepted
+    stuck: str = ""
+    anomaly: str = ""
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if v not in ("", 0, 0.0, False, None)}
+
+
+@dataclass
+class Soak:
+    stack: Stack
+    rng: random.Random
+    fault_fraction: float
+    runs: list[Run] = field(default_factory=list)
+    rss: list[tuple[int, int, int]] = field(default_factory=list)  # (runs done, service, sim)
+    started: int = 0  # missions the service accepted
+
+    def pick(self, index: int) -> Run:
+        mission = self.rng.choice(["soak_arm", "soak_base", "soak_both"])
+        params = {} if mission == "soak_arm" else {"tag": self.rng.choice(TAGS)}
+        run = Run(index, mission, params)
+        if self.rng.random() < self.fault_fraction:
+            run.fault = self.rng.choice(sorted(FAULTS))
+            run.delay = round(self.rng.uniform(0.05, 1.5), 3)
+        return run
+
+    def one(self, run: Run) -> Run:
+        st, client = self.stack, self.stack.client
+        t0 = time.monotonic()
+        reply = client.request("start", {"mission": run.mission, "params": run.params})
+        if reply.code != 0:
+            run.anomaly = f"start refused: {reply.message}"
+            self.recover(run)
+            return run
+        self.started += 1
+        n = self.started
+        run.run_id = str(reply.message)
+
+        def ended(s: Any) -> bool:
+            return int(s.runs) >= n and s.state != "RUNNING"
+
+        if client.wait_status(lambda s: int(s.runs) >= n, RUN_BOUND_S) is None:
+            run.stuck = "the run never showed in the status"
+            return run
+        if run.fault:
+            client.wait_status(ended, run.delay)  # the fault may also come after the end
+            st.sim.inject_spec(run.fault)
+        status = client.wait_status(ended, max(0.0, t0 + RUN_BOUND_S - time.monotonic()))
+        if status is None:
+            run.stuck = f"still {client.status().state} {RUN_BOUND_S:g} s after the start"
+            self.recover(run)
+            return run
+        if run.fault in ALWAYS_LATCH:  # it may hit just after the end: wait for the latch
+            status = client.wait_status(lambda s: s.safety == "SAFE_STOP", 5.0) or status
+        run.result, run.reason = status.last_result, status.last_reason
+        run.latched = status.safety == "SAFE_STOP"
+        if run.fault:
+            st.sim.clear_all()
+        self.judge(run)
+        if client.status().safety == "SAFE_STOP":
+            run.latched = True
+            accepted, run.resets = self.reset()
+            if not accepted:
+                run.stuck = f"reset not accepted {RESET_BOUND_S:g} s after clearing"
+                return run
+        idle = client.wait_status(
+            lambda s: s.safety == "CLEAR" and s.state not in ("RUNNING", "SAFE_STOP"), 5.0
+        )
+        if idle is None:
+            run.stuck = f"not back to idle: {client.status().state}"
+        elif int(idle.runs) != self.started:
+            run.anomaly = f"the service started {int(idle.runs) - self.started} run(s) by itself"
+        run.seconds = round(time.monotonic() - t0, 3)
+        return run
+
+    def judge(self, run: Run) -> None:
+        """An outcome the fault (or its absence) does not explain is an anomaly."""
+        allowed = FAULTS.get(run.fault, ("SUCCEEDED",))
+        if run.result not in allowed:
+            run.anomaly = f"ended {run.result} ({run.reason}); expected one of {allowed}"
+        elif run.fault in ALWAYS_LATCH and not run.latched:
+            run.anomaly = f"{run.fault} did not latch SAFE_STOP"
+        elif run.fault == "amr-failure" and run.latched:
+            run.anomaly = "amr-failure latched SAFE_STOP"
+
+    def reset(self) -> tuple[bool, int]:
+        """Reset until accepted (the executive may still see the cleared fault)."""
+        deadline = time.monotonic() + RESET_BOUND_S
+        attempts = 0
+        while True:
+            attempts += 1
+            if self.stack.client.request("reset").code == 0:
+                return True, attempts
+            if time.monotonic() >= deadline:
+                return False, attempts
+            time.sleep(0.05)
+
+    def recover(self, run: Run) -> None:
+        """After a stuck run: stop it, clear everything, reset, so the soak goes on."""
+        client = self.stack.client
+        self.stack.sim.clear_all()
+        client.request("stop")
+        client.wait_status(lambda s: s.state != "RUNNING", 10.0)
+        if client.status().safety == "SAFE_STOP":
+            self.reset()
+
+    def sample(self, done: int) -> None:
+        self.rss.append((done, self.stack.rss_kib("executive"), self.stack.rss_kib("sim")))
+
+
+def memory(rss: list[tuple[int, int, int]]) -> dict[str, Any]:
+    """First, last and the fitted slope (KiB per 100 runs) after the warm-up."""
+    later = [(n, kib) for n, kib, _ in rss if n >= WARMUP_RUNS] or [(n, k) for n, k, _ in rss]
+    runs = np.array([n for n, _ in later], dtype=float)
+    kib = np.array([k for _, k in later], dtype=float)
+    slope = float(np.polyfit(runs, kib, 1)[0] * 100) if len(later) >= 3 else 0.0
+    return {
+        "first_kib": rss[0][1] if rss else None,
+        "after_warmup_kib": int(kib[0]) if len(kib) else None,
+        "last_kib": rss[-1][1] if rss else None,
+        "max_kib": max(k for _, k, _ in rss) if rss else None,
+        "slope_kib_per_100_runs": round(slope, 1),
+        "sim_first_kib": rss[0][2] if rss else None,
+        "sim_last_kib": rss[-1][2] if rss else None,
+        "flat": slope < MAX_GROWTH_KIB_PER_100,
+    }
+
+
+def soak(
+    runs: int,
+    *,
+    seed: int = 1,
+    fault_fraction: float = 0.3,
+    sample_every: int = 25,
+    workdir: Path | None = None,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Run the soak; the summary as JSON-able data."""
+    t_start = time.monotonic()
+    with running_stack(workdir) as stack:
+        stack.write_config(missions_dir=str(MISSIONS))
+        stack.start_sim("--amr-speed", "3.0", "--amr-turn-rate", "6.0", "--seed", str(seed))
+        notify = stack.notify_socket(WATCHDOG_S)
+        stack.start_service(env=notify.env())
+        s = Soak(stack, random.Random(seed), fault_fraction)  # noqa: S311 - a seeded plan, not a secret
+        s.sample(0)
+        for i in range(runs):
+            run = s.one(s.pick(i))
+            s.runs.append(run)
+            if run.stuck or run.anomaly:
+                print(f"  run {i} {run.mission} {run.fault or '-'}: {run.stuck or run.anomaly}")
+            if (i + 1) % sample_every == 0 or i + 1 == runs:
+                s.sample(i + 1)
+            if progress and (i + 1) % 50 == 0:
+                elapsed = time.monotonic() - t_start
+                print(
+                    f"  {i + 1}/{runs} runs, {elapsed:.0f} s, service RSS {s.rss[-1][1]} KiB",
+                    flush=True,
+                )
+        pings = [at for at, _ in notify.since(0.0, "WATCHDOG=1")]
+        final = stack.client.status()
+    gaps = np.diff(pings) if len(pings) > 1 else np.array([0.0])
+    faulted = [r for r in s.runs if r.fault]
+    by_fault: dict[str, dict[str, int]] = {}
+    for r in faulted:
+        outcome = r.result + (" latched" if r.latched else "")
+        counts = by_fault.setdefault(r.fault, {})
+        counts[outcome] = counts.get(outcome, 0) + 1
+    return {
+        "generated": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "host": {"python": platform.python_version(), "cpus": os.cpu_count()},
+        "seed": seed,
+        "runs": len(s.runs),
+        "seconds": round(time.monotonic() - t_start, 1),
+        "faults_injected": len(faulted),
+        "latched": sum(r.latched for r in s.runs),
+        "resets": sum(1 for r in s.runs if r.resets),
+        "results": {
+            res: sum(1 for r in s.runs if r.result == res)
+            for res in sorted({r.result for r in s.runs})
+        },
+        "missions": {
+            m: sum(1 for r in s.runs if r.mission == m) for m in sorted({r.mission for r in s.runs})
+        },
+        "by_fault": by_fault,
+        "stuck": [r.as_dict() for r in s.runs if r.stuck],
+        "anomalies": [r.as_dict() for r in s.runs if r.anomaly],
+        "service_runs_counter": int(final.runs),
+        "starts_accepted": s.started,
+        "run_seconds": {
+            "median": round(float(np.median([r.seconds for r in s.runs])), 3) if s.runs else None,
+            "max": max((r.seconds for r in s.runs), default=None),
+        },
+        "watchdog_max_ping_gap_s": round(float(gaps.max()), 3),
+        "memory": memory(s.rss),
+        "rss_samples": [{"runs": n, "service_kib": a, "sim_kib": b} for n, a, b in s.rss],
+        "per_run": [r.as_dict() for r in s.runs],
+    }
+
+
+def report(data: dict[str, Any]) -> tuple[str, bool]:
+    mem = data["memory"]
+    ok = (
+        not data["stuck"]
+        and not data["anomalies"]
+        and mem["flat"]
+        and data["watchdog_max_ping_gap_s"] < WATCHDOG_S
+        and data["service_runs_counter"] == data["starts_accepted"]
+    )
+    t = Table(("soak", "figure"), limit=100)
+    t.add(
+        (
+            "runs",
+            f"{data['runs']} in {data['seconds']:.0f} s (median run {data['run_seconds']['median']} s, max {data['run_seconds']['max']} s)",
+        )
+    )
+    t.add(("missions", ", ".join(f"{m} {n}" for m, n in data["missions"].items())))
+    t.add(("results", ", ".join(f"{k} {v}" for k, v in data["results"].items())))
+    t.add(
+        (
+            "faults injected",
+            f"{data['faults_injected']}; latched {data['latched']}, reset {data['resets']}",
+        )
+    )
+    t.add(("stuck states", str(len(data["stuck"]))))
+    t.add(("anomalies", str(len(data["anomalies"]))))
+    t.add(
+        (
+            "runs started / counted by the service",
+            f"{data['starts_accepted']} / {data['service_runs_counter']}",
+        )
+    )
+    t.add(
+        (
+            "service RSS first / after warm-up / last",
+            f"{mem['first_kib']} / {mem['after_warmup_kib']} / {mem['last_kib']} KiB (max {mem['max_kib']})",
+        )
+    )
+    t.add(
+        (
+            "service RSS slope",
+            f"{mem['slope_kib_per_100_runs']} KiB per 100 runs ({'flat' if mem['flat'] else 'GROWING'})",
+        )
+    )
+    t.add(("sim RSS first / last", f"{mem['sim_first_kib']} / {mem['sim_last_kib']} KiB"))
+    t.add(
+        (
+            "longest watchdog ping gap",
+            f"{data['watchdog_max_ping_gap_s']} s (WatchdogSec {WATCHDOG_S:g})",
+        )
+    )
+    lines = [t.render(), "", "by fault (run result, latched):"]
+    for fault, counts in sorted(data["by_fault"].items()):
+        lines.append(f"  {fault:38s} " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    lines.append("")
+    lines.append("soak: " + ("ok" if ok else "FAILED"))
+    return "\n".join(lines), ok
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        prog="bench/soak.py",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--runs", type=int, default=1000, help="missions to run (default 1000)")
+    p.add_argument(
+        "--seed", type=int, default=1, help="seed of the missions, faults and delays (default 1)"
+    )
+    p.add_argument(
+        "--fault-fraction", type=float, default=0.3, help="share of runs with a fault (default 0.3)"
+    )
+    p.add_argument(
+        "--sample-every",
+        type=int,
+        default=25,
+        help="sample the service's RSS every N runs (default 25)",
+    )
+    p.add_argument(
+        "--json",
+        type=Path,
+        default=RESULTS / "soak.json",
+        help="results file (default bench/results/soak.json)",
+    )
+    p.add_argument("--workdir", type=Path, default=None, help="keep logs and run records here")
+    args = p.parse_args(argv)
+    data = soak(
+        args.runs,
+        seed=args.seed,
+        fault_fraction=args.fault_fraction,
+        sample_every=args.sample_every,
+        workdir=args.workdir,
+    )
+    text, ok = report(data)
+    print()
+    print(text)
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(data, indent=2) + "\n")
+    print(f"results: {args.json}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

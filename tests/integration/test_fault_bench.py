@@ -1,0 +1,55 @@
+"""``make faults`` and ``make soak`` kept working: a few rows of the fault matrix and a
+five-run soak, through the same code, against the sim and the service as processes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bench import faults, soak
+from executive.mission.loader import validate_files
+from executive.profile import load_profile
+
+MISSIONS = Path(__file__).resolve().parents[2] / "bench" / "missions"
+
+
+def test_the_bench_missions_are_valid() -> None:
+    results = validate_files(sorted(MISSIONS.glob("*.yaml")), load_profile())
+    assert results and all(r.ok for r in results), [str(e) for r in results for e in r.errors]
+
+
+def _judged(rows: list[faults.Row]) -> str:
+    return "\n".join(f"{r.key}: {r.deviations} {r.details}" for r in rows if not r.ok)
+
+
+@pytest.mark.dds
+def test_fault_matrix_rows_latch_fail_and_refuse_as_designed() -> None:
+    rows = faults.run_matrix(["estop-soft", "amr-failed", "bad-requests"])
+    assert [r.key for r in rows] == ["estop-soft", "amr-failed", "bad-requests"]
+    assert all(r.ok for r in rows), _judged(rows)
+    estop, amr, bad = rows
+    assert estop.latched and estop.motion_after == 0 and estop.hold_ms is not None
+    assert estop.reset_present == "refused" and estop.reset_clear.startswith("accepted")
+    assert amr.reaction == "FAILED" and not amr.latched and "Drive" in amr.reason
+    assert bad.reaction.endswith("refused; mission SUCCEEDED")
+    text, data = faults.report(rows, 1.0)
+    assert data["ok"] and "e-stop soft" in text and len(data["rows"]) == 3
+
+
+@pytest.mark.dds
+def test_fault_matrix_tick_hang_row() -> None:
+    (row,) = faults.run_matrix(["tick-hang"])
+    assert row.ok, _judged([row])
+    assert row.details["ping_gap_s"] > faults.WATCHDOG_S
+    assert row.motion_after == 0 and row.hold_ms is not None
+
+
+@pytest.mark.dds
+def test_a_five_run_soak_ends_every_run() -> None:
+    data = soak.soak(5, seed=2, fault_fraction=0.8, sample_every=2, progress=False)
+    assert data["runs"] == 5 and data["faults_injected"] == 3
+    assert data["stuck"] == [] and data["anomalies"] == [], data["per_run"]
+    assert data["service_runs_counter"] == data["starts_accepted"] == 5
+    assert data["latched"] >= 2 and data["resets"] >= 2
+    assert len(data["rss_samples"]) == 4
