@@ -48,5 +48,8 @@ class GatherRobotState(py_trees.behaviour.Behaviour):
 
 def latest(bb: py_trees.blackboard.Client, topic: str) -> Stamped[Any] | None:
     """The Stamped sample of ``topic`` on the blackboard, or None if none arrived yet."""
-    value = bb.get(key(topic)) if bb.exists(key(topic)) else None
+    try:  # one lookup, not exists() then get(): every condition reads state every tick
+        value = bb.get(key(topic))
+    except KeyError:
+        return None
     return value if isinstance(value, Stamped) else None

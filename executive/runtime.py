@@ -6,6 +6,7 @@ tested is what runs. Nothing here is global: close() deletes the participant it 
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,6 +23,8 @@ from executive.safety import SafetyConfig, SafetyMonitor
 from executive.ticker import Ticker
 from executive.wire import Interface
 
+SWITCH_INTERVAL_S = 0.0002  # the longest a thread that wants the GIL waits for it
+
 
 @dataclass
 class Runtime:
@@ -31,6 +34,7 @@ class Runtime:
     executive: Executive
     ticker: Ticker
     after_tick: list[Callable[[], None]] = field(default_factory=list)
+    _switch_interval: float | None = None
 
     @classmethod
     def build(
@@ -61,6 +65,12 @@ class Runtime:
             hook()
 
     def start(self) -> None:
+        # CPython hands the GIL to a waiting thread only when the holder blocks or after
+        # the switch interval (5 ms by default). The motion streamer's period is 2 ms and
+        # the e-stop fast path runs on a DDS listener thread: neither may wait for a
+        # whole tick of the tree. bench/stream.py and bench/estop.py measure the effect.
+        self._switch_interval = sys.getswitchinterval()
+        sys.setswitchinterval(SWITCH_INTERVAL_S)
         self.streamer.start()
         self.ticker.start()
 
@@ -75,3 +85,5 @@ class Runtime:
             ex.context.commands.switch_upper_control(False)
         self.streamer.stop()
         dds.close_participant(self.participant)
+        if self._switch_interval is not None:
+            sys.setswitchinterval(self._switch_interval)

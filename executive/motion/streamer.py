@@ -19,6 +19,8 @@ Every command is checked before it leaves: finite, inside the profile's limits, 
 
 from __future__ import annotations
 
+import ctypes
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -43,6 +45,22 @@ STREAMS: dict[str, tuple[str, str, str, str]] = {
 STATE_KEYS = tuple(s[1] for s in STREAMS.values())
 
 PublishHook = Callable[[str, FloatArray, bool], None]
+
+
+TIMER_SLACK_NS = 1000  # the kernel's default for a thread is 50 us, a fortieth of a period
+
+
+def _tight_timer() -> None:
+    """Ask Linux to wake this thread within 1 us of its deadline instead of the default
+    50 us timer slack (``prctl(PR_SET_TIMERSLACK)``): measured by ``bench/stream.py``, the
+    median lateness of the 500 Hz period falls by that much. Elsewhere: nothing."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(29, ctypes.c_ulong(TIMER_SLACK_NS), 0, 0, 0)  # 29: PR_SET_TIMERSLACK
+    except (OSError, AttributeError):  # no libc prctl: keep the default slack
+        pass
 
 
 class HeldError(RuntimeError):
@@ -298,6 +316,7 @@ class MotionStreamer:
                     self._publish(stream, t)
 
     def _run(self) -> None:
+        _tight_timer()
         deadline = self.clock() + self.period
         last_report = -1e9
         while not self._stop.is_set():
