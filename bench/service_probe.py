@@ -176,8 +176,26 @@ def _runqueue_wait_s(tid: int) -> float:
         return float("nan")
 
 
+_snapshots: list[Any] = []
+
+
 def _on_usr1(signum: int, frame: Any) -> None:
     _marks.append(_mark())
+    import tracemalloc
+
+    if tracemalloc.is_tracing():
+        import gc
+
+        gc.collect()  # what is still reachable, not garbage awaiting a collection
+        _snapshots.append(tracemalloc.take_snapshot())
+        _marks[-1]["traced_kib"] = tracemalloc.get_traced_memory()[0] / 1024
+        _marks[-1]["rss_kib"] = int(
+            next(
+                line.split()[1]
+                for line in Path("/proc/self/status").read_text().splitlines()
+                if line.startswith("VmRSS:")
+            )
+        )
     if len(_marks) % 2:
         return
     start, end = _marks[-2:]
@@ -186,6 +204,12 @@ def _on_usr1(signum: int, frame: Any) -> None:
     out["lateness"] = window(stats.lateness, start["periods"], end["periods"])
     out["tree_tick"] = _tree_ticks.between(start["tree_ticks"], end["tree_ticks"])
     out["loop_tick"] = _loop_ticks.between(start["loop_ticks"], end["loop_ticks"])
+    if len(_snapshots) >= 2:  # what grew over the window, by where it was allocated
+        diff = _snapshots[-1].compare_to(_snapshots[-2], os.environ.get("BENCH_TRACEMALLOC_BY", "traceback"))
+        out["grew"] = [
+            {"kib": d.size_diff / 1024, "count": d.count_diff, "where": d.traceback.format()}
+            for d in diff[:12]
+        ]
     out["trace"] = _trace[:]
     _trace.clear()
     with Path(os.environ["BENCH_PROBE_OUT"]).open("a") as f:
@@ -194,6 +218,10 @@ def _on_usr1(signum: int, frame: Any) -> None:
 
 def main() -> int:
     _install()
+    if os.environ.get("BENCH_TRACEMALLOC"):  # diagnosis only
+        import tracemalloc
+
+        tracemalloc.start(int(os.environ["BENCH_TRACEMALLOC"]))
     if os.environ.get("BENCH_RT"):  # diagnosis only
         os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(int(os.environ["BENCH_RT"])))
     if os.environ.get("BENCH_NICE"):  # diagnosis only

@@ -207,6 +207,7 @@ class Executive:
         self.run = run
         self.streamer.release()
         self.context.control_acquired = False
+        self.context.feed.clear()  # the feed is this run's; kept, it grew for good (bench/memory.py)
         self._control_seen = False
         self.counters.runs += 1
         self._set_state(ExecState.RUNNING)

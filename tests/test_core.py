@@ -46,6 +46,10 @@ def test_mission_runs_to_success_and_is_pruned(rig: Rig) -> None:
     assert rig.ex.last_run is not None and rig.ex.last_run.run_id == run_id
     assert rig.ex.slot.children == []
     assert [m for _, m in rig.ex.context.feed] == ["hi"]
+    mission = py_trees.composites.Sequence("again", memory=True, children=[Log("ho")])
+    assert rig.ex.start_mission("again", mission)[0]
+    rig.tick_until(lambda: rig.ex.state is not ExecState.RUNNING)
+    assert [m for _, m in rig.ex.context.feed] == ["ho"]  # the run's feed, not every run's
 
 
 def test_second_start_is_refused_while_running(rig: Rig) -> None:
