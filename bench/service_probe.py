@@ -205,7 +205,9 @@ def _on_usr1(signum: int, frame: Any) -> None:
     out["tree_tick"] = _tree_ticks.between(start["tree_ticks"], end["tree_ticks"])
     out["loop_tick"] = _loop_ticks.between(start["loop_ticks"], end["loop_ticks"])
     if len(_snapshots) >= 2:  # what grew over the window, by where it was allocated
-        diff = _snapshots[-1].compare_to(_snapshots[-2], os.environ.get("BENCH_TRACEMALLOC_BY", "traceback"))
+        diff = _snapshots[-1].compare_to(
+            _snapshots[-2], os.environ.get("BENCH_TRACEMALLOC_BY", "traceback")
+        )
         out["grew"] = [
             {"kib": d.size_diff / 1024, "count": d.count_diff, "where": d.traceback.format()}
             for d in diff[:12]
