@@ -281,7 +281,7 @@ def main() -> int:
         "tick": (lambda: tick.run(3.0 if q else 6.0), tick.report),
         "stream": (lambda: stream.run(5.0 if q else 20.0, (False, True)), stream.report),
         "estop": (lambda: estop.run(events), estop.report),
-        "memory": (lambda: memory.run(runs), memory.report),
+        "memory": (lambda: memory.run(runs, 10.0 if q else 120.0), memory.report),
     }
     results: dict[str, Any] = {
         "machine": machine(),
