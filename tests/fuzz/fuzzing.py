@@ -65,6 +65,8 @@ class Stats:
     cases: int = 0
     first: float | None = None  # monotonic time the first case began
     last: float = 0.0  # and the latest one ended
+    busy: float = 0.0  # seconds inside the cases (the rest: generating them)
+    _began: float = 0.0
     outcomes: Counter[str] = field(default_factory=Counter)
     notes: list[str] = field(default_factory=list)
 
@@ -74,19 +76,22 @@ class Stats:
         return self.last - self.first if self.first is not None else 0.0
 
     def begin(self) -> None:
+        self._began = time.monotonic()
         if self.first is None:
-            self.first = time.monotonic()
+            self.first = self._began
 
     def end(self, cases: int = 1) -> None:
         self.cases += cases
         self.last = time.monotonic()
+        self.busy += self.last - self._began
 
     def line(self) -> str:
         rate = self.cases / self.seconds if self.seconds else 0.0
         top = ", ".join(f"{k} {v}" for k, v in self.outcomes.most_common(12))
         notes = "; ".join(self.notes)
         return (
-            f"{self.name}: {self.cases} cases in {self.seconds:.1f} s ({rate:.0f}/s)"
+            f"{self.name}: {self.cases} cases in {self.seconds:.1f} s ({rate:.0f}/s; "
+            f"{self.busy:.1f} s in the cases, the rest generating them)"
             + (f" [{top}]" if top else "")
             + (f" {notes}" if notes else "")
         )

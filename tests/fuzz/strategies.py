@@ -30,6 +30,7 @@ import math
 import posixpath
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +83,7 @@ FREE_LEAVES = ("wait", "log", "check_battery", "clear_errors", "wait_for_button"
 _TEXT = st.characters(exclude_categories=("Cs",), exclude_characters="$")
 
 
+@cache
 def text(min_size: int = 0, max_size: int = 40) -> st.SearchStrategy[str]:
     return st.text(_TEXT, min_size=min_size, max_size=max_size)
 
@@ -938,6 +940,7 @@ UNKNOWN_VERBS = ("", "START", "start ", " stop", "dance", "list-missions", "stat
 _OVERSIZE = MAX_FIELD + 1
 
 
+@cache
 def _json_values() -> st.SearchStrategy[Any]:
     scalars = st.one_of(
         st.none(),
@@ -970,6 +973,7 @@ PARAM_VALUES: dict[str, list[Any]] = {
 }
 
 
+@cache
 def _params() -> st.SearchStrategy[Any]:
     known = st.sampled_from(sorted(PARAM_VALUES)).flatmap(
         lambda name: st.tuples(st.just(name), st.sampled_from(PARAM_VALUES[name]))
@@ -978,6 +982,7 @@ def _params() -> st.SearchStrategy[Any]:
     return weighted((80, entries.map(dict)), (20, _json_values()))  # the latter: rarely objects
 
 
+@cache
 def _args_object(verb: str) -> st.SearchStrategy[dict[str, Any]]:
     mission = weighted(
         (60, st.sampled_from(FUZZ_MISSIONS)),
@@ -995,6 +1000,7 @@ def _args_object(verb: str) -> st.SearchStrategy[dict[str, Any]]:
     )
 
 
+@cache
 def _hostile_json() -> st.SearchStrategy[str]:
     # (not near 1000: where the recursion limit bites depends on the stack depth at the call)
     depth = st.sampled_from([10, 500, 5000, 30000])
@@ -1021,6 +1027,7 @@ def weighted(*options: tuple[int, st.SearchStrategy[Any]]) -> st.SearchStrategy[
     return st.sampled_from(table).flatmap(lambda strategy: strategy)
 
 
+@cache
 def _args(verb: str) -> st.SearchStrategy[str]:
     valid = _args_object(verb).map(json.dumps)
     return weighted(
@@ -1035,6 +1042,7 @@ def _args(verb: str) -> st.SearchStrategy[str]:
     )
 
 
+@cache
 def _verb() -> st.SearchStrategy[str]:
     return weighted(
         (75, st.sampled_from(sorted(VERBS))),

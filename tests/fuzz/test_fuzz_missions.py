@@ -84,6 +84,8 @@ PYTHON_SPEAKING = re.compile(
     r"invalid literal|could not convert|has no attribute|NoneType|unhashable|not subscriptable"
     r"|object is not|Traceback|Error\b"
 )
+# py_trees' dot export is quadratic in the nodes (0.4 s at 2,000): bigger trees get ASCII only
+DOT_NODES = 300
 LOCATED = re.compile(r"^(?P<file>.+?):(?P<line>\d+):(?P<col>\d+): ")
 
 
@@ -177,7 +179,8 @@ def _load_agrees(root: Root, main: Path, result: LoadResult, files: FileSet) -> 
     assert tree.name
     shown = build(mission, placeholder_builders(), for_display=True)
     assert render(shown, "ascii")
-    assert render(shown, "dot").startswith("digraph")
+    if sum(1 for _ in shown.iterate()) <= DOT_NODES:
+        assert render(shown, "dot").startswith("digraph")
 
 
 def _mark(text: str, data_path: tuple[Any, ...], at_key: bool) -> tuple[int, int]:
