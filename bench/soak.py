@@ -25,6 +25,7 @@ watchdog ping gap longer than WatchdogSec, or if memory grows.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import platform
@@ -50,8 +51,12 @@ WATCHDOG_S = 5.0  # WatchdogSec of deploy/atom-executive.service
 TAGS = (1, 2, 3, 4)  # the sim's default map: a 2 m x 1.5 m rectangle
 RUN_BOUND_S = 30.0  # a run must have ended this long after its start
 RESET_BOUND_S = 10.0  # and a latch be reset this long after the fault was cleared
-WARMUP_RUNS = 50  # memory samples before this are start-up growth, not a leak
-MAX_GROWTH_KIB_PER_100 = 256.0  # "flat": the fitted slope after the warm-up stays below this
+WARMUP_RUNS = 100  # memory growth before this (or half the runs) is start-up, not a leak
+# "flat": the steady growth after the warm-up (the median step between samples, so that a
+# rare jump of the allocator does not count as a trend) stays below this. The blackboard
+# leak fixed in executive/core.py grew ~200 KiB per 100 runs; this catches one half that.
+MAX_STEADY_KIB_PER_100 = 100.0
+JUMP_KIB = 512  # a step between two samples this large is reported as a jump
 
 # Latching faults latch whether or not a mission runs; the other kinds depend on what
 # the mission is doing when they hit. (kind spec, results the run may end with)
@@ -100,6 +105,7 @@ class Soak:
     fault_fraction: float
     runs: list[Run] = field(default_factory=list)
     rss: list[tuple[int, int, int]] = field(default_factory=list)  # (runs done, service, sim)
+    maps: list[dict[str, int]] = field(default_factory=list)  # the service's RSS by mapping
     started: int = 0  # missions the service accepted
 
     def pick(self, index: int) -> Run:
@@ -193,23 +199,71 @@ class Soak:
 
     def sample(self, done: int) -> None:
         self.rss.append((done, self.stack.rss_kib("executive"), self.stack.rss_kib("sim")))
+        pid = self.stack.pid("executive")
+        if pid is not None:
+            self.maps.append({"runs": done, **rss_by_mapping(pid)})
 
 
-def memory(rss: list[tuple[int, int, int]]) -> dict[str, Any]:
-    """First, last and the fitted slope (KiB per 100 runs) after the warm-up."""
-    later = [(n, kib) for n, kib, _ in rss if n >= WARMUP_RUNS] or [(n, k) for n, k, _ in rss]
+def rss_by_mapping(pid: int) -> dict[str, int]:
+    """The process's RSS (KiB) by kind of mapping: ``heap`` (brk: the main thread's
+    malloc arena and pymalloc's small arenas), ``anon`` (other anonymous mappings: thread
+    arenas, mmapped blocks, CycloneDDS's buffers), ``stack``, ``file`` (code, libraries)."""
+    out = {"heap": 0, "anon": 0, "stack": 0, "file": 0}
+    kind = "anon"
+    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
+        head = line.split()
+        if head and "-" in head[0] and len(head) >= 5:  # a mapping's first line
+            name = head[5] if len(head) > 5 else ""
+            kind = (
+                "heap"
+                if name == "[heap]"
+                else "stack"
+                if name.startswith("[stack")
+                else "file"
+                if name.startswith("/")
+                else "anon"
+            )
+        elif head and head[0] == "Rss:":
+            out[kind] += int(head[1])
+    return out
+
+
+def memory(rss: list[tuple[int, int, int]], maps: list[dict[str, int]]) -> dict[str, Any]:
+    """RSS first, after the warm-up and last; the fitted slope and the steady (median)
+    growth after the warm-up, KiB per 100 runs; jumps between samples; where it grew."""
+    total = rss[-1][0] if rss else 0
+    warmup = min(WARMUP_RUNS, total // 2)
+    later = [(n, kib) for n, kib, _ in rss if n >= warmup]
     runs = np.array([n for n, _ in later], dtype=float)
     kib = np.array([k for _, k in later], dtype=float)
-    slope = float(np.polyfit(runs, kib, 1)[0] * 100) if len(later) >= 3 else 0.0
+    fitted = steady = 0.0
+    if len(later) >= 3:
+        fitted = float(np.polyfit(runs, kib, 1)[0] * 100)
+        steady = float(np.median(np.diff(kib) / np.diff(runs)) * 100)
+    jumps = [
+        {"runs": b[0], "kib": b[1] - a[1]}
+        for a, b in itertools.pairwise(rss)
+        if a[0] >= warmup and b[1] - a[1] >= JUMP_KIB
+    ]
+    after = next((m for m in maps if m["runs"] >= warmup), maps[0] if maps else None)
+    grew = (
+        {k: maps[-1][k] - after[k] for k in ("heap", "anon", "stack", "file")}
+        if after and maps
+        else {}
+    )
     return {
+        "warmup_runs": warmup,
         "first_kib": rss[0][1] if rss else None,
         "after_warmup_kib": int(kib[0]) if len(kib) else None,
         "last_kib": rss[-1][1] if rss else None,
         "max_kib": max(k for _, k, _ in rss) if rss else None,
-        "slope_kib_per_100_runs": round(slope, 1),
+        "fitted_kib_per_100_runs": round(fitted, 1),
+        "steady_kib_per_100_runs": round(steady, 1),
+        "jumps": jumps,
+        "grew_after_warmup_by_mapping_kib": grew,
         "sim_first_kib": rss[0][2] if rss else None,
         "sim_last_kib": rss[-1][2] if rss else None,
-        "flat": slope < MAX_GROWTH_KIB_PER_100,
+        "flat": steady < MAX_STEADY_KIB_PER_100,
     }
 
 
@@ -279,8 +333,9 @@ def soak(
             "max": max((r.seconds for r in s.runs), default=None),
         },
         "watchdog_max_ping_gap_s": round(float(gaps.max()), 3),
-        "memory": memory(s.rss),
+        "memory": memory(s.rss, s.maps),
         "rss_samples": [{"runs": n, "service_kib": a, "sim_kib": b} for n, a, b in s.rss],
+        "service_rss_by_mapping": s.maps,
         "per_run": [r.as_dict() for r in s.runs],
     }
 
@@ -325,10 +380,15 @@ def report(data: dict[str, Any]) -> tuple[str, bool]:
     )
     t.add(
         (
-            "service RSS slope",
-            f"{mem['slope_kib_per_100_runs']} KiB per 100 runs ({'flat' if mem['flat'] else 'GROWING'})",
+            "service RSS steady growth / fitted slope after warm-up",
+            f"{mem['steady_kib_per_100_runs']} / {mem['fitted_kib_per_100_runs']} KiB per 100 runs "
+            f"({'flat' if mem['flat'] else 'GROWING'})",
         )
     )
+    jumps = ", ".join(f"+{j['kib']} KiB at run {j['runs']}" for j in mem["jumps"]) or "none"
+    t.add(("service RSS jumps after warm-up", jumps))
+    grew = mem["grew_after_warmup_by_mapping_kib"]
+    t.add(("grew after warm-up, by mapping", ", ".join(f"{k} {v:+d}" for k, v in grew.items())))
     t.add(("sim RSS first / last", f"{mem['sim_first_kib']} / {mem['sim_last_kib']} KiB"))
     t.add(
         (
