@@ -36,6 +36,7 @@ class ServiceConfig:
     domain: int | None = None  # DDS domain; None: ATOM_DDS_DOMAIN or 0
     tick_hz: float = 50.0
     stream_hz: float | None = None  # None: the profile's command rate
+    stream_priority: int | None = None  # SCHED_FIFO 1..99 for the streamer thread; None: normal
     missions_dir: str = "missions"
     data_dir: str = "/var/lib/atom-executive"
     status_hz: float = 2.0  # heartbeat of the status topic
@@ -84,6 +85,11 @@ def _scalars(values: dict[str, Any], problems: list[str]) -> None:
             _check_number(problems, k, values[k])
     if "stream_hz" in values:
         _check_number(problems, "stream_hz", values["stream_hz"], allow_none=True)
+    priority = values.get("stream_priority")
+    if priority is not None and (
+        isinstance(priority, bool) or not isinstance(priority, int) or not 1 <= priority <= 99
+    ):
+        problems.append(f"stream_priority: must be a SCHED_FIFO priority 1..99, got {priority!r}")
     for k in ("interface", "profile", "missions_dir", "data_dir"):
         if k in values and not isinstance(values[k], str):
             problems.append(f"{k}: must be a string, got {values[k]!r}")

@@ -45,11 +45,12 @@ class Runtime:
         participant: DomainParticipant | None = None,
         tick_hz: float = 50.0,
         stream_hz: float | None = None,
+        stream_priority: int | None = None,
         safety: SafetyConfig | None = None,
     ) -> Runtime:
         participant = participant or dds.make_participant()
         io = RobotIO(participant, interface, side=Side.CONTROLLER, records=STATE_TOPICS)
-        streamer = MotionStreamer(io, profile, rate_hz=stream_hz)
+        streamer = MotionStreamer(io, profile, rate_hz=stream_hz, priority=stream_priority)
         context = RobotContext(profile, DdsCommands(io), streamer, clock=time.monotonic)
         executive = Executive(io, context, streamer, SafetyMonitor(safety))
         runtime = cls(

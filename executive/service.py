@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import signal
 import threading
 import time
@@ -20,7 +21,7 @@ from typing import Any
 
 import structlog
 
-from executive import dds, faultpoints, logs, notify
+from executive import dds, faultpoints, logs, notify, realtime
 from executive.auth import Authenticator, KeyFileError, load_keys
 from executive.config import ConfigError, ServiceConfig, load_config
 from executive.core import Executive
@@ -80,6 +81,9 @@ def run(args: argparse.Namespace) -> int:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
+    refused = realtime.check_dds_threads(os.environ.get("CYCLONEDDS_URI"))
+    if refused is not None:  # CycloneDDS would abort the process, saying much less
+        return _fail(refused)
     try:
         participant = dds.make_participant(config.domain, retry_for=config.dds_retry_s)
     except Exception as e:  # noqa: BLE001 - DDS never came up: say so and let systemd decide
@@ -91,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
         participant=participant,
         tick_hz=config.tick_hz,
         stream_hz=config.stream_hz,
+        stream_priority=config.stream_priority,
         safety=config.safety,
     )
     ex = runtime.executive

@@ -19,8 +19,6 @@ Every command is checked before it leaves: finite, inside the profile's limits, 
 
 from __future__ import annotations
 
-import ctypes
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -30,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 import structlog
 
+from executive import realtime
 from executive.motion.trajectory import FloatArray, Trajectory
 from executive.profile import RobotProfile
 from executive.robot_io import RobotIO
@@ -47,22 +46,6 @@ STATE_KEYS = tuple(s[1] for s in STREAMS.values())
 PublishHook = Callable[[str, FloatArray, bool], None]
 
 
-TIMER_SLACK_NS = 1000  # the kernel's default for a thread is 50 us, a fortieth of a period
-
-
-def _tight_timer() -> None:
-    """Ask Linux to wake this thread within 1 us of its deadline instead of the default
-    50 us timer slack (``prctl(PR_SET_TIMERSLACK)``): measured by ``bench/stream.py``, the
-    median lateness of the 500 Hz period falls by that much. Elsewhere: nothing."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(29, ctypes.c_ulong(TIMER_SLACK_NS), 0, 0, 0)  # 29: PR_SET_TIMERSLACK
-    except (OSError, AttributeError):  # no libc prctl: keep the default slack
-        pass
-
-
 class HeldError(RuntimeError):
     """Motion was requested while the streamer holds; only ``release()`` lifts a hold."""
 
@@ -75,6 +58,7 @@ class StreamStats:
     missed: int = 0  # whole periods skipped because a period overran
     lateness: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros(1 << 16))
     busy: float = 0.0  # seconds spent publishing
+    scheduling: str = ""  # the thread's policy once it runs: "SCHED_FIFO 80", "SCHED_OTHER"
 
     def record(self, late: float, busy: float) -> None:
         self.lateness[self.periods % len(self.lateness)] = late
@@ -117,6 +101,7 @@ class MotionStreamer:
         max_state_age: float = 0.5,
         clock: Callable[[], float] = time.monotonic,
         on_publish: PublishHook | None = None,
+        priority: int | None = None,
     ) -> None:
         self.io = io
         self.profile = profile
@@ -124,6 +109,7 @@ class MotionStreamer:
         self.max_state_age = max_state_age
         self.clock = clock
         self.on_publish = on_publish
+        self.priority = priority  # SCHED_FIFO priority of the thread; None: normal scheduling
         self.stats = StreamStats()
         self._streams = {t: _Stream(io, profile, t) for t in STREAMS}
         self._lock = threading.Lock()
@@ -315,8 +301,20 @@ class MotionStreamer:
                 if stream.engaged:
                     self._publish(stream, t)
 
+    def _schedule(self) -> None:
+        """Name the thread, tighten its timer, and raise it to SCHED_FIFO when configured.
+        A refusal is logged and the stream runs at normal priority: later, not never."""
+        realtime.name_thread("motion-streamer")
+        realtime.tight_timer()
+        if self.priority is not None:
+            refused = realtime.fifo(self.priority)
+            if refused is not None:
+                log.warning("motion streamer runs at normal priority", reason=refused)
+        self.stats.scheduling = realtime.policy()
+        log.info("motion streamer scheduling", policy=self.stats.scheduling)
+
     def _run(self) -> None:
-        _tight_timer()
+        self._schedule()
         deadline = self.clock() + self.period
         last_report = -1e9
         while not self._stop.is_set():

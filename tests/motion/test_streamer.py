@@ -6,6 +6,7 @@ hold leaves the streamer, even while its 500 Hz thread is running and mid-trajec
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -15,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from executive import dds
-from executive.motion.streamer import STATE_KEYS, TIMER_SLACK_NS, HeldError, MotionStreamer
+from executive import dds, realtime
+from executive.motion.streamer import STATE_KEYS, HeldError, MotionStreamer
 from executive.motion.trajectory import plan
 from executive.profile import load_profile
 from executive.robot_io import RobotIO, Side
@@ -126,8 +127,15 @@ def test_hold_freezes_at_measured_and_refuses_motion_until_release(rig: Rig) -> 
     )
 
 
-def test_no_motion_command_after_hold_returns_while_streaming(rig: Rig) -> None:
-    """Fault injection under load: hold from another thread mid-trajectory at 500 Hz."""
+@pytest.mark.parametrize("priority", [None, 10], ids=["normal", "sched-fifo"])
+def test_no_motion_command_after_hold_returns_while_streaming(
+    rig: Rig, priority: int | None
+) -> None:
+    """Fault injection under load: hold from another thread mid-trajectory at 500 Hz; also
+    with the streamer under SCHED_FIFO, where it preempts the thread that holds."""
+    if priority is not None and realtime.fifo_permitted(priority) is not None:
+        pytest.skip("this process may not use SCHED_FIFO (no CAP_SYS_NICE, RLIMIT_RTPRIO 0)")
+    rig.streamer.priority = priority
     rig.publish_state(0.0)
     names = PROFILE.expand(["left_arm", "right_arm"])
     measured = rig.streamer.measured_joints(names)
@@ -207,6 +215,56 @@ def test_the_streamer_thread_asks_for_a_tight_timer(rig: Rig) -> None:
     if not slack.exists():
         pytest.skip("no per-thread timerslack_ns here")
     deadline = time.monotonic() + 5
-    while int(slack.read_text()) != TIMER_SLACK_NS:
+    while int(slack.read_text()) != realtime.TIMER_SLACK_NS:
         assert time.monotonic() < deadline
+        time.sleep(0.01)
+
+
+def _scheduling_of(streamer: MotionStreamer) -> str:
+    """Wait until the thread has set itself up; its policy as the thread reports it."""
+    deadline = time.monotonic() + 5
+    while not streamer.stats.scheduling:
+        assert time.monotonic() < deadline, "the streamer thread never started"
+        time.sleep(0.01)
+    return streamer.stats.scheduling
+
+
+def test_the_streamer_thread_is_named_for_ps_and_top(rig: Rig) -> None:
+    rig.streamer.start()
+    _scheduling_of(rig.streamer)
+    thread = rig.streamer._thread
+    assert thread is not None and thread.native_id is not None
+    comm = Path(f"/proc/{thread.native_id}/comm")
+    if not comm.exists():
+        pytest.skip("no /proc here")
+    assert comm.read_text().strip() == "motion-streamer"
+
+
+def test_stream_priority_puts_only_the_streamer_thread_under_sched_fifo(rig: Rig) -> None:
+    """The kernel's own view (sched_getscheduler of the thread id), not the streamer's."""
+    if realtime.fifo_permitted(10) is not None:
+        pytest.skip("this process may not use SCHED_FIFO (no CAP_SYS_NICE, RLIMIT_RTPRIO 0)")
+    rig.streamer.priority = 10
+    rig.streamer.start()
+    assert _scheduling_of(rig.streamer) == "SCHED_FIFO 10"
+    thread = rig.streamer._thread
+    assert thread is not None and thread.native_id is not None
+    assert os.sched_getscheduler(thread.native_id) == os.SCHED_FIFO
+    assert os.sched_getparam(thread.native_id).sched_priority == 10
+    assert os.sched_getscheduler(0) == os.SCHED_OTHER  # this thread, the tick loop's kind
+
+
+def test_a_refused_priority_leaves_the_stream_running_at_normal_priority(rig: Rig) -> None:
+    """Degraded, not broken: the stream still publishes, and the policy says what it got."""
+    rig.publish_state(0.0)
+    rig.streamer.priority = 100  # outside SCHED_FIFO's range: refused by every kernel
+    measured = rig.streamer.measured_joints(["left_elbow_pitch"])
+    rig.streamer.submit(
+        plan(PROFILE, {"left_elbow_pitch": 0.2}, measured, t0=rig.streamer.clock(), duration=0.5)
+    )
+    rig.streamer.start()
+    assert _scheduling_of(rig.streamer) == "SCHED_OTHER"
+    deadline = time.monotonic() + 5
+    while len(rig.published) < 50:
+        assert time.monotonic() < deadline, "the stream stopped publishing"
         time.sleep(0.01)
