@@ -7,6 +7,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from executive import realtime
 from executive.config import load_config
 
 DEPLOY = Path(__file__).resolve().parents[1] / "deploy"
@@ -48,3 +49,43 @@ def test_unit_essentials() -> None:
 def test_example_config_loads() -> None:
     cfg = load_config(DEPLOY / "config.example.yaml")
     assert cfg.keys_file == "/etc/atom-executive/keys.yaml" and cfg.tick_hz == 50.0
+
+
+def _syscalls(group: str, analyze: str) -> set[str]:
+    """The system calls of a systemd syscall-filter group, nested groups expanded."""
+    out = subprocess.run(
+        [analyze, "syscall-filter", group], capture_output=True, text=True, check=True
+    ).stdout
+    names: set[str] = set()
+    for line in out.splitlines()[1:]:
+        name = line.strip()
+        if not name or name.startswith("#"):
+            continue
+        names |= _syscalls(name, analyze) if name.startswith("@") else {name}
+    return names
+
+
+def test_the_units_seccomp_filter_lets_the_streamer_take_sched_fifo() -> None:
+    """A syscall outside SystemCallFilter kills the service (SIGSYS), so the filter the unit
+    builds must keep what executive/realtime.py calls; and LimitRTPRIO covers the priorities
+    the shipped configs ask for. Judged with systemd's own group definitions."""
+    analyze = shutil.which("systemd-analyze")
+    assert analyze
+    allowed: set[str] = set()
+    limit = 0
+    for line in (DEPLOY / "atom-executive.service").read_text().splitlines():
+        if line.startswith("SystemCallFilter="):
+            value = line.split("=", 1)[1]
+            deny = value.startswith("~")
+            for item in value.lstrip("~").split():
+                names = _syscalls(item, analyze) if item.startswith("@") else {item}
+                allowed = allowed - names if deny else allowed | names
+        elif line.startswith("LimitRTPRIO="):
+            limit = int(line.split("=", 1)[1])
+    needed = {"sched_setscheduler", "sched_getscheduler", "sched_getparam", "prctl"}
+    assert needed <= allowed, needed - allowed
+    assert "setrlimit" not in allowed and "reboot" not in allowed  # the deny list still bites
+    config = load_config(DEPLOY / "config.example.yaml")
+    assert config.stream_priority is not None and config.stream_priority <= limit
+    rt = realtime.dds_realtime_threads((DEPLOY / "cyclonedds-realtime.xml").as_uri())
+    assert rt and all(priority <= limit for _, priority in rt)
