@@ -152,3 +152,56 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     out = ["  ".join(str(h).ljust(w) for h, w in zip(headers, widths, strict=True)), line]
     out += ["  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)) for row in rows]
     return "\n".join(out)
+
+
+REALTIME_DDS_URI = (ROOT / "deploy" / "cyclonedds-realtime.xml").as_uri()
+DEPLOY_CONFIG = ROOT / "deploy" / "config.example.yaml"
+
+
+def service_scheduling(realtime: bool) -> tuple[dict[str, Any], dict[str, str]]:
+    """The service's config overrides and environment: normal scheduling, or real-time as
+    ``deploy/`` ships it (``stream_priority`` of ``config.example.yaml`` for the streamer
+    thread, ``cyclonedds-realtime.xml`` for CycloneDDS's receive thread, which runs the
+    e-stop fast path). Only the service gets it: the robot, the peers and the hog stay
+    ordinary processes. Raises when this process may not grant it."""
+    if not realtime:
+        return {}, {}
+    from executive.config import load_config
+    from executive.realtime import check_dds_threads, fifo_permitted
+
+    priority = load_config(DEPLOY_CONFIG).stream_priority
+    assert priority is not None, "deploy/config.example.yaml sets stream_priority"
+    uri = f"{os.environ.get('CYCLONEDDS_URI', LOOPBACK_URI)},{REALTIME_DDS_URI}"
+    refused = fifo_permitted(priority) or check_dds_threads(uri)
+    if refused is not None:
+        raise PermissionError(f"the realtime conditions need SCHED_FIFO here: {refused}")
+    return {"stream_priority": priority}, {"CYCLONEDDS_URI": uri}
+
+
+def realtime_available() -> str | None:
+    """Why the realtime conditions cannot run here, or None."""
+    try:
+        service_scheduling(True)
+    except PermissionError as e:
+        return str(e)
+    return None
+
+
+def thread_policies(pid: int, names: Iterable[str] = ("recv", "motion-streamer")) -> dict[str, str]:
+    """The scheduling of a process's threads by kernel name (``/proc/PID/task/*/comm``), as
+    ``chrt -p`` would print it: evidence that the realtime conditions were realtime."""
+    wanted = set(names)
+    out: dict[str, str] = {}
+    kinds = {os.SCHED_OTHER: "SCHED_OTHER", os.SCHED_FIFO: "SCHED_FIFO", os.SCHED_RR: "SCHED_RR"}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            name = (task / "comm").read_text().strip()
+            if name not in wanted:
+                continue
+            tid = int(task.name)
+            kind = os.sched_getscheduler(tid)
+            prio = os.sched_getparam(tid).sched_priority
+        except (OSError, ValueError):
+            continue
+        out[name] = kinds.get(kind, str(kind)) + (f" {prio}" if prio else "")
+    return out

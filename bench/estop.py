@@ -53,7 +53,16 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script: python bench/estop.py
     sys.path.insert(0, str(ROOT))
 
-from bench.common import cpu_hog, fmt, loadavg, setup, summary, table  # noqa: E402
+from bench.common import (  # noqa: E402
+    cpu_hog,
+    fmt,
+    loadavg,
+    service_scheduling,
+    setup,
+    summary,
+    table,
+    thread_policies,
+)
 from bench.robot import MARKERS, BenchRobot, base_pose  # noqa: E402
 from bench.service_probe import ProbedService  # noqa: E402
 from executive import dds  # noqa: E402
@@ -306,30 +315,36 @@ def run(
     hog_modes: tuple[bool, ...] = (False, True),
     use_ddsperf: bool = True,
     trace: bool = False,
+    realtime: bool = False,
 ) -> dict[str, Any]:
-    """Every condition; a dict of results (samples included, for the plots)."""
+    """Every condition; a dict of results (samples included, for the plots). With
+    ``realtime`` the service runs scheduled as deploy/ ships it, and the conditions are
+    named ``idle, realtime`` and ``cpu hog, realtime``."""
     if events * len(hog_modes) > MARKERS - 5:
         raise ValueError(f"at most {(MARKERS - 5) // len(hog_modes)} events per condition")
     profile = load_profile()
     results: dict[str, Any] = {"events": events, "conditions": {}}
+    config, env = service_scheduling(realtime)
     missions = Path(tempfile.mkdtemp(prefix="bench-estop-missions-"))
     try:
         write_mission(missions, profile)
         with running_stack() as stack:
-            stack.write_config(missions_dir=str(missions))
+            stack.write_config(missions_dir=str(missions), **config)
             robot = BenchRobot(stack.dds, profile).start()
             peer, amr = Peer(stack.env(), "holds"), Peer(stack.env(), "amr")
             probe = None
             if trace:
-                probe = ProbedService(stack, {"BENCH_PROBE_TRACE": "1"})
+                probe = ProbedService(stack, {**env, "BENCH_PROBE_TRACE": "1"})
             else:
-                stack.start_service()
+                stack.start_service(env=env)
             baseline_lease = dds.lease_domain()
             try:
                 estop_events(stack, robot, peer, amr, 5, first=MARKERS - 5)  # warm-up
+                pid = stack.pid("executive")
+                threads = thread_policies(pid) if pid is not None else {}
                 first = 0
                 for hog in hog_modes:
-                    name = "cpu hog" if hog else "idle"
+                    name = ("cpu hog" if hog else "idle") + (", realtime" if realtime else "")
                     with cpu_hog(hog):
                         load = loadavg()
                         relay = relay_events(stack.env(), baseline_lease.domain, events)
@@ -347,6 +362,7 @@ def run(
                             ours["trace"] = probe.end()["trace"]
                         took = time.monotonic() - started
                     results["conditions"][name] = _condition(ours, relay, perf, took, load)
+                    results["conditions"][name]["service_threads"] = threads
             finally:
                 baseline_lease.release()
                 peer.close()
@@ -454,10 +470,13 @@ def main() -> int:
     parser.add_argument(
         "--trace", action="store_true", help="stamp the path inside the service too (diagnosis)"
     )
+    parser.add_argument(
+        "--realtime", action="store_true", help="the service under SCHED_FIFO as deploy/ ships it"
+    )
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args()
     hogs = (False,) if args.no_hog else (False, True)
-    results = run(args.events, hogs, not args.no_ddsperf, args.trace)
+    results = run(args.events, hogs, not args.no_ddsperf, args.trace, args.realtime)
     print(report(results))
     for name, c in results["conditions"].items():
         for leg, s in c.get("path_ms", {}).items():

@@ -3,9 +3,10 @@
     python bench/plots.py [bench/results/latest.json] [--out docs/img]
 
 - ``estop_latency.png``: the distribution (CDF) of e-stop to first hold and to the AMR
-  cancel, idle and with a CPU hog, beside the plain relay's two hops; the targets marked.
+  cancel, idle and with a CPU hog, at normal and real-time scheduling, beside the plain
+  relay's two hops; the targets marked.
 - ``stream_lateness.png``: the histogram of the 500 Hz stream's period lateness, idle and
-  with a CPU hog (log count), the p99 target marked.
+  with a CPU hog, at both schedulings (log count), the p99 target marked.
 
 Needs matplotlib (the ``bench`` extra: ``pip install -e '.[bench]'``).
 """
@@ -26,7 +27,12 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 
-COLOURS = {"idle": "tab:blue", "cpu hog": "tab:red"}
+COLOURS = {
+    "idle": "tab:blue",
+    "cpu hog": "tab:red",
+    "idle, realtime": "tab:green",
+    "cpu hog, realtime": "tab:purple",
+}
 
 
 def _cdf(ax: Any, values: list[float], **kwargs: Any) -> None:
@@ -42,7 +48,8 @@ def estop_plot(results: dict[str, Any], path: Path, machine: str) -> Path:
         s = c["samples"]
         _cdf(ax, s["hold"], color=colour, lw=2, label=f"{name}: e-stop -> first hold")
         _cdf(ax, s["cancel"], color=colour, lw=1.2, ls="--", label=f"{name}: e-stop -> AMR cancel")
-        _cdf(ax, s["relay"], color=colour, lw=1, ls=":", label=f"{name}: plain relay (2 hops)")
+        if "realtime" not in name:  # the relay is not the service: its scheduling is the same
+            _cdf(ax, s["relay"], color=colour, lw=1, ls=":", label=f"{name}: plain relay (2 hops)")
     ax.axvline(0.5, color="grey", lw=0.8)
     ax.axvline(1.5, color="grey", lw=0.8, ls="--")
     ax.axhline(0.5, color="grey", lw=0.5, alpha=0.5)
@@ -65,9 +72,8 @@ def estop_plot(results: dict[str, Any], path: Path, machine: str) -> Path:
 
 def stream_plot(results: dict[str, Any], path: Path, machine: str) -> Path:
     fig, ax = plt.subplots(figsize=(8, 4.2), dpi=110)
-    for name in ("idle", "cpu hog"):
-        r = results.get(name)
-        if r is None:
+    for name, r in results.items():
+        if not isinstance(r, dict) or "samples" not in r:
             continue
         late = np.asarray(r["samples"]["lateness"])
         s = r["lateness_ms"]
@@ -77,7 +83,7 @@ def stream_plot(results: dict[str, Any], path: Path, machine: str) -> Path:
             bins=bins,
             histtype="step",
             lw=1.5,
-            color=COLOURS[name],
+            color=COLOURS.get(name, "black"),
             label=f"{name}: median {s['median']:.3f}, p99 {s['p99']:.3f} ms, "
             f"missed {r['missed']} of {r['expected_periods']}",
         )

@@ -212,6 +212,7 @@ def _on_usr1(signum: int, frame: Any) -> None:
             {"kib": d.size_diff / 1024, "count": d.count_diff, "where": d.traceback.format()}
             for d in diff[:12]
         ]
+    out["scheduling"] = stats.scheduling
     out["trace"] = _trace[:]
     _trace.clear()
     with Path(os.environ["BENCH_PROBE_OUT"]).open("a") as f:

@@ -33,7 +33,15 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script: python bench/stream.py
     sys.path.insert(0, str(ROOT))
 
-from bench.common import cpu_hog, fmt, loadavg, setup, summary, table  # noqa: E402
+from bench.common import (  # noqa: E402
+    cpu_hog,
+    fmt,
+    loadavg,
+    service_scheduling,
+    setup,
+    summary,
+    table,
+)
 from bench.estop import STREAM_NAMES, write_mission  # noqa: E402
 from bench.robot import BenchRobot  # noqa: E402
 from bench.service_probe import ProbedService  # noqa: E402
@@ -43,17 +51,22 @@ from executive.stack import running_stack  # noqa: E402
 TARGETS = {"p99_ms": 0.25, "missed": 0, "cpu_percent": 15.0}
 
 
-def run(seconds: float = 20.0, hog_modes: tuple[bool, ...] = (False,)) -> dict[str, Any]:
+def run(
+    seconds: float = 20.0, hog_modes: tuple[bool, ...] = (False,), realtime: bool = False
+) -> dict[str, Any]:
+    """The conditions ``idle`` and ``cpu hog``; with ``realtime``, the service scheduled
+    as deploy/ ships it, and the conditions named ``idle, realtime`` and so on."""
     profile = load_profile()
     results: dict[str, Any] = {"seconds": seconds, "rate_hz": profile.command_hz}
+    config, env = service_scheduling(realtime)
     missions = Path(tempfile.mkdtemp(prefix="bench-stream-missions-"))
     try:
         write_mission(missions, profile)
         with running_stack() as stack:
-            stack.write_config(missions_dir=str(missions))
+            stack.write_config(missions_dir=str(missions), **config)
             robot = BenchRobot(stack.dds, profile).start()
             try:
-                service = ProbedService(stack)
+                service = ProbedService(stack, env)
                 reply = stack.client.request("start", {"mission": "estop_bench"}, timeout=10)
                 if reply.code != 0:
                     raise RuntimeError(f"start refused: {reply.message}")
@@ -69,7 +82,8 @@ def run(seconds: float = 20.0, hog_modes: tuple[bool, ...] = (False,)) -> dict[s
                         time.sleep(0.5)
                         load = loadavg()
                         window = service.window(seconds)
-                    results["cpu hog" if hog else "idle"] = _figures(window, load)
+                    name = ("cpu hog" if hog else "idle") + (", realtime" if realtime else "")
+                    results[name] = _figures(window, load)
                 stack.client.request("stop", timeout=10)
             finally:
                 robot.close()
@@ -91,6 +105,7 @@ def _figures(window: dict[str, Any], load: tuple[float, float, float]) -> dict[s
         "service_cpu_percent": 100 * window["process_cpu"] / wall,
         "streamer_runqueue_wait_ms": 1e3 * window["thread_runqueue_wait"],
         "tick_overruns": window["tick_overruns"],
+        "scheduling": window.get("scheduling", ""),
         "loadavg": load,
         "samples": {"lateness": lateness},
     }
@@ -98,9 +113,8 @@ def _figures(window: dict[str, Any], load: tuple[float, float, float]) -> dict[s
 
 def report(results: dict[str, Any]) -> str:
     rows = []
-    for name in ("idle", "cpu hog"):
-        r = results.get(name)
-        if r is None:
+    for name, r in results.items():
+        if not isinstance(r, dict) or "lateness_ms" not in r:
             continue
         s = r["lateness_ms"]
         rows.append(
@@ -137,9 +151,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--hog", action="store_true", help="also with one CPU-burning process")
+    parser.add_argument(
+        "--realtime", action="store_true", help="the service under SCHED_FIFO as deploy/ ships it"
+    )
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args()
-    results = run(args.seconds, (False, True) if args.hog else (False,))
+    results = run(args.seconds, (False, True) if args.hog else (False,), args.realtime)
     print(report(results))
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
