@@ -13,8 +13,6 @@ figures include the clock's own cost (tens of ns).
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 import time
 from collections.abc import Callable
@@ -27,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script: python bench/codec.py
     sys.path.insert(0, str(ROOT))
 
-from bench.common import fmt, setup, summary, table  # noqa: E402
+from bench.common import cli, fmt, summary, table  # noqa: E402
 from executive.wire import Interface  # noqa: E402
 from executive.wire.codec import Codec  # noqa: E402
 
@@ -107,15 +105,7 @@ def report(results: dict[str, Any]) -> str:
 
 
 def main() -> int:
-    setup()
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--json", type=Path, help="also write the results here")
-    args = parser.parse_args()
-    results = run()
-    print(report(results))
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=1))
-    return 0
+    return cli(__doc__, lambda args: run(), report)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,8 @@ the p99 (numpy's linear interpolation) of a sample, with its size and maximum.
 
 from __future__ import annotations
 
+import argparse
+import json
 import math
 import os
 import platform
@@ -18,7 +20,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -205,3 +207,23 @@ def thread_policies(pid: int, names: Iterable[str] = ("recv", "motion-streamer")
             continue
         out[name] = kinds.get(kind, str(kind)) + (f" {prio}" if prio else "")
     return out
+
+
+def cli(
+    doc: str | None,
+    run: Callable[[argparse.Namespace], dict[str, Any]],
+    report: Callable[[dict[str, Any]], str],
+    arguments: Callable[[argparse.ArgumentParser], None] = lambda parser: None,
+) -> int:
+    """A benchmark module run alone (``python bench/tick.py``): loopback DDS, its own
+    arguments and ``--json``, its table printed. ``bench/run.py`` calls ``run`` directly."""
+    setup()
+    parser = argparse.ArgumentParser(description=(doc or "").split("\n\n")[0])
+    arguments(parser)
+    parser.add_argument("--json", type=Path, help="also write the results here")
+    args = parser.parse_args()
+    results = run(args)
+    print(report(results))
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1))
+    return 0

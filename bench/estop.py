@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import re
 import shutil
 import subprocess
@@ -54,11 +53,11 @@ if str(ROOT) not in sys.path:  # run as a script: python bench/estop.py
     sys.path.insert(0, str(ROOT))
 
 from bench.common import (  # noqa: E402
+    cli,
     cpu_hog,
     fmt,
     loadavg,
     service_scheduling,
-    setup,
     summary,
     table,
     thread_policies,
@@ -461,29 +460,32 @@ def report(results: dict[str, Any]) -> str:
     return table(("condition", "path", "n", "median ms", "p99 ms", "max ms"), rows)
 
 
-def main() -> int:
-    setup()
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--events", type=int, default=200)
-    parser.add_argument("--no-hog", action="store_true", help="only the idle condition")
-    parser.add_argument("--no-ddsperf", action="store_true")
-    parser.add_argument(
-        "--trace", action="store_true", help="stamp the path inside the service too (diagnosis)"
-    )
-    parser.add_argument(
-        "--realtime", action="store_true", help="the service under SCHED_FIFO as deploy/ ships it"
-    )
-    parser.add_argument("--json", type=Path, help="also write the results here")
-    args = parser.parse_args()
-    hogs = (False,) if args.no_hog else (False, True)
-    results = run(args.events, hogs, not args.no_ddsperf, args.trace, args.realtime)
-    print(report(results))
+def report_with_path(results: dict[str, Any]) -> str:
+    """The table and, with ``--trace``, where the time went inside the service."""
+    lines = [report(results)]
     for name, c in results["conditions"].items():
         for leg, s in c.get("path_ms", {}).items():
-            print(f"{name:8s} {leg:36s} median {fmt(s['median'])} p99 {fmt(s['p99'])} ms")
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=1))
-    return 0
+            lines.append(f"{name:8s} {leg:36s} median {fmt(s['median'])} p99 {fmt(s['p99'])} ms")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    def arguments(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--events", type=int, default=200)
+        parser.add_argument("--no-hog", action="store_true", help="only the idle condition")
+        parser.add_argument("--no-ddsperf", action="store_true")
+        parser.add_argument(
+            "--trace", action="store_true", help="stamp the path inside the service (diagnosis)"
+        )
+        parser.add_argument(
+            "--realtime", action="store_true", help="the service SCHED_FIFO as deploy/ ships it"
+        )
+
+    def run_with(args: argparse.Namespace) -> dict[str, Any]:
+        hogs = (False,) if args.no_hog else (False, True)
+        return run(args.events, hogs, not args.no_ddsperf, args.trace, args.realtime)
+
+    return cli(__doc__, run_with, report_with_path, arguments)
 
 
 if __name__ == "__main__":

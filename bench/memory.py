@@ -22,7 +22,6 @@ a straight line through the samples of the second half.
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import sys
 import tempfile
@@ -36,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script: python bench/memory.py
     sys.path.insert(0, str(ROOT))
 
-from bench.common import setup, table  # noqa: E402
+from bench.common import cli, table  # noqa: E402
 from bench.robot import BenchRobot, base_pose  # noqa: E402
 from executive.profile import RobotProfile, load_profile  # noqa: E402
 from executive.stack import Stack, running_stack  # noqa: E402
@@ -151,17 +150,11 @@ def report(r: dict[str, Any]) -> str:
 
 
 def main() -> int:
-    setup()
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=1000)
-    parser.add_argument("--warmup", type=float, default=120.0, help="idle seconds first")
-    parser.add_argument("--json", type=Path, help="also write the results here")
-    args = parser.parse_args()
-    results = run(args.runs, args.warmup)
-    print(report(results))
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=1))
-    return 0
+    def arguments(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--runs", type=int, default=1000)
+        parser.add_argument("--warmup", type=float, default=120.0, help="idle seconds first")
+
+    return cli(__doc__, lambda args: run(args.runs, args.warmup), report, arguments)
 
 
 if __name__ == "__main__":

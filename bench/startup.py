@@ -17,7 +17,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import subprocess
 import sys
@@ -30,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script: python bench/startup.py
     sys.path.insert(0, str(ROOT))
 
-from bench.common import fmt, setup, summary, table  # noqa: E402
+from bench.common import cli, fmt, summary, table  # noqa: E402
 from executive.mission.loader import validate_files  # noqa: E402
 from executive.profile import load_profile  # noqa: E402
 from executive.stack import running_stack  # noqa: E402
@@ -120,16 +119,10 @@ def report(results: dict[str, Any]) -> str:
 
 
 def main() -> int:
-    setup()
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--json", type=Path, help="also write the results here")
-    args = parser.parse_args()
-    results = run(args.repeats)
-    print(report(results))
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=1))
-    return 0
+    def arguments(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--repeats", type=int, default=5)
+
+    return cli(__doc__, lambda args: run(args.repeats), report, arguments)
 
 
 if __name__ == "__main__":

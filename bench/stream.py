@@ -21,7 +21,6 @@ Over the window, from the streamer's own ``StreamStats``:
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import sys
 import tempfile
@@ -34,11 +33,11 @@ if str(ROOT) not in sys.path:  # run as a script: python bench/stream.py
     sys.path.insert(0, str(ROOT))
 
 from bench.common import (  # noqa: E402
+    cli,
     cpu_hog,
     fmt,
     loadavg,
     service_scheduling,
-    setup,
     summary,
     table,
 )
@@ -147,20 +146,19 @@ def report(results: dict[str, Any]) -> str:
 
 
 def main() -> int:
-    setup()
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seconds", type=float, default=20.0)
-    parser.add_argument("--hog", action="store_true", help="also with one CPU-burning process")
-    parser.add_argument(
-        "--realtime", action="store_true", help="the service under SCHED_FIFO as deploy/ ships it"
+    def arguments(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--seconds", type=float, default=20.0)
+        parser.add_argument("--hog", action="store_true", help="also with one CPU-burning process")
+        parser.add_argument(
+            "--realtime", action="store_true", help="the service SCHED_FIFO as deploy/ ships it"
+        )
+
+    return cli(
+        __doc__,
+        lambda args: run(args.seconds, (False, True) if args.hog else (False,), args.realtime),
+        report,
+        arguments,
     )
-    parser.add_argument("--json", type=Path, help="also write the results here")
-    args = parser.parse_args()
-    results = run(args.seconds, (False, True) if args.hog else (False,), args.realtime)
-    print(report(results))
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=1))
-    return 0
 
 
 if __name__ == "__main__":

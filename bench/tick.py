@@ -22,7 +22,6 @@ its real 1,100 state samples a second). Per tree, over the window:
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import sys
 import tempfile
@@ -34,7 +33,7 @@ if str(ROOT) not in sys.path:  # run as a script: python bench/tick.py
     sys.path.insert(0, str(ROOT))
 
 from behaviours.builders import BUILDERS  # noqa: E402
-from bench.common import fmt, setup, summary, table  # noqa: E402
+from bench.common import cli, fmt, summary, table  # noqa: E402
 from bench.robot import BenchRobot  # noqa: E402
 from bench.service_probe import ProbedService  # noqa: E402
 from executive.mission.build import build  # noqa: E402
@@ -155,17 +154,16 @@ def report(results: dict[str, Any]) -> str:
 
 
 def main() -> int:
-    setup()
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seconds", type=float, default=6.0)
-    parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
-    parser.add_argument("--json", type=Path, help="also write the results here")
-    args = parser.parse_args()
-    results = run(args.seconds, tuple(int(n) for n in args.sizes.split(",")))
-    print(report(results))
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=1))
-    return 0
+    def arguments(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--seconds", type=float, default=6.0)
+        parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
+
+    return cli(
+        __doc__,
+        lambda args: run(args.seconds, tuple(int(n) for n in args.sizes.split(","))),
+        report,
+        arguments,
+    )
 
 
 if __name__ == "__main__":
