@@ -11,6 +11,7 @@ Samples are numpy records (see executive.wire.codec): ``s["fsm_id"]``,
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import py_trees
@@ -19,11 +20,16 @@ from executive.profile import STATE_TOPICS
 from executive.robot_io import RobotIO, Stamped
 
 NAMESPACE = "/robot"
+# Interned once and kept alive. py_trees' Client.set splits the key into a new string and
+# setattr() interns it; were no interned copy alive, each write would add the key to
+# CPython's interned-string table and its release take it out again: 300 times a second,
+# churn that makes the table resize (a 1.9 MB step in the soak's RSS near run 600).
+_KEYS = {topic: sys.intern(f"{NAMESPACE}/{topic}") for topic in STATE_TOPICS}
 
 
 def key(topic: str) -> str:
     """Blackboard key of a state topic, e.g. ``/robot/upper_state``."""
-    return f"{NAMESPACE}/{topic}"
+    return _KEYS.get(topic) or f"{NAMESPACE}/{topic}"
 
 
 class GatherRobotState(py_trees.behaviour.Behaviour):
