@@ -156,28 +156,22 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(out)
 
 
-REALTIME_DDS_URI = (ROOT / "deploy" / "cyclonedds-realtime.xml").as_uri()
-DEPLOY_CONFIG = ROOT / "deploy" / "config.example.yaml"
+REALTIME_PRIORITY = 80  # the stream_priority deploy/README.md suggests
 
 
 def service_scheduling(realtime: bool) -> tuple[dict[str, Any], dict[str, str]]:
-    """The service's config overrides and environment: normal scheduling, or real-time as
-    ``deploy/`` ships it (``stream_priority`` of ``config.example.yaml`` for the streamer
-    thread, ``cyclonedds-realtime.xml`` for CycloneDDS's receive thread, which runs the
-    e-stop fast path). Only the service gets it: the robot, the peers and the hog stay
-    ordinary processes. Raises when this process may not grant it."""
+    """The service's config overrides and environment: normal scheduling, or the motion
+    streamer thread under SCHED_FIFO ``REALTIME_PRIORITY`` (``stream_priority``). Only
+    the service's streamer gets it: the robot, the peers and the hog stay ordinary.
+    Raises when this process may not grant it."""
     if not realtime:
         return {}, {}
-    from executive.config import load_config
-    from executive.realtime import check_dds_threads, fifo_permitted
+    from executive.realtime import fifo_permitted
 
-    priority = load_config(DEPLOY_CONFIG).stream_priority
-    assert priority is not None, "deploy/config.example.yaml sets stream_priority"
-    uri = f"{os.environ.get('CYCLONEDDS_URI', LOOPBACK_URI)},{REALTIME_DDS_URI}"
-    refused = fifo_permitted(priority) or check_dds_threads(uri)
+    refused = fifo_permitted(REALTIME_PRIORITY)
     if refused is not None:
         raise PermissionError(f"the realtime conditions need SCHED_FIFO here: {refused}")
-    return {"stream_priority": priority}, {"CYCLONEDDS_URI": uri}
+    return {"stream_priority": REALTIME_PRIORITY}, {}
 
 
 def realtime_available() -> str | None:

@@ -317,7 +317,7 @@ def run(
     realtime: bool = False,
 ) -> dict[str, Any]:
     """Every condition; a dict of results (samples included, for the plots). With
-    ``realtime`` the service runs scheduled as deploy/ ships it, and the conditions are
+    ``realtime`` the service's streamer thread runs SCHED_FIFO, and the conditions are
     named ``idle, realtime`` and ``cpu hog, realtime``."""
     if events * len(hog_modes) > MARKERS - 5:
         raise ValueError(f"at most {(MARKERS - 5) // len(hog_modes)} events per condition")
@@ -478,7 +478,9 @@ def main() -> int:
             "--trace", action="store_true", help="stamp the path inside the service (diagnosis)"
         )
         parser.add_argument(
-            "--realtime", action="store_true", help="the service SCHED_FIFO as deploy/ ships it"
+            "--realtime",
+            action="store_true",
+            help="the streamer thread SCHED_FIFO (stream_priority)",
         )
 
     def run_with(args: argparse.Namespace) -> dict[str, Any]:

@@ -264,8 +264,8 @@ def _json_safe(value: Any) -> Any:
 
 
 def both(run: Callable[[bool], dict[str, Any]]) -> dict[str, Any]:
-    """A benchmark with the service at normal scheduling, then real-time as deploy/ ships
-    it (when this machine grants SCHED_FIFO): one result, the conditions of both."""
+    """A benchmark with the service at normal scheduling, then with its streamer thread
+    under SCHED_FIFO (when this machine grants it): one result, the conditions of both."""
     results = run(False)
     refused = realtime_available()
     if refused is not None:

@@ -53,8 +53,9 @@ TARGETS = {"p99_ms": 0.25, "missed": 0, "cpu_percent": 15.0}
 def run(
     seconds: float = 20.0, hog_modes: tuple[bool, ...] = (False,), realtime: bool = False
 ) -> dict[str, Any]:
-    """The conditions ``idle`` and ``cpu hog``; with ``realtime``, the service scheduled
-    as deploy/ ships it, and the conditions named ``idle, realtime`` and so on."""
+    """The conditions ``idle`` and ``cpu hog``; with ``realtime``, the service's streamer
+    thread under SCHED_FIFO (``stream_priority``), and the conditions named
+    ``idle, realtime`` and so on."""
     profile = load_profile()
     results: dict[str, Any] = {"seconds": seconds, "rate_hz": profile.command_hz}
     config, env = service_scheduling(realtime)
@@ -150,7 +151,9 @@ def main() -> int:
         parser.add_argument("--seconds", type=float, default=20.0)
         parser.add_argument("--hog", action="store_true", help="also with one CPU-burning process")
         parser.add_argument(
-            "--realtime", action="store_true", help="the service SCHED_FIFO as deploy/ ships it"
+            "--realtime",
+            action="store_true",
+            help="the streamer thread SCHED_FIFO (stream_priority)",
         )
 
     return cli(
