@@ -275,10 +275,14 @@ class SafetyWatchdog(py_trees.behaviour.Behaviour):
 
     def update(self) -> Status:
         self.present = self.monitor.evaluate(self.snapshot(), self.activity())
-        if self.present and self.monitor.trip(
-            self.present
-        ):  # the fast path may have tripped already
-            self.react("; ".join(map(str, self.present)))
+        if self.present:
+            try:
+                if not self.monitor.latched:  # (the fast path may have latched already)
+                    # Hold and cancel first, then latch, as the fast path does: the latch
+                    # is stamped and logged only once no motion command can leave.
+                    self.react("; ".join(map(str, self.present)))
+            finally:
+                self.monitor.trip(self.present)  # latches, or adds causes to the latch
         if self.monitor.latched:
             self.feedback_message = "SAFE_STOP: " + "; ".join(map(str, self.monitor.reasons))
             return Status.RUNNING

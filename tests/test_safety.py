@@ -5,11 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import py_trees
 import pytest
 
 from executive.profile import STATE_TOPICS
 from executive.robot_io import TOPICS, Stamped
-from executive.safety import Activity, Cause, EstopFastPath, SafetyConfig, SafetyMonitor
+from executive.safety import (
+    Activity,
+    Cause,
+    EstopFastPath,
+    SafetyConfig,
+    SafetyMonitor,
+    SafetyWatchdog,
+)
 from executive.wire import Interface, Variant
 from executive.wire.codec import Codec
 
@@ -154,4 +162,43 @@ def test_fast_path_latches_even_if_the_reaction_raises(
     sample["soft_emergency_triggered"] = True
     with pytest.raises(RuntimeError):
         EstopFastPath(monitor, broken)(sample)
+    assert monitor.latched
+
+
+def test_the_watchdog_holds_before_it_latches(world: World, monitor: SafetyMonitor) -> None:
+    """A cause the tick finds (here a BMS alarm) is held before the latch is stamped and
+    logged, as on the fast path: the integration test measures "no motion after the latch"
+    from that stamp, and a log line between latch and hold let one trajectory step out."""
+    order: list[str] = []
+
+    def react(reason: str) -> None:
+        order.append(f"react latched={monitor.latched}")
+        world.now += 0.001  # the hold takes time: the latch must be stamped after it
+
+    dog = SafetyWatchdog(monitor, react, lambda: Activity(True, True, True))
+    dog.snapshot = world.snapshot  # type: ignore[method-assign]
+    world.rec["lower_state"]["bms_state"]["bms_alarms"] = 4
+    held_at = world.now + 0.001
+    assert dog.update() is py_trees.common.Status.RUNNING
+    assert order == ["react latched=False"]
+    assert monitor.latched and monitor._latched_at == held_at
+    world.rec["upper_state"]["bms_state"]["battery_level"] = 5
+    dog.update()  # latched: the causes escalate, the reaction is not repeated
+    assert order == ["react latched=False"] and codes(monitor.reasons) == [
+        "bms_alarm",
+        "battery_critical",
+    ]
+
+
+def test_the_watchdog_latches_even_if_the_reaction_raises(
+    world: World, monitor: SafetyMonitor
+) -> None:
+    def broken(reason: str) -> None:
+        raise RuntimeError("writer gone")
+
+    dog = SafetyWatchdog(monitor, broken, lambda: Activity(True, True, True))
+    dog.snapshot = world.snapshot  # type: ignore[method-assign]
+    world.rec["upper_state"]["bms_state"]["bms_alarms"] = 1
+    with pytest.raises(RuntimeError):
+        dog.update()
     assert monitor.latched
