@@ -42,7 +42,7 @@ def _cdf(ax: Any, values: list[float], **kwargs: Any) -> None:
 
 
 def estop_plot(results: dict[str, Any], path: Path, machine: str) -> Path:
-    fig, ax = plt.subplots(figsize=(8, 4.8), dpi=110)
+    fig, ax = plt.subplots(figsize=(10.5, 4.8), dpi=110)
     for name, c in results["conditions"].items():
         colour = COLOURS.get(name, "black")
         s = c["samples"]
@@ -62,7 +62,7 @@ def estop_plot(results: dict[str, Any], path: Path, machine: str) -> Path:
     ax.set_title(
         f"E-stop to hold, {results['events']} events per condition\n{machine}", fontsize=10
     )
-    ax.legend(fontsize=7, loc="lower right")
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     ax.grid(True, which="both", alpha=0.2)
     fig.tight_layout()
     fig.savefig(path)
