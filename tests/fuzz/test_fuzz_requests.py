@@ -136,8 +136,9 @@ def fuzz(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fuzz]:
         matched = [threading.Event(), threading.Event()]
         fz: Fuzz | None = None
 
-        def on_reply(reader: DataReader[Reply_]) -> None:
-            if fz is not None:
+        def on_reply(reader: DataReader[Reply_] | None) -> None:
+            # None: the reader was deleted while its last callback was in flight (teardown)
+            if fz is not None and reader is not None:
                 fz.on_reply(reader)
 
         reader = DataReader(
