@@ -21,7 +21,10 @@ process, and every tick's duration (s).
 For diagnosis only (what ``docs/benchmarks.md`` reports as evidence), never in ``make
 bench``: ``BENCH_PROBE_TRACE=1`` stamps the e-stop path inside the service (see
 ``bench/estop.py --trace``); ``BENCH_RT=<prio>`` runs the service SCHED_FIFO,
-``BENCH_NICE=<n>`` niced, ``BENCH_SWITCH_INTERVAL=<s>`` with another GIL switch interval.
+``BENCH_NICE=<n>`` niced, ``BENCH_SWITCH_INTERVAL=<s>`` with another GIL switch interval;
+``BENCH_GC=1`` records every garbage collection (generation, start, end) and every stream
+period later than 0.5 ms (when, how late) on CLOCK_MONOTONIC, so ``bench/stream.py`` can
+say how many late periods a collection overlapped.
 """
 
 from __future__ import annotations
@@ -177,6 +180,8 @@ def _runqueue_wait_s(tid: int) -> float:
 
 
 _snapshots: list[Any] = []
+_gc_events: list[tuple[int, float, float]] = []
+_late_events: list[tuple[float, float]] = []
 
 
 def _on_usr1(signum: int, frame: Any) -> None:
@@ -213,10 +218,48 @@ def _on_usr1(signum: int, frame: Any) -> None:
             for d in diff[:12]
         ]
     out["scheduling"] = stats.scheduling
+    out["gc_events"] = _gc_events[:]
+    out["late_events"] = _late_events[:]
+    _gc_events.clear()
+    _late_events.clear()
     out["trace"] = _trace[:]
     _trace.clear()
     with Path(os.environ["BENCH_PROBE_OUT"]).open("a") as f:
         f.write(json.dumps(out) + "\n")
+
+
+LATE_S = 0.0005  # a period this late is recorded with BENCH_GC
+
+
+def _watch_gc_and_late_periods() -> None:
+    """Record collections (``gc.callbacks``) and late stream periods on one clock."""
+    import gc
+    import threading
+
+    started: list[float] = []
+
+    def on_gc(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            started[:] = [time.monotonic()]
+        elif started:
+            _gc_events.append((info["generation"], started[0], time.monotonic()))
+
+    gc.callbacks.append(on_gc)
+
+    def wrap_record() -> None:  # once the service has built its streamer
+        while not _built or _built[-1].streamer._thread is None:
+            time.sleep(0.1)
+        stats = _built[-1].streamer.stats
+        record = stats.record
+
+        def late_aware(late: float, busy: float) -> None:
+            if late > LATE_S:
+                _late_events.append((time.monotonic(), late))
+            record(late, busy)
+
+        stats.record = late_aware  # type: ignore[method-assign]
+
+    threading.Thread(target=wrap_record, name="bench-gc-watch", daemon=True).start()
 
 
 def main() -> int:
@@ -233,6 +276,8 @@ def main() -> int:
         import executive.runtime
 
         executive.runtime.SWITCH_INTERVAL_S = float(os.environ["BENCH_SWITCH_INTERVAL"])
+    if os.environ.get("BENCH_GC"):  # diagnosis only
+        _watch_gc_and_late_periods()
     signal.signal(signal.SIGUSR1, _on_usr1)
     return cli.main(sys.argv[1:])
 

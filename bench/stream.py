@@ -106,9 +106,28 @@ def _figures(window: dict[str, Any], load: tuple[float, float, float]) -> dict[s
         "streamer_runqueue_wait_ms": 1e3 * window["thread_runqueue_wait"],
         "tick_overruns": window["tick_overruns"],
         "scheduling": window.get("scheduling", ""),
+        **_gc_overlap(window),
         "loadavg": load,
         "samples": {"lateness": lateness},
     }
+
+
+def _gc_overlap(window: dict[str, Any]) -> dict[str, Any]:
+    """With ``BENCH_GC=1`` in the service: the collections by generation (count, longest
+    ms) and how many periods late by > 0.5 ms overlapped one (a period's wait runs from its
+    deadline, ``t - late``, to ``t``). Empty otherwise."""
+    gcs, lates = window.get("gc_events", []), window.get("late_events", [])
+    if not gcs:
+        return {}
+    by_gen: dict[str, dict[str, float]] = {}
+    for gen, start, end in gcs:
+        g = by_gen.setdefault(str(gen), {"count": 0, "max_ms": 0.0})
+        g["count"] += 1
+        g["max_ms"] = max(g["max_ms"], (end - start) * 1e3)
+    overlapped = sum(
+        any(start <= t and end >= t - late for _, start, end in gcs) for t, late in lates
+    )
+    return {"gc": by_gen, "late_periods": len(lates), "late_periods_during_gc": overlapped}
 
 
 def report(results: dict[str, Any]) -> str:
