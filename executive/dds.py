@@ -139,10 +139,17 @@ def open_participant(
 # - A reliable writer matches both kinds of reader. Commands are written reliably so a
 #   one-shot command (FSM switch, AMR task, cancel) is not lost to a dropped packet;
 #   keep-last bounds the queue so a slow reader can never block the motion streamer.
+# - Readers accept both data representations a conforming peer may write for our @final
+#   types (XCDR1, what CycloneDDS 0.10 C and stock Python write, and plain XCDR2), and the
+#   codec decodes both in either byte order (executive.wire.codec; idl/README.md).
+ACCEPTED_REPRESENTATIONS = Policy.DataRepresentation(
+    use_cdrv0_representation=True, use_xcdrv2_representation=True
+)
 STATE_READER_QOS = Qos(
     Policy.Reliability.BestEffort,
     Policy.History.KeepLast(1),
     Policy.Durability.Volatile,
+    ACCEPTED_REPRESENTATIONS,
 )
 STATE_WRITER_QOS = Qos(
     Policy.Reliability.BestEffort,
@@ -163,4 +170,5 @@ EVENT_READER_QOS = Qos(
     Policy.Reliability.Reliable(duration(milliseconds=100)),
     Policy.History.KeepLast(64),
     Policy.Durability.Volatile,
+    ACCEPTED_REPRESENTATIONS,
 )

@@ -6,10 +6,11 @@ from typing import Any
 
 import numpy as np
 import pytest
+from cyclonedds.idl._support import Endianness
 
 from executive import dds
 from executive.wire import PRESETS, Interface, Variant
-from executive.wire.codec import Codec, UnsupportedTypeError, raw_take, raw_write
+from executive.wire.codec import Codec, DecodeError, UnsupportedTypeError, raw_take, raw_write
 
 STRUCTS = [
     (preset, name)
@@ -85,13 +86,48 @@ def test_hot_types_have_fast_layouts() -> None:
     assert Codec(iface.UpperCmd_).to_sample(rec).motor_cmd[16].q == 1.0
 
 
-def test_decode_refuses_foreign_or_short_data() -> None:
+@pytest.mark.parametrize(("preset", "name"), STRUCTS)
+def test_decodes_every_encoding_stock_writes(preset: str, name: str) -> None:
+    """XCDR1 and plain XCDR2, little- and big-endian, as stock cyclonedds-python encodes them
+    (its own serializer, not our layout), decode to the same record in the native dtype."""
+    iface = Interface(Variant(preset))
+    idl_type = getattr(iface, name)
+    try:
+        codec = Codec(idl_type)
+    except UnsupportedTypeError:
+        return
+    record = codec.zeros()
+    _fill(record, np.random.default_rng(7), _enum_sizes(iface))
+    sample = codec.to_sample(record)
+    for endianness in (Endianness.Little, Endianness.Big):
+        for version_2 in (False, True):
+            data = sample.serialize(endianness=endianness, use_version_2=version_2)
+            decoded = codec.decode(data)
+            assert decoded.dtype == codec.dtype
+            assert decoded.tobytes() == record.tobytes(), (endianness, version_2)
+
+
+def test_decode_ignores_the_options_bytes() -> None:
+    """A CycloneDDS 0.10 C writer puts the padding count in the options (DESIGN.md 3.2)."""
+    codec = Codec(Interface().EmergencyState_)
+    record = codec.zeros()
+    record["hard_emergency_triggered"] = True
+    wire = codec.encode(record)
+    for options in (b"\x00\x01", b"\x00\x03", b"\xff\xff"):
+        assert bool(codec.decode(wire[:2] + options + wire[4:] + b"\0")["hard_emergency_triggered"])
+
+
+def test_decode_refuses_foreign_or_short_data_naming_why() -> None:
     codec = Codec(Interface().UpperCmd_)
     good = codec.encode(codec.zeros())
-    with pytest.raises(ValueError, match="XCDR1"):
-        codec.decode(b"\x00\x00\x00\x00" + good[4:])
-    with pytest.raises(ValueError, match="too short"):
+    with pytest.raises(DecodeError, match="PL_CDR_LE encapsulation is not a @final UpperCmd_"):
+        codec.decode(b"\x00\x03\x00\x00" + good[4:])
+    with pytest.raises(DecodeError, match="unknown encapsulation 12340000"):
+        codec.decode(b"\x12\x34\x00\x00" + good[4:])
+    with pytest.raises(DecodeError, match="too short"):
         codec.decode(good[:40])
+    with pytest.raises(DecodeError, match="not even an encapsulation header"):
+        codec.decode(b"\x00")
 
 
 @pytest.mark.dds

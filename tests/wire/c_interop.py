@@ -15,16 +15,18 @@ differ in at least one sample (``make_values`` checks this and re-salts until it
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
 import time
 import typing
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -46,6 +48,7 @@ from cyclonedds.util import duration
 
 from executive import dds
 from executive.wire import AXES, Interface, Variant
+from executive.wire.codec import Codec, UnsupportedTypeError, raw_take
 from tests.wire.layout import field_type
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -451,22 +454,60 @@ def build(variant: Variant, workdir: Path, idl_dir: Path = IDL_DIR) -> Build:
 
 @dataclass
 class Exchange:
-    """What both sides received, and the C side's own account (match counts, stderr)."""
+    """What both sides received, and the C side's own account (match counts, stderr).
+
+    ``headers``: with ``decode="codec"``, the encapsulation headers (hex) that arrived per type.
+    """
 
     py_received: dict[str, list[Flat]]
     c_received: dict[str, list[Flat]]
     c_summary: dict[str, dict[str, Any]]
     c_done: dict[str, Any] | None
     c_stderr: str
+    headers: dict[str, set[str]] = field(default_factory=dict)
 
 
-def exchange(b: Build, domain: int, timeout: float = 20.0) -> Exchange:
+def record_value(record: Any, path: str) -> Any:
+    """The value at ``path`` (``motor_state[3].q``) of a codec record, as ``flatten`` gives it."""
+    node = record
+    for name, index in re.findall(r"(\w+)(?:\[(\d+)\])?", path):
+        node = node[name]
+        if index:
+            node = node[int(index)]
+    item = node.item() if hasattr(node, "item") else node
+    return item[0] if isinstance(item, bytes) else item  # a char (S1): its code
+
+
+def flatten_record(cls: type, record: Any) -> Flat:
+    """A record decoded by ``executive.wire.codec`` as field path -> value."""
+    return {leaf.path: record_value(record, leaf.path) for leaf in leaves(cls)}
+
+
+def exchange(
+    b: Build,
+    domain: int,
+    timeout: float = 20.0,
+    *,
+    representation: str | None = None,
+    decode: str = "stock",
+) -> Exchange:
     """Run the C program and a Python participant on ``domain`` and swap every type's samples.
 
     Both sides write first (reliable, transient-local, keep-last SAMPLES) and then wait,
     bounded, for the other side's samples: the order in which the two start is irrelevant.
+
+    ``representation`` ("xcdr1" or "xcdr2") sets the C writers' data representation.
+    ``decode="codec"`` reads the C samples the way the executive's ``RobotIO`` does (raw
+    bytes off the reader, ``Codec.decode``) instead of through stock cyclonedds-python, for
+    every type the codec supports; the reader accepts XCDR1 and XCDR2, as ``dds`` QoS does.
     """
     names = {cls.__name__: cls for cls in b.types}
+    codecs: dict[str, Codec] = {}
+    if decode == "codec":
+        for name, cls in names.items():
+            with contextlib.suppress(UnsupportedTypeError):  # SetFsmId_ (a string): stock
+                codecs[name] = Codec(cls)
+    headers: dict[str, set[str]] = {n: set() for n in codecs}
     values = {name: make_values(cls)[1] for name, cls in names.items()}
     # The C side writes to files, not to pipes: a pipe nobody drains until the end fills up,
     # blocks the C program's printf and stalls its receive loop, which looks exactly like a
@@ -475,7 +516,8 @@ def exchange(b: Build, domain: int, timeout: float = 20.0) -> Exchange:
     err_path = b.exe.with_name(f"run-{domain}.err")
     with out_path.open("w") as out_file, err_path.open("w") as err_file:
         proc = subprocess.Popen(
-            [str(b.exe), "run", str(domain), str(timeout)],
+            [str(b.exe), "run", str(domain), str(timeout)]
+            + ([representation] if representation else []),
             stdin=subprocess.PIPE,
             stdout=out_file,
             stderr=err_file,
@@ -496,6 +538,7 @@ def exchange(b: Build, domain: int, timeout: float = 20.0) -> Exchange:
                     max_instances=-1,
                     max_samples_per_instance=-1,
                 ),
+                dds.ACCEPTED_REPRESENTATIONS,
             )
             waitset = WaitSet(participant)
             readers: dict[str, DataReader[Any]] = {}
@@ -522,6 +565,12 @@ def exchange(b: Build, domain: int, timeout: float = 20.0) -> Exchange:
                     break
                 waitset.wait(duration(seconds=min(remaining, 1.0)))
                 for name, reader in readers.items():
+                    if name in codecs:
+                        for data in raw_take(reader, 16):
+                            headers[name].add(data[:4].hex())
+                            record = codecs[name].decode(data)
+                            py_received[name].append(flatten_record(names[name], record))
+                        continue
                     for sample in reader.take(N=16):
                         if isinstance(sample, names[name]):
                             py_received[name].append(flatten(names[name], sample))
@@ -547,7 +596,7 @@ def exchange(b: Build, domain: int, timeout: float = 20.0) -> Exchange:
             c_summary[event["type"]] = event
         elif event["event"] == "done":
             c_done = event
-    return Exchange(py_received, c_received, c_summary, c_done, err)
+    return Exchange(py_received, c_received, c_summary, c_done, err, headers)
 
 
 def c_typeinfo(b: Build) -> dict[str, dict[str, str]]:

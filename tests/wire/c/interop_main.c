@@ -2,12 +2,17 @@
  * `idlc -l c` output for idl/, exchanging samples of every wire type with the Python side.
  *
  *   interop typeinfo            print each type's XTypes TypeInformation/TypeMapping, exit
- *   interop run <domain> <s>    for every type: write interop_nsamples samples on
+ *   interop run <domain> <s> [xcdr1|xcdr2]
+ *                               for every type: write interop_nsamples samples on
  *                               "interop/<Type>/c2py", print every sample read from
  *                               "interop/<Type>/py2c" until all arrived or <s> seconds pass,
  *                               print a per-type summary (samples, match counts), then wait
  *                               for EOF on stdin before leaving, so the Python side can still
  *                               read this process's transient-local samples.
+ *
+ * The optional last argument sets the writers' data representation QoS (default: CycloneDDS's
+ * own choice, XCDR1 for these @final types), so the Python side can be shown both encodings
+ * a conforming C peer may put on the wire.
  *
  * Output is one JSON object per line on stdout. Writers and readers are reliable and
  * transient-local, so whichever side starts first, nothing depends on timing.
@@ -66,7 +71,7 @@ static dds_entity_t check(dds_entity_t e, const char *what)
   return e;
 }
 
-static int run(dds_domainid_t domain, double timeout_s)
+static int run(dds_domainid_t domain, double timeout_s, const char *representation)
 {
   const size_t n = interop_ntypes;
   const int k_total = interop_nsamples;
@@ -82,6 +87,14 @@ static int run(dds_domainid_t domain, double timeout_s)
   /* what CycloneDDS keeps for late-joining readers; its default depth is 1 */
   dds_qset_durability_service(qos, 0, DDS_HISTORY_KEEP_LAST, k_total, DDS_LENGTH_UNLIMITED,
                               DDS_LENGTH_UNLIMITED, DDS_LENGTH_UNLIMITED);
+  dds_qos_t *wqos = dds_create_qos();
+  dds_copy_qos(wqos, qos);
+  if (representation != NULL) {
+    dds_data_representation_id_t id = strcmp(representation, "xcdr2") == 0
+                                         ? DDS_DATA_REPRESENTATION_XCDR2
+                                         : DDS_DATA_REPRESENTATION_XCDR1;
+    dds_qset_data_representation(wqos, 1, &id);
+  }
   char name[256];
 
   for (size_t i = 0; i < n; i++) {
@@ -90,7 +103,7 @@ static int run(dds_domainid_t domain, double timeout_s)
     dds_entity_t out = check(dds_create_topic(pp, t->desc, name, NULL, NULL), name);
     snprintf(name, sizeof(name), "interop/%s/py2c", t->name);
     dds_entity_t in = check(dds_create_topic(pp, t->desc, name, NULL, NULL), name);
-    writers[i] = check(dds_create_writer(pp, out, qos, NULL), "create writer");
+    writers[i] = check(dds_create_writer(pp, out, wqos, NULL), "create writer");
     readers[i] = check(dds_create_reader(pp, in, qos, NULL), "create reader");
     dds_entity_t cond = check(dds_create_readcondition(readers[i], DDS_ANY_STATE), "readcondition");
     check(dds_waitset_attach(ws, cond, (dds_attach_t) i), "waitset attach");
@@ -102,6 +115,7 @@ static int run(dds_domainid_t domain, double timeout_s)
     }
   }
   dds_delete_qos(qos);
+  dds_delete_qos(wqos);
   printf("{\"event\":\"written\"}\n");
   fflush(stdout);
 
@@ -155,8 +169,9 @@ int main(int argc, char **argv)
 {
   if (argc == 2 && strcmp(argv[1], "typeinfo") == 0)
     return print_typeinfo();
-  if (argc == 4 && strcmp(argv[1], "run") == 0)
-    return run((dds_domainid_t) strtoul(argv[2], NULL, 10), strtod(argv[3], NULL));
-  fprintf(stderr, "usage: %s typeinfo | run <domain> <timeout-seconds>\n", argv[0]);
+  if ((argc == 4 || argc == 5) && strcmp(argv[1], "run") == 0)
+    return run((dds_domainid_t) strtoul(argv[2], NULL, 10), strtod(argv[3], NULL),
+               argc == 5 ? argv[4] : NULL);
+  fprintf(stderr, "usage: %s typeinfo | run <domain> <timeout-seconds> [xcdr1|xcdr2]\n", argv[0]);
   return 2;
 }
