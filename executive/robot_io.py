@@ -7,10 +7,18 @@ which topic carries which type.
 
 Readers keep only the newest sample with the monotonic time it arrived, which is what a
 controller needs (state age is a safety input), and wake anyone waiting on a predicate.
+
+Nothing raises through a DDS listener: CycloneDDS's receive thread would print the
+traceback and drop the sample, once per sample, and on a 500 Hz topic that is a log storm
+in which the one thing that matters (the robot's state is not being understood) is lost.
+A sample that does not decode is counted on its reader, logged once per topic and then at
+most every ``ERROR_LOG_INTERVAL`` seconds with the count, and reported to the reader's
+``on_undecodable`` callbacks (the safety fast path treats it as a fault, DESIGN.md 4).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import threading
 import time
@@ -18,6 +26,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+import structlog
 from cyclonedds.core import Listener, Qos
 from cyclonedds.domain import DomainParticipant
 from cyclonedds.internal import InvalidSample
@@ -30,6 +39,8 @@ from executive.wire import Interface
 from executive.wire.codec import Codec, raw_take, raw_write
 
 T = TypeVar("T")
+log = structlog.get_logger(__name__)
+ERROR_LOG_INTERVAL = 10.0  # s between repeated log lines about one reader's errors
 
 
 class Side(enum.Enum):
@@ -80,11 +91,29 @@ class Stamped(Generic[T]):
         return (time.monotonic() if now is None else now) - self.received
 
 
+@dataclass(frozen=True)
+class ReaderHealth:
+    """What a reader could not make sense of: decode errors (and failed callbacks).
+
+    ``undecodable`` is true while the newest thing the topic delivered was a sample that
+    did not decode: then the state the executive holds for it is no longer the robot's.
+    """
+
+    topic: str  # the DDS topic name, for messages
+    errors: int = 0
+    last_error: str = ""
+    last_error_at: float | None = None  # monotonic
+    callback_errors: int = 0
+    undecodable: bool = False
+
+
 class LatestReader(Generic[T]):
     """A reader that keeps the newest sample; thread-safe; callbacks run on DDS's thread.
 
-    ``on_sample`` callbacks are for fast paths that must not wait for a tick (the e-stop
-    hold); they run on CycloneDDS's receive thread and must be short and never raise.
+    ``add_callback`` callbacks are for fast paths that must not wait for a tick (the
+    e-stop hold); they run on CycloneDDS's receive thread and must be short. One that
+    raises is counted and logged, and the others still run. ``on_undecodable`` callbacks
+    get the reason a sample could not be decoded, on the same thread.
 
     With a ``codec`` the reader takes raw bytes and keeps numpy records instead of IDL
     objects: a 500 Hz ``UpperState_`` then costs microseconds per sample, not hundreds.
@@ -104,6 +133,10 @@ class LatestReader(Generic[T]):
         self._latest: Stamped[T] | None = None
         self._count = 0
         self._callbacks: list[Callable[[T], None]] = []
+        self._error_callbacks: list[Callable[[str], None]] = []
+        self._health = ReaderHealth(topic.get_name())
+        self._logged_at: dict[str, float] = {}  # kind of error -> when it was last logged
+        self._unlogged: dict[str, int] = {}  # kind of error -> occurrences since then
         self.reader: DataReader[T] = DataReader(
             participant,
             topic,
@@ -114,23 +147,80 @@ class LatestReader(Generic[T]):
     def _on_data(self, reader: DataReader[T] | None) -> None:
         if reader is None:  # the reader was deleted while its last callback was in flight
             return
+        try:
+            self._take(reader)
+        except Exception as e:  # noqa: BLE001 - nothing may raise through the listener
+            self._failed("take", f"{type(e).__name__}: {e}")
+
+    def _take(self, reader: DataReader[T]) -> None:
+        samples: list[Any] = []
         if self._codec is None:  # a writer leaving shows up as an InvalidSample: not state
-            samples: list[Any] = [s for s in reader.take(N=64) if not isinstance(s, InvalidSample)]
+            samples = [s for s in reader.take(N=64) if not isinstance(s, InvalidSample)]
         else:
-            samples = [self._codec.decode(data) for data in raw_take(reader, 64)]
+            for data in raw_take(reader, 64):
+                try:
+                    samples.append(self._codec.decode(data))
+                except ValueError as e:  # DecodeError, or numpy refusing the buffer
+                    self._undecodable(str(e))
         if not samples:
             return
         now = self._clock()
         for cb in self._callbacks:
             for s in samples:
-                cb(s)
+                try:
+                    cb(s)
+                except Exception as e:  # noqa: BLE001 - the next callback must still run
+                    self._failed("callback", f"{getattr(cb, '__name__', cb)!s}: {e!r}")
         with self._cond:
             self._latest = Stamped(samples[-1], now)
             self._count += len(samples)
+            if self._health.undecodable:
+                self._health = dataclasses.replace(self._health, undecodable=False)
             self._cond.notify_all()
+
+    def _undecodable(self, why: str) -> None:
+        now = self._clock()
+        with self._cond:
+            h = self._health
+            self._health = dataclasses.replace(
+                h, errors=h.errors + 1, last_error=why, last_error_at=now, undecodable=True
+            )
+        for cb in self._error_callbacks:
+            try:
+                cb(why)
+            except Exception as e:  # noqa: BLE001 - the listener thread must survive
+                self._failed("callback", f"{getattr(cb, '__name__', cb)!s}: {e!r}")
+        self._log("undecodable sample", why)
+
+    def _failed(self, kind: str, why: str) -> None:
+        if kind == "callback":
+            with self._cond:
+                self._health = dataclasses.replace(
+                    self._health, callback_errors=self._health.callback_errors + 1
+                )
+        self._log(f"{kind} failed", why)
+
+    def _log(self, event: str, why: str) -> None:
+        """Log the first occurrence, then at most one line per interval with the count."""
+        now = self._clock()
+        last = self._logged_at.get(event)
+        if last is not None and now - last < ERROR_LOG_INTERVAL:
+            self._unlogged[event] = self._unlogged.get(event, 0) + 1
+            return
+        self._logged_at[event] = now
+        since = self._unlogged.pop(event, 0)
+        log.error(event, topic=self._health.topic, error=why, since_last_line=since)
 
     def add_callback(self, cb: Callable[[T], None]) -> None:
         self._callbacks.append(cb)
+
+    def on_undecodable(self, cb: Callable[[str], None]) -> None:
+        self._error_callbacks.append(cb)
+
+    @property
+    def health(self) -> ReaderHealth:
+        with self._cond:
+            return self._health
 
     @property
     def latest(self) -> Stamped[T] | None:
@@ -208,6 +298,10 @@ class RobotIO:
     def latest(self, key: str) -> Any | None:
         stamped = self.readers[key].latest
         return None if stamped is None else stamped.sample
+
+    def health(self) -> dict[str, ReaderHealth]:
+        """Every reader's decode health, by key."""
+        return {key: reader.health for key, reader in self.readers.items()}
 
 
 def _writer_qos(kind: Kind) -> Qos:

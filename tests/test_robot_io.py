@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
-from executive import dds
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from executive import dds, logs
 from executive.robot_io import TOPICS, Kind, RobotIO, Side
+from executive.wire.codec import raw_write
 
 
 def test_every_topic_has_exactly_one_writer_side(participant: dds.DomainParticipant) -> None:
@@ -83,3 +91,63 @@ def test_a_leased_domain_is_not_leased_twice() -> None:
     finally:
         a.release()
         b.release()
+
+
+def _until(predicate: Callable[[], bool], act: Callable[[], None], tries: int = 200) -> bool:
+    """Repeat ``act`` (best-effort state: until discovery has matched) until ``predicate``."""
+    for _ in range(tries):
+        act()
+        if predicate():
+            return True
+        time.sleep(0.01)
+    return predicate()
+
+
+def test_an_undecodable_sample_is_counted_named_and_never_raises(
+    dds_domain: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Garbled bytes on the wire: no traceback through the listener, a count, one log line,
+    the reader's health says so until a good sample arrives, and the hook is told why."""
+    logs.configure("test")
+    with dds.open_participant(dds_domain) as p1, dds.open_participant(dds_domain) as p2:
+        robot = RobotIO(p1, side=Side.ROBOT)
+        ctl = RobotIO(p2, side=Side.CONTROLLER, records=["emergency_state"])
+        reader = ctl.readers["emergency_state"]
+        told: list[str] = []
+        reader.on_undecodable(told.append)
+        writer = robot.writers["emergency_state"]
+        assert _until(
+            lambda: reader.health.errors >= 5,
+            lambda: raw_write(writer, b"\x12\x34\x00\x00\x01\x00\x00\x00"),
+        )
+        health = reader.health
+        assert health.undecodable and health.topic == "rt/emergency/state"
+        assert health.last_error.startswith("unknown encapsulation 12340000")
+        assert told[0] == health.last_error and len(told) == health.errors
+        assert reader.latest is None
+        good = robot.codec("emergency_state").encode(robot.codec("emergency_state").zeros())
+        assert _until(lambda: reader.latest is not None, lambda: raw_write(writer, good))
+        assert not reader.health.undecodable and reader.health.errors >= 5
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    lines = [json.loads(x) for x in err.splitlines() if "undecodable sample" in x]
+    assert len(lines) == 1, "one line per topic and interval, not one per sample"
+    assert lines[0]["topic"] == "rt/emergency/state" and lines[0]["level"] == "error"
+
+
+def test_a_raising_callback_does_not_stop_the_others(dds_domain: int) -> None:
+    with dds.open_participant(dds_domain) as p1, dds.open_participant(dds_domain) as p2:
+        robot = RobotIO(p1, side=Side.ROBOT)
+        ctl = RobotIO(p2, side=Side.CONTROLLER, records=["emergency_state"])
+        reader = ctl.readers["emergency_state"]
+        seen: list[Any] = []
+
+        def broken(sample: Any) -> None:
+            raise RuntimeError("a bug in a fast path")
+
+        reader.add_callback(broken)
+        reader.add_callback(seen.append)
+        rec = robot.codec("emergency_state").zeros()
+        assert _until(lambda: len(seen) >= 3, lambda: robot.write_record("emergency_state", rec))
+        assert reader.health.callback_errors >= 3
+        assert reader.latest is not None
