@@ -27,6 +27,9 @@ NAMESPACE = "/robot"
 _KEYS = {topic: sys.intern(f"{NAMESPACE}/{topic}") for topic in STATE_TOPICS}
 
 
+HEALTH_KEY = sys.intern(f"{NAMESPACE}/health")  # topic -> ReaderHealth (decode errors)
+
+
 def key(topic: str) -> str:
     """Blackboard key of a state topic, e.g. ``/robot/upper_state``."""
     return _KEYS.get(topic) or f"{NAMESPACE}/{topic}"
@@ -35,7 +38,8 @@ def key(topic: str) -> str:
 class GatherRobotState(py_trees.behaviour.Behaviour):
     """Copies the newest state samples to the blackboard; always SUCCESS.
 
-    Blackboard: writes ``/robot/<topic>`` (``Stamped`` or None) for every state topic.
+    Blackboard: writes ``/robot/<topic>`` (``Stamped`` or None) for every state topic,
+    and ``/robot/health``: each reader's ``ReaderHealth`` (what it could not decode).
     """
 
     def __init__(self, io: RobotIO, name: str = "Gather Robot State") -> None:
@@ -44,11 +48,13 @@ class GatherRobotState(py_trees.behaviour.Behaviour):
         self.bb = self.attach_blackboard_client(name=name)
         for topic in STATE_TOPICS:
             self.bb.register_key(key(topic), access=py_trees.common.Access.WRITE)
+        self.bb.register_key(HEALTH_KEY, access=py_trees.common.Access.WRITE)
 
     def update(self) -> py_trees.common.Status:
         for topic in STATE_TOPICS:
             reader = self.io.readers.get(topic)
             self.bb.set(key(topic), reader.latest if reader is not None else None)
+        self.bb.set(HEALTH_KEY, self.io.health())
         return py_trees.common.Status.SUCCESS
 
 

@@ -335,7 +335,7 @@ def run(
             if trace:
                 probe = ProbedService(stack, {**env, "BENCH_PROBE_TRACE": "1"})
             else:
-                stack.start_service(env=env)
+                stack.start_service(env=env, ready=True)
             baseline_lease = dds.lease_domain()
             try:
                 estop_events(stack, robot, peer, amr, 5, first=MARKERS - 5)  # warm-up

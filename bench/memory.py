@@ -96,7 +96,7 @@ def run(runs: int = 1000, warmup: float = 120.0) -> dict[str, Any]:
             stack.write_config(missions_dir=str(missions))
             robot = BenchRobot(stack.dds, profile, watch_commands=False).start()
             try:
-                stack.start_service()
+                stack.start_service(ready=True)
                 idle: list[tuple[float, float]] = []
                 t0 = time.monotonic()
                 while (waited := time.monotonic() - t0) < warmup:  # the RSS warms up alone

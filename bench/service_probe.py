@@ -308,6 +308,12 @@ class ProbedService:
         pid = self.proc.pid
         if stack.client.wait_status(lambda s: s.executive_id.endswith(f":{pid}"), 30) is None:
             raise TimeoutError(f"the probed service did not come up; see {stack.workdir}")
+        # the benchmarks start missions at once: wait until every safety source was heard
+        ready = stack.client.wait_status(
+            lambda s: s.executive_id.endswith(f":{pid}") and not s.not_ready, 30
+        )
+        if ready is None:
+            raise TimeoutError(f"the probed service never heard the robot; see {stack.workdir}")
 
     def _windows(self) -> list[str]:
         return self.out.read_text().splitlines() if self.out.exists() else []

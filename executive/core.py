@@ -36,7 +36,14 @@ from behaviours.state import GatherRobotState
 from executive.motion.streamer import MotionStreamer
 from executive.profile import STATE_TOPICS
 from executive.robot_io import RobotIO, Stamped
-from executive.safety import Activity, EstopFastPath, SafetyMonitor, SafetyReaction, SafetyWatchdog
+from executive.safety import (
+    Activity,
+    Cause,
+    EstopFastPath,
+    SafetyMonitor,
+    SafetyReaction,
+    SafetyWatchdog,
+)
 
 log = structlog.get_logger(__name__)
 
@@ -151,6 +158,9 @@ class Executive:
     # set by whoever watches discovery (executive.typewatch); missions are refused while
     # the robot announces types we do not speak: they would never see its state
     interface_mismatches: tuple[str, ...] = ()
+    # set by whoever watches discovery for other controllers of this robot (another
+    # executive, another writer on its command topics): missions are refused meanwhile
+    conflicts: tuple[str, ...] = ()
     _requests: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] = field(
         default_factory=queue.SimpleQueue
     )
@@ -158,10 +168,12 @@ class Executive:
     def __post_init__(self) -> None:
         self.reaction = SafetyReaction(self.streamer.hold, self.context.commands)
         self.watchdog = SafetyWatchdog(self.monitor, self.reaction, self.activity)
+        fast = EstopFastPath(self.monitor, self.reaction)
         if "emergency_state" in self.io.readers:  # the hold must not wait for a tick
-            self.io.readers["emergency_state"].add_callback(
-                EstopFastPath(self.monitor, self.reaction)
-            )
+            self.io.readers["emergency_state"].add_callback(fast)
+        for topic in self.monitor.max_age:  # nor for a safety source we cannot understand
+            if topic in self.io.readers:
+                self.io.readers[topic].on_undecodable(fast.undecodable(topic))
         self.slot = MissionSlot()
         self.selector = py_trees.composites.Selector(
             "Priorities", memory=False, children=[self.watchdog, self.slot, Idle("Idle")]
@@ -220,9 +232,23 @@ class Executive:
             return "refused: SAFE_STOP is latched; reset first"
         if self.run is not None:
             return f"refused: mission {self.run.name!r} is running"
+        blockers = self.blockers()
+        return "refused: " + "; ".join(blockers) if blockers else ""
+
+    def blockers(self) -> list[str]:
+        """What keeps any mission from starting now, whatever the executive is doing."""
+        out = []
         if self.interface_mismatches:
-            return "refused: interface mismatch: " + "; ".join(self.interface_mismatches)
-        return ""
+            out.append("interface mismatch: " + "; ".join(self.interface_mismatches))
+        if self.conflicts:
+            out.append("another controller: " + "; ".join(self.conflicts))
+        if not_ready := self.not_ready():
+            out.append("the robot's safety state is not known: " + "; ".join(not_ready))
+        return out
+
+    def not_ready(self) -> list[str]:
+        """The safety sources that are silent or not understood now (DESIGN.md 4)."""
+        return self.monitor.not_ready(self.state_now(), self.io.health())
 
     def stop_mission(self, reason: str = "stopped by request") -> tuple[bool, str]:
         if self.run is None:
@@ -241,14 +267,17 @@ class Executive:
         """
         if self.monitor.latched and self.state is not ExecState.SAFE_STOP:
             self._settle()
-        ok, message = self.monitor.reset(self.monitor.evaluate(self._state_now(), self.activity()))
+        state, health = self.state_now(), self.io.health()
+        present = self.monitor.evaluate(state, self.activity(), health)
+        present += [Cause("not_ready", str(why)) for why in self.monitor.silent(state)]
+        ok, message = self.monitor.reset(present)
         if ok and self.state is ExecState.SAFE_STOP:
             self.streamer.release()
             self._release_robot()
             self._set_state(ExecState.IDLE)
         return ok, message
 
-    def _state_now(self) -> dict[str, Stamped[Any] | None]:
+    def state_now(self) -> dict[str, Stamped[Any] | None]:
         """The newest sample of every state topic (what the next tick would gather)."""
         return {
             t: reader.latest if (reader := self.io.readers.get(t)) is not None else None

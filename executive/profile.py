@@ -48,6 +48,8 @@ _TOP_KEYS = {
     "joint_sets",
     "fsm",
     "fsm_joint_control",
+    "safety_sources",
+    "tags",
 }
 _JOINT_KEYS = {"group", "limits", "urdf_velocity", "kp", "kd"}
 
@@ -99,6 +101,11 @@ class RobotProfile:
     joint_sets: Mapping[str, tuple[str, ...]]
     fsm: Mapping[str, FsmState]
     fsm_joint_control: frozenset[str]
+    # state topics the safety watchdog reads -> how old each may be (s) before it is silent
+    safety_sources: Mapping[str, float]
+    # AMR floor tags the robot's map has (None: not known, so not checked). Validation warns
+    # about a navigate_to_tag outside it; the simulated Atom's default map is these tags.
+    tags: frozenset[int] | None = None
 
     def topic_joints(self, topic: str) -> list[Joint]:
         """The joints on ``topic`` in motor-index order."""
@@ -273,6 +280,9 @@ class _Validator:
             if state not in fsm:
                 self.bad(f"fsm_joint_control[{i}]", f"unknown FSM state {state!r}")
 
+        safety_sources = self._safety_sources(data.get("safety_sources"), state_hz)
+        tags = self._tags(data.get("tags"))
+
         if self.problems:
             raise ProfileError(self.source, self.problems)
         return RobotProfile(
@@ -286,7 +296,47 @@ class _Validator:
             joint_sets=joint_sets,
             fsm=fsm,
             fsm_joint_control=frozenset(joint_control),
+            safety_sources=safety_sources,
+            tags=tags,
         )
+
+    def _tags(self, raw: Any) -> frozenset[int] | None:
+        """The optional ``tags:`` list: AMR tag ids (uint32 on the wire), each once."""
+        if raw is None:
+            return None
+        if not isinstance(raw, list):
+            self.bad("tags", f"must be a list of tag ids, got {raw!r}")
+            return None
+        seen: set[int] = set()
+        for i, tag in enumerate(raw):
+            if not isinstance(tag, int) or isinstance(tag, bool) or not 0 <= tag <= 0xFFFFFFFF:
+                self.bad(f"tags[{i}]", f"must be a tag id 0..4294967295, got {tag!r}")
+            elif tag in seen:
+                self.bad(f"tags[{i}]", f"tag {tag} listed twice")
+            else:
+                seen.add(tag)
+        return frozenset(seen)
+
+    def _safety_sources(self, raw: Any, state_hz: Mapping[str, float]) -> dict[str, float]:
+        """Every state topic must be listed: a topic the watchdog reads and nobody checks
+        for silence is how a silent e-stop topic once went unnoticed (issue 10)."""
+        if not isinstance(raw, dict):
+            self.bad("safety_sources", "missing or not a mapping of state topic to max age (s)")
+            return {}
+        out: dict[str, float] = {}
+        for topic in STATE_TOPICS:
+            if topic not in raw:
+                self.bad(f"safety_sources.{topic}", "missing")
+        for topic, age in raw.items():
+            where = f"safety_sources.{topic}"
+            if topic not in STATE_TOPICS:
+                self.bad(where, f"unknown state topic (known: {', '.join(STATE_TOPICS)})")
+                continue
+            out[topic] = self.number(age, where, positive=True)
+            hz = state_hz.get(topic)
+            if hz and out[topic] < 2.0 / hz:
+                self.bad(where, f"{out[topic]:g} s is under two periods of {hz:g} Hz")
+        return out
 
     def _rates(self, rates: dict[str, Any]) -> tuple[float, dict[str, float]]:
         command_hz = self.number(rates.get("command_hz"), "rates.command_hz", positive=True)

@@ -52,7 +52,8 @@ class Runtime:
         io = RobotIO(participant, interface, side=Side.CONTROLLER, records=STATE_TOPICS)
         streamer = MotionStreamer(io, profile, rate_hz=stream_hz, priority=stream_priority)
         context = RobotContext(profile, DdsCommands(io), streamer, clock=time.monotonic)
-        executive = Executive(io, context, streamer, SafetyMonitor(safety))
+        monitor = SafetyMonitor(safety, max_age=profile.safety_sources)
+        executive = Executive(io, context, streamer, monitor)
         runtime = cls(
             participant, io, streamer, executive, Ticker(lambda: None, tick_hz, name="tick-loop")
         )

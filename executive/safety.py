@@ -10,7 +10,14 @@ Three parts, so the logic can be proved apart from threads and trees:
   (and stop remote driving), then the tree preempts the mission.
 - ``EstopFastPath`` is a DDS-listener callback on ``rt/emergency/state``: the moment an
   e-stop sample arrives it holds and cancels on CycloneDDS's receive thread, without
-  waiting for the next tick. The watchdog behaviour reports it on the next tick.
+  waiting for the next tick. The watchdog behaviour reports it on the next tick. It is
+  also called for a sample on any safety source that does not decode: a garbled e-stop
+  sample may be an e-stop, and the state we hold for that topic is no longer the robot's.
+
+Silence is a fault too. Each safety source (the profile's ``safety_sources``) has a
+maximum age. While a mission runs, a source older than that (or never heard) trips
+``stale_state``; while idle, ``not_ready`` names the silent sources and the executive
+refuses to start a mission or to reset until every one is fresh.
 
 This software is defence in depth; the firmware e-stop remains the safety function.
 """
@@ -29,9 +36,9 @@ import structlog
 from py_trees.common import Access, Status
 
 from behaviours.context import RobotCommands
-from behaviours.state import key, latest
+from behaviours.state import HEALTH_KEY, key, latest
 from executive.profile import STATE_TOPICS
-from executive.robot_io import Stamped
+from executive.robot_io import TOPICS, ReaderHealth, Stamped
 
 log = structlog.get_logger(__name__)
 
@@ -40,7 +47,8 @@ log = structlog.get_logger(__name__)
 class SafetyConfig:
     """Thresholds; every one is a config key under ``safety``."""
 
-    max_state_age: float = 0.5  # s, while a mission commands motion
+    # s: the age beyond which a safety source is silent; None: each source's from the profile
+    max_state_age: float | None = None
     battery_critical: float = 10.0  # percent: trip below
     battery_hysteresis: float = 5.0  # percent: the cause persists until above critical + this
     servo_errors: bool = True
@@ -71,14 +79,49 @@ def _flags(record: Any) -> list[str]:
     return [n for n in record.dtype.names if bool(record[n])]
 
 
+DEFAULT_MAX_AGE = 0.5  # s, for a safety source the profile does not give an age
+
+
+@dataclass(frozen=True)
+class Silence:
+    """A safety source older than its maximum age (``age`` None: never received)."""
+
+    topic: str
+    age: float | None
+    limit: float
+
+    def __str__(self) -> str:
+        if self.age is None:
+            return f"{topic_name(self.topic)} never received"
+        return f"{topic_name(self.topic)} silent for {self.age:.2f} s (limit {self.limit:g} s)"
+
+
+def topic_name(key: str) -> str:
+    """``rt/emergency/state`` for ``emergency_state``: what an operator can look up."""
+    spec = TOPICS.get(key)
+    return spec.name if spec is not None else key
+
+
 class SafetyMonitor:
-    """Evaluates triggers and holds the latch."""
+    """Evaluates triggers and holds the latch.
+
+    ``max_age``: the safety sources (state topics the triggers read) and how old each may
+    be, from the profile; a source not listed is not checked for silence.
+    """
 
     def __init__(
-        self, config: SafetyConfig | None = None, clock: Callable[[], float] = time.monotonic
+        self,
+        config: SafetyConfig | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        max_age: Mapping[str, float] | None = None,
     ) -> None:
         self.config = config or SafetyConfig()
         self.clock = clock
+        ages = dict.fromkeys(STATE_TOPICS, DEFAULT_MAX_AGE) if max_age is None else max_age
+        override = self.config.max_state_age
+        self.max_age: dict[str, float] = {
+            t: age if override is None else override for t, age in ages.items()
+        }
         self._lock = threading.Lock()
         self._latched: list[Cause] = []
         self._latched_at: float | None = None
@@ -87,9 +130,14 @@ class SafetyMonitor:
 
     # -- evaluation --------------------------------------------------------------------
 
-    def evaluate(self, state: Mapping[str, Stamped[Any] | None], activity: Activity) -> list[Cause]:
+    def evaluate(
+        self,
+        state: Mapping[str, Stamped[Any] | None],
+        activity: Activity,
+        health: Mapping[str, ReaderHealth] | None = None,
+    ) -> list[Cause]:
         """The causes present now. Pure apart from the battery hysteresis it remembers."""
-        causes: list[Cause] = []
+        causes: list[Cause] = self.undecodable(health or {})
         now = self.clock()
         estop = state.get("emergency_state")
         if estop is not None and (flags := _flags(estop.sample)):
@@ -104,12 +152,11 @@ class SafetyMonitor:
         nodes = state.get("main_nodes_state")
         if self.config.servo_errors and nodes is not None and (bad := _servo_errors(nodes.sample)):
             causes.append(Cause("servo_error", f"servo error: {', '.join(bad)}"))
-        if activity.mission_running and activity.motion_engaged:
-            for topic in ("upper_state", "hands_state"):
-                s = state.get(topic)
-                if s is None or now - s.received > self.config.max_state_age:
-                    age = "never received" if s is None else f"{now - s.received:.2f} s old"
-                    causes.append(Cause("stale_state", f"{topic} is {age} while commanding motion"))
+        if activity.mission_running:
+            causes += [
+                Cause("stale_state", f"{why} while a mission runs")
+                for why in self.silent(state, now)
+            ]
         level = _battery_level(state)
         if level is not None:
             limit = self.config.battery_critical + (
@@ -133,6 +180,37 @@ class SafetyMonitor:
                 Cause("control_revoked", "upper-body control was revoked by someone else")
             )
         return causes
+
+    def silent(
+        self, state: Mapping[str, Stamped[Any] | None], now: float | None = None
+    ) -> list[Silence]:
+        """Each safety source that is older than its maximum age, or was never heard."""
+        now = self.clock() if now is None else now
+        out = []
+        for topic, limit in self.max_age.items():
+            s = state.get(topic)
+            if s is None or now - s.received > limit:
+                out.append(Silence(topic, None if s is None else now - s.received, limit))
+        return out
+
+    def undecodable(self, health: Mapping[str, ReaderHealth]) -> list[Cause]:
+        """A cause for each safety source whose newest sample could not be decoded."""
+        return [
+            Cause("undecodable", f"{h.topic}: undecodable sample ({h.last_error})")
+            for topic, h in health.items()
+            if topic in self.max_age and h.undecodable
+        ]
+
+    def not_ready(
+        self,
+        state: Mapping[str, Stamped[Any] | None],
+        health: Mapping[str, ReaderHealth] | None = None,
+    ) -> list[str]:
+        """Why no mission may start and no reset be accepted now, though nothing trips:
+        the robot's safety sources are silent or not understood."""
+        return [str(x) for x in self.silent(state)] + [
+            c.message for c in self.undecodable(health or {})
+        ]
 
     # -- the latch ---------------------------------------------------------------------
 
@@ -227,7 +305,10 @@ class SafetyReaction:
 
 
 class EstopFastPath:
-    """DDS callback on rt/emergency/state: trips and reacts without waiting for a tick."""
+    """DDS callback on rt/emergency/state: trips and reacts without waiting for a tick.
+
+    ``undecodable(topic)`` gives the callback for a safety source's undecodable samples.
+    """
 
     def __init__(self, monitor: SafetyMonitor, react: Callable[[str], None]) -> None:
         self.monitor = monitor
@@ -237,11 +318,19 @@ class EstopFastPath:
         flags = _flags(sample)
         if not flags:
             return
-        reason = f"emergency stop: {', '.join(flags)}"
+        self._stop(Cause("estop", f"emergency stop: {', '.join(flags)}"))
+
+    def undecodable(self, topic: str) -> Callable[[str], None]:
+        def on_undecodable(why: str) -> None:
+            self._stop(Cause("undecodable", f"{topic_name(topic)}: undecodable sample ({why})"))
+
+        return on_undecodable
+
+    def _stop(self, cause: Cause) -> None:
         try:
-            self.react(reason)  # hold first: nothing else may delay it
+            self.react(cause.message)  # hold first: nothing else may delay it
         finally:
-            self.monitor.trip([Cause("estop", reason)])
+            self.monitor.trip([cause])
 
 
 class SafetyWatchdog(py_trees.behaviour.Behaviour):
@@ -251,7 +340,7 @@ class SafetyWatchdog(py_trees.behaviour.Behaviour):
     a SAFE-STOP is latched, which preempts the mission slot below it. A mission is built
     under the slot, so it cannot remove, reorder or weaken this node.
 
-    Blackboard: reads ``/robot/<topic>`` for every state topic.
+    Blackboard: reads ``/robot/<topic>`` for every state topic, and ``/robot/health``.
     """
 
     def __init__(
@@ -269,12 +358,20 @@ class SafetyWatchdog(py_trees.behaviour.Behaviour):
         self.bb = self.attach_blackboard_client(name=name)
         for topic in STATE_TOPICS:
             self.bb.register_key(key(topic), access=Access.READ)
+        self.bb.register_key(HEALTH_KEY, access=Access.READ)
 
     def snapshot(self) -> dict[str, Stamped[Any] | None]:
         return {t: latest(self.bb, t) for t in STATE_TOPICS}
 
+    def health(self) -> Mapping[str, ReaderHealth]:
+        try:
+            value = self.bb.get(HEALTH_KEY)
+        except KeyError:
+            return {}
+        return value if isinstance(value, Mapping) else {}
+
     def update(self) -> Status:
-        self.present = self.monitor.evaluate(self.snapshot(), self.activity())
+        self.present = self.monitor.evaluate(self.snapshot(), self.activity(), self.health())
         if self.present:
             try:
                 if not self.monitor.latched:  # (the fast path may have latched already)

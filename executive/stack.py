@@ -253,16 +253,30 @@ class Stack:
         return proc
 
     def start_service(
-        self, *args: str, env: Mapping[str, str] | None = None, wait: bool = True
+        self,
+        *args: str,
+        env: Mapping[str, str] | None = None,
+        wait: bool = True,
+        ready: bool | None = None,
     ) -> subprocess.Popen[bytes]:
-        """Start the service on this stack's config; wait until its own status is seen."""
+        """Start the service on this stack's config; wait until its own status is seen and,
+        with ``ready`` (default: when the sim runs), until it has heard every safety source:
+        it refuses missions before that."""
         if not self.config_path.exists():
             self.write_config()
         proc = self.spawn("executive", "run", "--config", str(self.config_path), *args, env=env)
         if wait:
-            status = self.client.wait_status(lambda s: s.executive_id.endswith(f":{proc.pid}"), 30)
+            own = f":{proc.pid}"
+            status = self.client.wait_status(lambda s: s.executive_id.endswith(own), 30)
             if status is None:
                 raise TimeoutError(f"the service did not come up; see {self.workdir}/executive.log")
+            sim = self.procs.get("sim")
+            if ready or (ready is None and sim is not None and sim.poll() is None):
+                heard = self.client.wait_status(
+                    lambda s: s.executive_id.endswith(own) and not s.not_ready, 30
+                )
+                if heard is None:
+                    raise TimeoutError(f"the service never heard the robot: {status.not_ready}")
         return proc
 
     def wait_for(self, predicate: Callable[[], bool], timeout: float, every: float = 0.02) -> bool:

@@ -22,7 +22,8 @@ from cyclonedds.topic import Topic
 
 from executive import __version__
 from executive.core import ExecState, Executive, node_path
-from executive.wire.gen.own.atom_executive.msg import NodeStatus_, Status_
+from executive.safety import topic_name
+from executive.wire.gen.own.atom_executive.msg import NodeStatus_, SourceStatus_, Status_
 
 STATUS_TOPIC = "atom/executive/status"
 STATUS_QOS = Qos(
@@ -51,6 +52,26 @@ def tree_nodes(root: py_trees.behaviour.Behaviour) -> list[NodeStatus_]:
             visit(child, depth + 1)
 
     visit(root, 0)
+    return out
+
+
+def sources(executive: Executive, now: float) -> list[SourceStatus_]:
+    """Every safety source: its age, its limit and what could not be decoded on it."""
+    out = []
+    for topic, limit in executive.monitor.max_age.items():
+        reader = executive.io.readers.get(topic)
+        latest = reader.latest if reader is not None else None
+        health = reader.health if reader is not None else None
+        out.append(
+            SourceStatus_(
+                topic=topic_name(topic),
+                age_s=-1.0 if latest is None else round(latest.age(now), 4),
+                max_age_s=limit,
+                decode_errors=health.errors if health else 0,
+                last_error=health.last_error if health else "",
+                undecodable=bool(health and health.undecodable),
+            )
+        )
     return out
 
 
@@ -119,6 +140,8 @@ class StatusPublisher:
             interface_variant=self.interface_variant,
             profile=self.profile,
             version=__version__,
+            sources=cast(Any, sources(ex, time.monotonic())),
+            not_ready="; ".join(ex.blockers()),
         )
 
     def _key(self) -> Any:
@@ -129,6 +152,10 @@ class StatusPublisher:
             tuple((n.id, n.status, n.feedback_message) for n in ex.tree.root.iterate()),
             len(ex.context.feed),
             tuple(ex.monitor.reasons),
+            # which sources are silent, not their ages: those change every tick
+            tuple((x.topic, x.age is None) for x in ex.monitor.silent(ex.state_now())),
+            ex.interface_mismatches,
+            ex.conflicts,
         )
 
     def maybe_publish(self) -> bool:

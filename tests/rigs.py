@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pytest
 
@@ -25,17 +25,21 @@ class Rig:
     robot: RobotIO
     ex: Executive
     participant: dds.DomainParticipant
+    silent: set[str] = field(default_factory=set)  # state topics ``state()`` leaves out
 
     def state(self, **estop: bool) -> None:
-        """Publish healthy robot state (plus any e-stop flags) once."""
-        for key in ("upper_state", "lower_state"):
+        """Publish healthy robot state (plus any e-stop flags) once, on every state topic:
+        each is a safety source, and a silent one keeps the executive from starting."""
+        for key in STATE_TOPICS:
+            if key in self.silent:
+                continue
             rec = self.robot.codec(key).zeros()
-            rec["bms_state"]["battery_level"] = 90
+            if key in ("upper_state", "lower_state"):
+                rec["bms_state"]["battery_level"] = 90
+            if key == "emergency_state":
+                for flag, value in estop.items():
+                    rec[flag] = value
             self.robot.write_record(key, rec)
-        rec = self.robot.codec("emergency_state").zeros()
-        for flag, value in estop.items():
-            rec[flag] = value
-        self.robot.write_record("emergency_state", rec)
 
     def tick_until(self, done: Callable[[], bool], timeout: float = 5.0) -> None:
         deadline = time.monotonic() + timeout
@@ -56,7 +60,7 @@ def make_rig(dds_domain: int) -> Iterator[Rig]:
         context = RobotContext(PROFILE, DdsCommands(io), streamer)
         ex = Executive(io, context, streamer, SafetyMonitor())
         r = Rig(robot, ex, p2)
-        r.tick_until(lambda: io.readers["upper_state"].latest is not None)
+        r.tick_until(lambda: all(io.readers[t].latest is not None for t in STATE_TOPICS))
         yield r
 
 

@@ -14,6 +14,7 @@ from behaviours.actions.basic import Log, Wait
 from executive.core import ExecState
 from executive.motion.trajectory import plan
 from executive.profile import load_profile
+from executive.wire.codec import raw_write
 from tests.rigs import Rig
 
 pytestmark = pytest.mark.dds
@@ -238,3 +239,97 @@ def test_finished_and_refused_missions_leave_no_blackboard_clients(rig: Rig) -> 
     assert not rig.ex.start_mission("refused", Reader())[0]  # built, never run
     rig.ex.stop_mission()
     assert len(py_trees.blackboard.Blackboard.clients) == before
+
+
+def _move_and_record(rig: Rig) -> list[bool]:
+    """Start a mission, set the streamer moving an elbow at 500 Hz; the list fills with
+    ``held`` for every command that leaves."""
+    published: list[bool] = []
+    rig.ex.streamer.on_publish = lambda topic, q, held: published.append(held)
+    probe = Probe()
+    assert rig.ex.start_mission("forever", probe)[0]
+    rig.tick_until(lambda: probe.status is Status.RUNNING)
+    measured = rig.ex.streamer.measured_joints(["left_elbow_pitch"])
+    rig.ex.streamer.submit(
+        plan(PROFILE, {"left_elbow_pitch": 0.6}, measured, time.monotonic(), duration=10.0)
+    )
+    return published
+
+
+def _wait_latched(rig: Rig, timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not rig.ex.monitor.latched:
+        assert time.monotonic() < deadline, "never latched"
+        time.sleep(0.002)
+
+
+def test_a_garbled_estop_sample_holds_and_latches_undecodable(rig: Rig) -> None:
+    """A sample on rt/emergency/state that does not decode may be an e-stop: the fast path
+    holds on the listener thread, and the stop is latched as ``undecodable``, naming the
+    topic and why. Every command after it is the hold; a reset waits for a good sample."""
+    published = _move_and_record(rig)
+    rig.ex.streamer.start()
+    try:
+        deadline = time.monotonic() + 5
+        while published.count(False) < 10:  # moving first, so the test cannot pass on silence
+            assert time.monotonic() < deadline
+            time.sleep(0.005)
+        # a parameter list: what a mutable type would send, not an EmergencyState_
+        raw_write(rig.robot.writers["emergency_state"], b"\x00\x03\x00\x00\x01\x00\x00\x00")
+        _wait_latched(rig)
+        tripped = len(published)
+        time.sleep(0.05)  # the streamer goes on publishing
+    finally:
+        rig.ex.streamer.stop()
+    assert not all(published[:tripped]) and False in published[:tripped]
+    first_hold = published.index(True)
+    assert all(published[first_hold:]), "a moving command left after the hold"
+    (cause,) = rig.ex.monitor.reasons
+    assert cause.code == "undecodable"
+    assert cause.message == (
+        "rt/emergency/state: undecodable sample "
+        "(PL_CDR_LE encapsulation is not a @final EmergencyState_ (XCDR1 or plain XCDR2 expected))"
+    )
+    rig.ex.tick()
+    assert rig.ex.state is ExecState.SAFE_STOP
+    health = rig.ex.io.readers["emergency_state"].health
+    assert health.errors >= 1 and health.undecodable
+    ok, message = rig.ex.reset()
+    assert not ok and "undecodable" in message
+    rig.tick_until(lambda: not rig.ex.io.readers["emergency_state"].health.undecodable)
+    assert rig.ex.reset()[0]
+
+
+def test_the_estop_topic_falling_silent_mid_motion_trips_stale_state(rig: Rig) -> None:
+    """rt/emergency/state silenced mid-motion once let a mission run on, and an e-stop raised
+    after that was never seen. Now its silence is a SAFE_STOP naming the topic."""
+    published = _move_and_record(rig)
+    rig.ex.streamer.step()
+    assert published == [False]
+    rig.silent.add("emergency_state")
+    rig.tick_until(lambda: rig.ex.monitor.latched, timeout=5.0)
+    (cause,) = rig.ex.monitor.reasons
+    assert cause.code == "stale_state" and "rt/emergency/state silent for" in cause.message
+    published.clear()
+    rig.ex.streamer.step()
+    assert published == [True]
+    ok, message = rig.ex.reset()
+    assert not ok and "rt/emergency/state silent for" in message
+    rig.silent.clear()
+    rig.tick_until(lambda: rig.ex.reset()[0])
+
+
+def test_a_silent_robot_cannot_start_a_mission(rig: Rig) -> None:
+    """With a safety source silent, start is refused naming it (once, with the whole robot
+    silent, a reset was accepted, status said CLEAR, and start sent a MOVE_TO_TAG)."""
+    rig.silent.update({"emergency_state", "main_nodes_state"})
+    time.sleep(1.1)  # older than every source's maximum age
+    rig.state()
+    ok, message = rig.ex.start_mission("hello", Log("hi"))
+    assert not ok
+    assert "rt/emergency/state silent for" in message
+    assert "rt/main/nodes/state silent for" in message
+    assert rig.ex.not_ready() and rig.ex.state is ExecState.IDLE
+    rig.silent.clear()
+    rig.tick_until(lambda: not rig.ex.not_ready())
+    assert rig.ex.start_mission("hello", Log("hi"))[0]

@@ -9,7 +9,7 @@ import py_trees
 import pytest
 
 from executive.profile import STATE_TOPICS
-from executive.robot_io import TOPICS, Stamped
+from executive.robot_io import TOPICS, ReaderHealth, Stamped
 from executive.safety import (
     Activity,
     Cause,
@@ -103,18 +103,65 @@ def test_each_trigger(world: World, monitor: SafetyMonitor, breakage: Any, code:
     assert codes(monitor.evaluate(world.snapshot(), Activity(True, True, True))) == [code]
 
 
-def test_stale_state_and_revoked_control_only_matter_during_a_mission(
+def test_stale_state_and_revoked_control_only_trip_during_a_mission(
     world: World, monitor: SafetyMonitor
 ) -> None:
     world.received["upper_state"] = 0.0
     world.rec["upper_state"]["is_upper_control"] = False
     assert monitor.evaluate(world.snapshot(), Activity(mission_running=False)) == []
-    assert (
-        monitor.evaluate(
-            world.snapshot(), Activity(True, motion_engaged=False, control_confirmed=False)
-        )
-        == []
+    # a running mission commands the robot (the base, the FSM) even when no joint moves
+    assert codes(monitor.evaluate(world.snapshot(), Activity(True, False, False))) == [
+        "stale_state"
+    ]
+
+
+@pytest.mark.parametrize("topic", STATE_TOPICS)
+def test_every_safety_source_has_a_maximum_age(
+    world: World, monitor: SafetyMonitor, topic: str
+) -> None:
+    """Silence on any source trips while a mission runs: once only two topics were checked,
+    and a silenced rt/emergency/state let a mission run on (and miss the e-stop after it)."""
+    world.received[topic] = world.now - 0.6
+    (cause,) = monitor.evaluate(world.snapshot(), Activity(mission_running=True))
+    assert cause.code == "stale_state" and TOPICS[topic].name in cause.message
+    assert "silent for 0.60 s" in cause.message
+
+
+def test_the_profile_gives_each_source_its_age(world: World) -> None:
+    monitor = SafetyMonitor(clock=lambda: world.now, max_age={"main_nodes_state": 1.0})
+    world.received["main_nodes_state"] = world.now - 0.9
+    world.received["upper_state"] = world.now - 9  # not a safety source of this monitor
+    assert monitor.evaluate(world.snapshot(), Activity(mission_running=True)) == []
+    world.received["main_nodes_state"] = world.now - 1.1
+    assert codes(monitor.evaluate(world.snapshot(), Activity(mission_running=True))) == [
+        "stale_state"
+    ]
+    override = SafetyMonitor(SafetyConfig(max_state_age=2.0), max_age={"amr_state": 0.5})
+    assert override.max_age == {"amr_state": 2.0}
+
+
+def test_idle_robot_that_is_silent_is_not_ready(world: World, monitor: SafetyMonitor) -> None:
+    assert monitor.not_ready(world.snapshot()) == []
+    state = world.snapshot()
+    state["emergency_state"] = None
+    world.received["amr_state"] = world.now - 3.25
+    state["amr_state"] = Stamped(world.rec["amr_state"], world.received["amr_state"])
+    assert monitor.not_ready(state) == [
+        "rt/amr/state silent for 3.25 s (limit 0.5 s)",
+        "rt/emergency/state never received",
+    ]
+    assert monitor.evaluate(state, Activity()) == []  # idle: not a trip
+
+
+def test_an_undecodable_safety_source_is_a_cause(world: World, monitor: SafetyMonitor) -> None:
+    bad = ReaderHealth("rt/emergency/state", 3, "unknown encapsulation 12340000", 49.9, 0, True)
+    recovered = ReaderHealth("rt/main/nodes/state", 1, "too short", 49.0, 0, False)
+    health = {"emergency_state": bad, "main_nodes_state": recovered}
+    (cause,) = monitor.evaluate(world.snapshot(), Activity(), health)
+    assert cause == Cause(
+        "undecodable", "rt/emergency/state: undecodable sample (unknown encapsulation 12340000)"
     )
+    assert monitor.not_ready(world.snapshot(), health) == [cause.message]
 
 
 def test_battery_hysteresis(world: World, monitor: SafetyMonitor) -> None:
@@ -150,6 +197,17 @@ def test_fast_path_reacts_before_latching(world: World, monitor: SafetyMonitor) 
     fast(sample)
     assert order == ["react emergency stop: hard_emergency_triggered latched=False"]
     assert monitor.latched
+
+
+def test_fast_path_holds_and_latches_on_an_undecodable_sample(
+    world: World, monitor: SafetyMonitor
+) -> None:
+    order: list[str] = []
+    fast = EstopFastPath(monitor, lambda reason: order.append(f"{reason} {monitor.latched}"))
+    fast.undecodable("emergency_state")("2 bytes is too short for EmergencyState_")
+    expected = "rt/emergency/state: undecodable sample (2 bytes is too short for EmergencyState_)"
+    assert order == [f"{expected} False"]
+    assert monitor.reasons == [Cause("undecodable", expected)]
 
 
 def test_fast_path_latches_even_if_the_reaction_raises(

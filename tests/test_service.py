@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ import pytest
 from executive import dds
 from executive.auth import write_key_file
 from executive.client import ExecutiveClient
+from tests.sim.conftest import Sim, start_sim  # noqa: F401 - the fixture
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.dds
@@ -88,7 +90,12 @@ def test_bad_start_up_input_stops_it_naming_the_key(
     assert words in out and "Traceback" not in out
 
 
-def test_killed_mid_mission_and_restarted_it_comes_up_idle(tmp_path: Path, dds_domain: int) -> None:
+def test_killed_mid_mission_and_restarted_it_comes_up_idle(
+    tmp_path: Path,
+    dds_domain: int,
+    start_sim: Callable[..., Sim],  # noqa: F811 - the fixture
+) -> None:
+    start_sim()  # without a robot's state a mission is refused (its safety sources are silent)
     key = os.urandom(32)
     write_key_file(tmp_path / "keys.yaml", {"operator": key})
     config = tmp_path / "config.yaml"

@@ -52,7 +52,7 @@ def test_the_service_refuses_missions_while_the_robot_speaks_another_variant(
 ) -> None:
     with running_stack(tmp_path) as stack:
         stack.start_sim("--interface", "sdk-1.1.0")
-        stack.start_service()  # speaks the default, seed
+        stack.start_service(ready=False)  # speaks the default, seed: it never hears the sim
         log = tmp_path / "executive.log"
         deadline = time.monotonic() + 15
         while "interface mismatch" not in log.read_text():

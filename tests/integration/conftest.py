@@ -13,7 +13,7 @@ from executive.missions import MissionStore
 from executive.profile import load_profile
 from executive.runtime import Runtime
 from executive.wire import Interface
-from tests.sim.conftest import Sim, start_sim  # noqa: F401 - the fixture, shared
+from tests.sim.conftest import Sim, start_sim, wait_until  # noqa: F401 - the fixture, shared
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -42,6 +42,8 @@ def live(start_sim: Callable[..., Sim], dds_domain: int) -> Iterator[Live]:  # n
     with dds.open_participant(dds_domain) as participant:
         runtime = Runtime.build(profile, Interface(), participant=participant)
         runtime.start()
+        # every safety source heard (a service is up long before anyone starts a mission)
+        assert wait_until(lambda: not runtime.executive.not_ready()), runtime.executive.not_ready()
         try:
             yield Live(sim, runtime, MissionStore(ROOT / "missions", profile))
         finally:

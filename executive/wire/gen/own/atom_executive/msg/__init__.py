@@ -5,5 +5,5 @@
 
 """
 
-from ._executive import NodeStatus_, Reply_, Request_, Status_
-__all__ = ["NodeStatus_", "Reply_", "Request_", "Status_", ]
+from ._executive import NodeStatus_, Reply_, Request_, SourceStatus_, Status_
+__all__ = ["NodeStatus_", "Reply_", "Request_", "SourceStatus_", "Status_", ]

@@ -32,6 +32,18 @@ class NodeStatus_(idl.IdlStruct, typename="atom_executive.msg.NodeStatus_"):
 @dataclass
 @annotate.final
 @annotate.autoid("sequential")
+class SourceStatus_(idl.IdlStruct, typename="atom_executive.msg.SourceStatus_"):
+    topic: str
+    age_s: types.float64
+    max_age_s: types.float64
+    decode_errors: types.uint64
+    last_error: str
+    undecodable: bool
+
+
+@dataclass
+@annotate.final
+@annotate.autoid("sequential")
 class Status_(idl.IdlStruct, typename="atom_executive.msg.Status_"):
     executive_id: str
     seq: types.uint32
@@ -53,6 +65,8 @@ class Status_(idl.IdlStruct, typename="atom_executive.msg.Status_"):
     interface_variant: str
     profile: str
     version: str
+    sources: types.sequence['executive.wire.gen.own.atom_executive.msg.SourceStatus_']
+    not_ready: str
 
 
 @dataclass
