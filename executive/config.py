@@ -42,6 +42,11 @@ class ServiceConfig:
     status_hz: float = 2.0  # heartbeat of the status topic
     dds_retry_s: float = 60.0  # how long to wait for DDS at boot
     keys_file: str | None = None  # per-client HMAC keys for commands
+    # found at start-up: upper-body control on and a base task running that no instance of
+    # ours owns (a previous one was killed). "release": switch control off and cancel the
+    # task (the robot's own controller takes over; nothing is left driven by nobody);
+    # "report": leave both, say so in the log and the status
+    previous_control: str = "release"
     safety: SafetyConfig = field(default_factory=SafetyConfig)
 
     @property
@@ -95,6 +100,10 @@ def _scalars(values: dict[str, Any], problems: list[str]) -> None:
             problems.append(f"{k}: must be a string, got {values[k]!r}")
     if values.get("keys_file") is not None and not isinstance(values["keys_file"], str):
         problems.append("keys_file: must be a path")
+    if values.get("previous_control", "release") not in ("release", "report"):
+        problems.append(
+            f"previous_control: must be release or report, got {values['previous_control']!r}"
+        )
     domain = values.get("domain")
     if domain is not None and (
         isinstance(domain, bool) or not isinstance(domain, int) or not 0 <= domain <= 232

@@ -116,6 +116,12 @@ def _failing_node(exc: BaseException) -> py_trees.behaviour.Behaviour | None:
     return found
 
 
+def _origin(exc: BaseException) -> str:
+    """``file:line in function`` where ``exc`` was raised ("" when it was never raised)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    return f"{frames[-1].filename}:{frames[-1].lineno} in {frames[-1].name}" if frames else ""
+
+
 def forget_blackboards(root: py_trees.behaviour.Behaviour) -> None:
     """Unregister the blackboard clients of every node under ``root`` (once it is done with).
 
@@ -329,14 +335,25 @@ class Executive:
 
     def _tick_failed(self, exc: Exception) -> None:
         node = _failing_node(exc)
-        where = node_path(node) if node is not None else "tree"
+        self.internal_fault(exc, node_path(node) if node is not None else "tree")
+        self.tree.root.stop(Status.INVALID)  # every running leaf's terminate() runs once
+        self._settle()  # latched: the mission ends SAFE_STOP, control kept until the reset
+
+    def internal_fault(self, exc: BaseException, where: str) -> None:
+        """Our own software failed (an exception anywhere in the tick loop, a stalled tick):
+        the same reaction as a trip, then SAFE_STOP latched with cause ``internal``.
+
+        Callable from any thread: the reaction and the latch are thread-safe, and the tick
+        thread settles the mission at its next tick (if it ever ticks again; if it does not,
+        the systemd watchdog pings have stopped and systemd restarts the service).
+        """
         self.counters.tick_errors += 1
-        log.error("tick failed", node=where, error=repr(exc))
-        self.streamer.hold(f"exception in {where}")
-        self.tree.root.stop(Status.INVALID)
-        if self.run is not None:
-            self._end(ExecState.FAILED, f"{where}: {type(exc).__name__}: {exc}", release=False)
-        self.streamer.release()
+        cause = Cause("internal", f"{where}: {type(exc).__name__}: {exc}")
+        try:
+            self.reaction(cause.message)  # hold and cancel first, as for any trip
+        finally:
+            self.monitor.trip([cause])
+        log.error("internal fault", where=where, error=repr(exc), at=_origin(exc))
 
     def _end(self, result: ExecState, reason: str, *, release: bool = True) -> None:
         run = self.run

@@ -310,9 +310,10 @@ class RequestServer:
         return self._on_tick(self.executive.reset)
 
     def _verb_reload(self, args: dict[str, Any]) -> Answer:
-        def reload() -> tuple[bool, str]:
-            if self.executive.run is not None:
-                return False, "refused: reload only while idle"
-            return self.library.reload()
-
-        return self._on_tick(reload)
+        """Files are read here, never on the tick thread: a reload that blocked there (a FIFO
+        named ``*.yaml``) once froze the tick loop, the safety watchdog with it. Missions
+        are built from the store on this thread too, so the swap needs no tick."""
+        if self.executive.run is not None:
+            return Answer(Code.REFUSED, "refused: reload only while idle")
+        ok, message = self.library.reload()
+        return Answer(Code.OK if ok else Code.REFUSED, message)

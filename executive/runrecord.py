@@ -2,14 +2,27 @@
 
 A record holds the run's state changes (RUNNING, then its result with the reason and
 any safety causes) and every node transition of its tree in between (path, status,
-feedback), in the order they happened. Each batch is written and flushed as it
-happens, so nothing about a run is lost if the service dies; a reader can replay how
-the mission went without the service. Called on the tick thread only.
+feedback), in the order they happened. Each batch is written as it happens, so nothing
+about a run is lost if the service dies; a reader can replay how the mission went
+without the service.
+
+``on_tick``/``on_change`` are called on the tick thread, which must never wait for a disk
+(a full disk, a read-only remount, a data dir replaced by a file once raised there and
+ended the tick loop while the process lived on). They only format lines and put them on a
+bounded queue; a writer thread appends them. A write that fails, or a batch dropped
+because the queue is full, is counted and logged (once, then at most every 10 s) and
+reported through ``problems()`` (the status shows it); the mission goes on.
+
+At start-up, ``close_unfinished()`` closes the record of a run a previous instance left
+RUNNING (it was killed) as ABORTED, so no record claims to be running forever.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import queue
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -21,28 +34,127 @@ from executive.core import Executive, MissionRun, node_path
 
 log = structlog.get_logger(__name__)
 
+QUEUE_BATCHES = 4096  # ~80 s of a busy run's per-tick batches at 50 Hz
+LOG_INTERVAL = 10.0  # s between repeated log lines about failing writes
+CRASH_REASON = "crash: the service stopped without ending this run (closed at the next start)"
+
 
 class RunRecorder:
-    """Appends each run's events to its own JSON-lines file."""
+    """Appends each run's events to its own JSON-lines file, from a writer thread."""
 
-    def __init__(self, data_dir: str | Path) -> None:
+    def __init__(self, data_dir: str | Path, queue_batches: int = QUEUE_BATCHES) -> None:
         self.dir = Path(data_dir) / "runs"
         self.dir.mkdir(parents=True, exist_ok=True)
         self._last: tuple[Any, ...] | None = None
         self._statuses: dict[Any, Status] = {}  # node id -> status last recorded
         self._paths: dict[Any, str] = {}  # node id -> path in the core tree, taken at start
         self._run_id = ""
+        self._queue: queue.Queue[tuple[str, str] | None] = queue.Queue(maxsize=queue_batches)
+        self.failed = 0  # batches whose write failed
+        self.dropped = 0  # batches dropped: the queue was full (the disk too slow or stuck)
+        self.last_error = ""
+        self._logged_at = -LOG_INTERVAL
+        self._writer = threading.Thread(target=self._write_loop, name="run-records", daemon=True)
+        self._writer.start()
 
     def path(self, run_id: str) -> Path:
         return self.dir / f"{run_id}.jsonl"
 
     def write(self, run_id: str, *events: dict[str, Any]) -> None:
+        """Queue ``events`` for ``run_id``'s record; never blocks, never raises on I/O."""
         if not events:
             return
         ts = time.time()  # wall time: a stamp for people, never used for durations
         lines = "".join(json.dumps({"ts": ts, **e}, default=str) + "\n" for e in events)
-        with self.path(run_id).open("a", encoding="utf-8") as f:
-            f.write(lines)
+        try:
+            self._queue.put_nowait((run_id, lines))
+        except queue.Full:
+            self.dropped += 1
+            self._problem(f"queue full ({self._queue.maxsize} batches): the disk is not keeping up")
+
+    def _write_loop(self) -> None:
+        while (item := self._queue.get()) is not None:
+            run_id, lines = item
+            try:
+                with self.path(run_id).open("a", encoding="utf-8") as f:
+                    f.write(lines)
+            except OSError as e:
+                self.failed += 1
+                self._problem(f"{self.path(run_id)}: {e.strerror or e}")
+            finally:
+                self._queue.task_done()
+        self._queue.task_done()
+
+    def _problem(self, what: str) -> None:
+        self.last_error = what
+        now = time.monotonic()
+        if now - self._logged_at >= LOG_INTERVAL:
+            self._logged_at = now
+            log.error(
+                "run record not written", error=what, failed=self.failed, dropped=self.dropped
+            )
+
+    def problems(self) -> list[str]:
+        """What the status should say about the records ([] while every write succeeds)."""
+        if not (self.failed or self.dropped):
+            return []
+        return [
+            f"run records: {self.failed} writes failed, {self.dropped} dropped; last: {self.last_error}"
+        ]
+
+    def flush(self, timeout: float = 5.0) -> bool:
+        """Wait until every queued batch was written (or failed); False on timeout."""
+        deadline = time.monotonic() + timeout
+        with self._queue.all_tasks_done:
+            while self._queue.unfinished_tasks:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self._queue.all_tasks_done.wait(remaining)
+        return True
+
+    def close(self, timeout: float = 2.0) -> None:
+        """Write what is queued (bounded by ``timeout``: the disk may be gone) and stop."""
+        try:
+            self._queue.put(None, timeout=timeout)
+        except queue.Full:
+            return
+        self._writer.join(timeout)
+
+    def close_unfinished(self) -> list[str]:
+        """Close every record whose last state is RUNNING as ABORTED (crash); their run ids.
+
+        Called once at start-up, before any run of this instance: a run still RUNNING in its
+        record then belongs to an instance that died without ending it.
+        """
+        closed = []
+        for path in sorted(self.dir.glob("*.jsonl")):
+            try:
+                last = _last_state(path)
+                if last is None or last.get("state") != "RUNNING":
+                    continue
+                event = {
+                    "ts": time.time(),
+                    "event": "state",
+                    "state": "ABORTED",
+                    "mission": last.get("mission", ""),
+                    "result": "ABORTED",
+                    "reason": CRASH_REASON,
+                    "safety": [],
+                }
+                with path.open("a+b") as f:  # appends go to the end, wherever we read
+                    end = f.seek(0, os.SEEK_END)
+                    torn = end > 0 and f.seek(end - 1) >= 0 and f.read(1) != b"\n"
+                    # the kill may have come mid-line: end that line before ours
+                    f.write((b"\n" if torn else b"") + json.dumps(event).encode() + b"\n")
+            except OSError as e:
+                log.error("could not close a crashed run's record", path=str(path), error=str(e))
+                continue
+            closed.append(path.stem)
+            log.warning(
+                "a run left RUNNING by a previous instance closed as ABORTED", run_id=path.stem
+            )
+        return closed
 
     def _begin(self, run: MissionRun) -> None:
         """A new run: paths are taken while its tree sits in the slot (it is pruned at the end)."""
@@ -97,3 +209,19 @@ class RunRecorder:
             state=ex.state.value,
             reason=event.get("reason", ""),
         )
+
+
+def _last_state(path: Path) -> dict[str, Any] | None:
+    """The last ``state`` event of a record (an unfinished last line is skipped)."""
+    last = None
+    with path.open(encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if '"event": "state"' not in line and '"event":"state"' not in line:
+                continue
+            try:
+                event = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(event, dict) and event.get("event") == "state":
+                last = event
+    return last

@@ -7,10 +7,12 @@ tested is what runs. Nothing here is global: close() deletes the participant it 
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import structlog
 from cyclonedds.domain import DomainParticipant
 
 from behaviours.context import DdsCommands, RobotContext
@@ -23,7 +25,10 @@ from executive.safety import SafetyConfig, SafetyMonitor
 from executive.ticker import Ticker
 from executive.wire import Interface
 
+log = structlog.get_logger(__name__)
+
 SWITCH_INTERVAL_S = 0.0002  # the longest a thread that wants the GIL waits for it
+STALL_S = 1.0  # a tick loop that completes no tick for this long has stalled: SAFE_STOP
 
 
 @dataclass
@@ -34,7 +39,13 @@ class Runtime:
     executive: Executive
     ticker: Ticker
     after_tick: list[Callable[[], None]] = field(default_factory=list)
+    # run by the supervisor thread every 0.1 s while the tick loop is stalled (the status
+    # heartbeat, so a client sees the SAFE_STOP while no tick publishes it)
+    while_stalled: list[Callable[[], object]] = field(default_factory=list)
+    stall_s: float = STALL_S
     _switch_interval: float | None = None
+    _supervisor_stop: threading.Event = field(default_factory=threading.Event)
+    _supervisor: threading.Thread | None = None
 
     @classmethod
     def build(
@@ -58,6 +69,8 @@ class Runtime:
             participant, io, streamer, executive, Ticker(lambda: None, tick_hz, name="tick-loop")
         )
         runtime.ticker.work = runtime.tick
+        # an exception anywhere in a tick (the tree's own are handled inside it): hold, latch
+        runtime.ticker.on_error = lambda e: executive.internal_fault(e, "tick loop")
         return runtime
 
     def tick(self) -> None:
@@ -75,9 +88,43 @@ class Runtime:
         sys.setswitchinterval(SWITCH_INTERVAL_S)
         self.streamer.start()
         self.ticker.start()
+        self._supervisor_stop.clear()
+        self._supervisor = threading.Thread(
+            target=self._supervise, name="tick-supervisor", daemon=True
+        )
+        self._supervisor.start()
+
+    def _supervise(self) -> None:
+        """A tick loop that stops completing ticks (hung in a call, or failing every tick)
+        gets the reaction of a trip and a SAFE_STOP ``internal`` naming where it is stuck.
+        The watchdog pings stopped with it, so systemd restarts the service if it stays so.
+        """
+        stalled = False
+        while not self._supervisor_stop.wait(0.1):
+            if self.ticker.stalled_for() < self.stall_s:
+                stalled = False
+                continue
+            if not stalled:
+                stalled = True
+                where = self.ticker.where() or "not running"
+                self.executive.internal_fault(
+                    TimeoutError(
+                        f"no tick completed for {self.ticker.stalled_for():.1f} s (at {where})"
+                    ),
+                    "tick loop",
+                )
+            for hook in self.while_stalled:
+                try:
+                    hook()
+                except Exception as e:  # noqa: BLE001 - the supervisor must go on
+                    self.executive.counters.tick_errors += 1
+                    log.error("stalled-loop hook failed", error=repr(e))
 
     def close(self) -> None:
         """Stop ticking, hold what moves, hand control back, and delete the participant."""
+        self._supervisor_stop.set()
+        if self._supervisor is not None:
+            self._supervisor.join(1.0)
         self.ticker.stop()
         self.streamer.hold("shutting down")
         ex = self.executive

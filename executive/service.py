@@ -27,6 +27,7 @@ from executive.config import ConfigError, ServiceConfig, load_config
 from executive.core import Executive
 from executive.missions import MissionStore
 from executive.profile import ProfileError, RobotProfile, load_profile
+from executive.recovery import PreviousInstance
 from executive.requests import RequestServer
 from executive.runrecord import RunRecorder
 from executive.runtime import Runtime
@@ -100,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
     )
     ex = runtime.executive
     recorder = RunRecorder(config.data_dir)
+    recorder.close_unfinished()  # runs a killed instance left RUNNING: ABORTED (crash)
+    previous = PreviousInstance(ex, config.previous_control)
     publisher = StatusPublisher(
         participant,
         ex,
@@ -111,28 +114,7 @@ def run(args: argparse.Namespace) -> int:
     server = RequestServer(
         participant, ex, store, auth=auth, status=lambda: _status_dict(publisher)
     )
-    last_line = [""]
-
-    def on_change(executive: Executive) -> None:
-        recorder.on_change(executive)
-        line = state_line(executive)
-        if line != last_line[0]:
-            last_line[0] = line
-            notify.status(line)
-
-    ex.on_change = on_change
-    ping_every = notify.watchdog_interval() or 1.0
-    last_ping = [0.0]
-
-    def after_tick() -> None:
-        recorder.on_tick(ex)
-        publisher.maybe_publish()
-        now = time.monotonic()
-        if now - last_ping[0] >= ping_every / 2:  # only a loop that ticks pings
-            last_ping[0] = now
-            notify.watchdog()
-
-    runtime.after_tick.append(after_tick)
+    _wire(runtime, publisher, recorder, previous)
     runtime.after_tick.extend(fault_hooks)
     server.start()
     runtime.start()
@@ -149,7 +131,43 @@ def run(args: argparse.Namespace) -> int:
     log.info("stopping: holding motion and releasing control")
     server.stop()
     runtime.close()
+    recorder.close()
     return 0
+
+
+def _wire(
+    runtime: Runtime,
+    publisher: StatusPublisher,
+    recorder: RunRecorder,
+    previous: PreviousInstance,
+) -> None:
+    """What follows each tick and each state change: records, status, the watchdog ping."""
+    ex = runtime.executive
+    last_line = [""]
+
+    def on_change(executive: Executive) -> None:
+        recorder.on_change(executive)
+        line = state_line(executive)
+        if line != last_line[0]:
+            last_line[0] = line
+            notify.status(line)
+
+    ex.on_change = on_change
+    publisher.problems = lambda: recorder.problems() + previous.problems()
+    runtime.while_stalled.append(publisher.maybe_publish)  # status goes on while no tick does
+    ping_every = notify.watchdog_interval() or 1.0
+    last_ping = [0.0]
+
+    def after_tick() -> None:
+        previous.on_tick()
+        recorder.on_tick(ex)
+        publisher.maybe_publish()
+        now = time.monotonic()
+        if now - last_ping[0] >= ping_every / 2:  # only a loop that ticks pings
+            last_ping[0] = now
+            notify.watchdog()
+
+    runtime.after_tick.append(after_tick)
 
 
 def _supervise(stop: threading.Event, runtime: Runtime, types: TypeWatch) -> None:

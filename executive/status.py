@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
 import time
 from collections.abc import Callable
 from typing import Any, cast
@@ -110,6 +111,9 @@ class StatusPublisher:
         self.seq = 0
         self._last_key: Any = None
         self._last_sent = -1e9
+        # the tick thread publishes after each tick; the runtime's supervisor while it stalls
+        self._lock = threading.Lock()
+        self.problems: Callable[[], list[str]] = list  # conditions to report (run records ...)
 
     def snapshot(self) -> Status_:
         ex = self.executive
@@ -142,6 +146,7 @@ class StatusPublisher:
             version=__version__,
             sources=cast(Any, sources(ex, time.monotonic())),
             not_ready="; ".join(ex.blockers()),
+            problems=cast(Any, self.problems()),
         )
 
     def _key(self) -> Any:
@@ -156,17 +161,19 @@ class StatusPublisher:
             tuple((x.topic, x.age is None) for x in ex.monitor.silent(ex.state_now())),
             ex.interface_mismatches,
             ex.conflicts,
+            tuple(self.problems()),
         )
 
     def maybe_publish(self) -> bool:
         """Publish if anything changed or the heartbeat is due; True if it published."""
-        now = self.clock()
-        key = self._key()
-        if key == self._last_key and now - self._last_sent < self.heartbeat:
-            return False
-        self._last_key, self._last_sent = key, now
-        self.writer.write(self.snapshot())
-        return True
+        with self._lock:
+            now = self.clock()
+            key = self._key()
+            if key == self._last_key and now - self._last_sent < self.heartbeat:
+                return False
+            self._last_key, self._last_sent = key, now
+            self.writer.write(self.snapshot())
+            return True
 
 
 def state_line(executive: Executive) -> str:

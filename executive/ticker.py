@@ -3,13 +3,20 @@
 Waits for the next deadline rather than sleeping a period after the work (the drift
 py_trees' own ``tick_tock`` admits), counts overruns, and skips — rather than bunches
 up — periods that a long tick has already missed. ``healthy()`` says whether ticks
-are still happening, which is what the systemd watchdog ping must follow.
+are still completing, which is what the systemd watchdog ping must follow.
+
+The loop never dies of an exception: ``work()`` raising is counted, handed to
+``on_error`` (the runtime holds motion and latches SAFE_STOP ``internal``), and the
+loop goes on; such a tick does not count as completed, so a loop that fails every tick
+is as unhealthy as a hung one. ``where()`` names the line a hung tick is stuck on.
 """
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
+import traceback
 from collections.abc import Callable
 
 import structlog
@@ -37,19 +44,44 @@ class Ticker:
         self.overruns = 0
         self.last_tick_end = clock()
         self.max_tick = 0.0
+        self.errors = 0
+        self.on_error: Callable[[Exception], None] | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     def healthy(self, tolerance_periods: float = 10.0) -> bool:
-        """True while the loop keeps finishing ticks (a hung tick makes it false)."""
-        return self.clock() - self.last_tick_end < tolerance_periods * self.period + 0.1
+        """True while the loop keeps completing ticks (a hung or failing tick makes it false)."""
+        return self.stalled_for() < tolerance_periods * self.period + 0.1
+
+    def stalled_for(self) -> float:
+        """Seconds since the last tick that completed."""
+        return self.clock() - self.last_tick_end
+
+    def where(self) -> str:
+        """``file:line in function`` the loop's thread is executing now ("" if not running)."""
+        thread = self._thread
+        frame = sys._current_frames().get(thread.ident) if thread and thread.ident else None
+        if frame is None:
+            return ""
+        last = traceback.extract_stack(frame)[-1]
+        return f"{last.filename}:{last.lineno} in {last.name}"
 
     def _run(self) -> None:
         deadline = self.clock()
         while not self._stop.is_set():
             start = self.clock()
-            self.work()
-            end = self.last_tick_end = self.clock()
+            try:
+                self.work()
+            except Exception as e:  # noqa: BLE001 - the loop must outlive any bug in a tick
+                self.errors += 1
+                if self.on_error is not None:
+                    try:
+                        self.on_error(e)
+                    except Exception as again:  # noqa: BLE001
+                        log.error("tick error handler failed", error=repr(again))
+                end = self.clock()
+            else:
+                end = self.last_tick_end = self.clock()
             self.ticks += 1
             self.max_tick = max(self.max_tick, end - start)
             deadline += self.period

@@ -192,19 +192,27 @@ def test_the_estop_reaction_holds_then_cancels_then_logs_and_nothing_moves_after
     assert "motion held" in [e["event"] for e in logs]
 
 
-def test_an_exception_in_a_leaf_fails_the_mission_not_the_service(rig: Rig) -> None:
-    mission = py_trees.composites.Sequence(
-        "buggy", memory=True, children=[Log("x"), Probe("Bad Leaf", explode=True)]
-    )
-    rig.ex.start_mission("buggy", mission)
+def test_an_exception_in_a_leaf_is_an_internal_safe_stop_not_the_end_of_the_service(
+    rig: Rig,
+) -> None:
+    """Our own code failing mid-mission: hold, latch SAFE_STOP ``internal`` naming the node
+    and the exception, keep serving; after a reset the next mission runs."""
+    bad = Probe("Bad Leaf")
+    published = _move_and_record(rig, bad)
+    rig.ex.streamer.step()
+    assert published == [False]  # moving
+    bad.explode = True
     rig.ex.tick()
-    assert rig.ex.state is ExecState.FAILED
-    assert rig.ex.last_run is not None
-    assert (
-        rig.ex.last_run.reason
-        == "Atom/Priorities/Mission Slot/buggy/Bad Leaf: ZeroDivisionError: leaf bug"
-    )
+    assert rig.ex.state is ExecState.SAFE_STOP
+    (cause,) = rig.ex.monitor.reasons
+    assert cause.code == "internal"
+    assert cause.message == "Atom/Priorities/Mission Slot/Bad Leaf: ZeroDivisionError: leaf bug"
     assert rig.ex.counters.tick_errors == 1
+    published.clear()
+    rig.ex.streamer.step()
+    assert published == [True]  # the hold, nothing else
+    assert not rig.ex.start_mission("next", Log("fine"))[0]
+    rig.tick_until(lambda: rig.ex.reset()[0])
     assert rig.ex.start_mission("next", Log("fine"))[0]
     rig.tick_until(lambda: rig.ex.state is ExecState.SUCCEEDED)
 
@@ -241,12 +249,12 @@ def test_finished_and_refused_missions_leave_no_blackboard_clients(rig: Rig) -> 
     assert len(py_trees.blackboard.Blackboard.clients) == before
 
 
-def _move_and_record(rig: Rig) -> list[bool]:
-    """Start a mission, set the streamer moving an elbow at 500 Hz; the list fills with
-    ``held`` for every command that leaves."""
+def _move_and_record(rig: Rig, probe: Probe | None = None) -> list[bool]:
+    """Start a mission (``probe``), set the streamer moving an elbow at 500 Hz; the list
+    fills with ``held`` for every command that leaves."""
     published: list[bool] = []
     rig.ex.streamer.on_publish = lambda topic, q, held: published.append(held)
-    probe = Probe()
+    probe = probe or Probe()
     assert rig.ex.start_mission("forever", probe)[0]
     rig.tick_until(lambda: probe.status is Status.RUNNING)
     measured = rig.ex.streamer.measured_joints(["left_elbow_pitch"])

@@ -19,6 +19,7 @@ pytestmark = pytest.mark.dds
 
 
 def records(recorder: RunRecorder, run_id: str) -> list[dict[str, Any]]:
+    assert recorder.flush()  # written by the recorder's own thread
     return [json.loads(line) for line in recorder.path(run_id).read_text().splitlines()]
 
 
@@ -83,3 +84,43 @@ def test_each_run_has_its_own_record(rig: Rig, tmp_path: Path) -> None:
         lines = records(recorder, run_id)
         assert {e.get("mission") for e in lines if e["event"] == "state"} == {name}
         assert lines[-1]["result"] == "SUCCEEDED"
+
+
+def test_a_failing_disk_is_counted_and_reported_never_raised(tmp_path: Path) -> None:
+    """The writes happen on the recorder's thread; a failure there is a reported condition
+    (once, it raised on the tick thread and ended the tick loop)."""
+    recorder = RunRecorder(tmp_path)
+    assert recorder.problems() == []
+    (tmp_path / "runs").rmdir()
+    (tmp_path / "runs").write_text("a file where the folder was\n")
+    recorder.write("r1", {"event": "state", "state": "RUNNING"})
+    recorder.write("r1", {"event": "node"})
+    assert recorder.flush()
+    assert recorder.failed == 2
+    (problem,) = recorder.problems()
+    assert problem.startswith("run records: 2 writes failed, 0 dropped; last: ")
+    assert "Not a directory" in problem
+    recorder.close()
+
+
+def test_a_stuck_disk_drops_batches_instead_of_blocking_the_tick(tmp_path: Path) -> None:
+    recorder = RunRecorder(tmp_path, queue_batches=2)
+    recorder.close()  # the writer is gone: nothing drains the queue any more
+    for _ in range(5):
+        recorder.write("r1", {"event": "node"})  # returns at once, every time
+    assert recorder.dropped >= 3 and "queue full" in recorder.problems()[0]
+
+
+def test_a_run_left_running_by_a_killed_instance_is_closed_as_aborted(tmp_path: Path) -> None:
+    old = RunRecorder(tmp_path)
+    old.write("dead", {"event": "state", "state": "RUNNING", "mission": "m"}, {"event": "node"})
+    old.write("done", {"event": "state", "state": "RUNNING", "mission": "m"})
+    old.write("done", {"event": "state", "state": "SUCCEEDED", "result": "SUCCEEDED"})
+    assert old.flush()
+    with (tmp_path / "runs" / "dead.jsonl").open("a") as f:
+        f.write('{"ts": 1, "event": "node", "unfinish')  # the kill came mid-line
+    new = RunRecorder(tmp_path)
+    assert new.close_unfinished() == ["dead"]
+    last = json.loads((tmp_path / "runs" / "dead.jsonl").read_text().splitlines()[-1])
+    assert last["state"] == "ABORTED" and last["reason"].startswith("crash:")
+    assert new.close_unfinished() == []  # closed once

@@ -47,3 +47,44 @@ def test_a_long_tick_counts_skipped_periods_and_a_hung_one_is_unhealthy() -> Non
         time.sleep(0.01)
     t.stop()
     assert t.overruns >= 5 and t.healthy(tolerance_periods=1e6)
+
+
+def test_an_exception_does_not_end_the_loop_and_a_failing_loop_is_unhealthy() -> None:
+    """A tick that raised once ended the tick thread while the process lived on, status
+    still RUNNING / CLEAR. Now the loop goes on, hands each error over, and a loop that
+    fails every tick stops counting as healthy (so the watchdog pings stop)."""
+    failing = [True]
+    seen: list[Exception] = []
+
+    def work() -> None:
+        if failing[0]:
+            raise NotADirectoryError("data dir replaced by a file")
+
+    t = Ticker(work, 200.0)
+    t.on_error = seen.append
+    t.start()
+    try:
+        deadline = time.monotonic() + 5
+        while t.healthy(tolerance_periods=5) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not t.healthy(tolerance_periods=5)
+        assert t.errors >= 5 and len(seen) == t.errors and t._thread is not None
+        assert isinstance(seen[0], NotADirectoryError)
+        failing[0] = False
+        while not t.healthy(tolerance_periods=5) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert t.healthy(tolerance_periods=5)  # it recovered: the same thread ticks again
+    finally:
+        t.stop()
+
+
+def test_where_names_the_line_a_hung_tick_waits_on() -> None:
+    release = threading.Event()
+    t = Ticker(lambda: release.wait(5), 100.0)
+    t.start()
+    try:
+        time.sleep(0.05)
+        assert "in wait" in t.where() and "threading.py" in t.where()
+    finally:
+        release.set()
+        t.stop()

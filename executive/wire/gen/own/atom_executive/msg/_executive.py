@@ -67,6 +67,7 @@ class Status_(idl.IdlStruct, typename="atom_executive.msg.Status_"):
     version: str
     sources: types.sequence['executive.wire.gen.own.atom_executive.msg.SourceStatus_']
     not_ready: str
+    problems: types.sequence[str]
 
 
 @dataclass

@@ -1,0 +1,96 @@
+"""After a crash: what a previous instance of the service left on the robot.
+
+A service killed mid-mission (kill -9, a crash, the OOM killer) cannot hand back what it
+took: upper-body control stays on and the base's task keeps running, driven by nobody. The
+restarted service used to touch neither and say nothing. ``PreviousInstance`` looks once,
+as soon as the robot's state has been heard and before any mission of this instance has
+started, and acts per the config's ``previous_control``:
+
+- ``release`` (the default, the safe choice): switch upper-body control off (the robot's
+  own controller holds the arms again) and cancel the base's task;
+- ``report``: leave both as they are, and say so in the log and in the status' problems
+  until the executive takes control itself or the robot reports neither any more.
+
+It runs on the tick thread (``on_tick``), where every other command is written.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import structlog
+
+from executive.core import Executive
+
+log = structlog.get_logger(__name__)
+
+LOOK_FOR_S = 10.0  # after start-up; a robot not heard by then has nothing to recover
+
+
+class PreviousInstance:
+    """One look at the robot's control and base task left over from before this start."""
+
+    def __init__(
+        self, executive: Executive, policy: str, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        if policy not in ("release", "report"):
+            raise ValueError(f"previous_control: {policy!r} is not release or report")
+        self.executive = executive
+        self.policy = policy
+        self.clock = clock
+        self.until = clock() + LOOK_FOR_S
+        self.done = False
+        self.found: list[str] = []
+
+    def on_tick(self) -> None:
+        if self.done:
+            if self.found and self.policy == "report" and not self._still_there():
+                self.found = []
+            return
+        ex = self.executive
+        if ex.run is not None or self.clock() > self.until:
+            self.done = True  # a mission of ours owns the robot now, or there was no robot
+            return
+        upper = ex.io.readers["upper_state"].latest if "upper_state" in ex.io.readers else None
+        amr = ex.io.readers["amr_state"].latest if "amr_state" in ex.io.readers else None
+        if upper is None or amr is None:
+            return
+        self.done = True
+        tasking = ex.io.interface.DeviceStatus_.TASKING.value
+        control = bool(upper.sample["is_upper_control"]) and not ex.context.control_acquired
+        task = int(amr.sample["device_status"]) == tasking
+        if control:
+            self.found.append("upper-body control is on and no mission of ours took it")
+        if task:
+            self.found.append(f"the base is running task {int(amr.sample['task_id'])}")
+        if not self.found:
+            return
+        if self.policy == "release":
+            if control:
+                ex.context.commands.switch_upper_control(False)
+            if task:
+                ex.context.commands.amr("CANCEL_TASK")
+            log.warning("a previous instance left the robot commanded: released", found=self.found)
+            self.found = []
+        else:
+            log.warning("a previous instance left the robot commanded: reported", found=self.found)
+
+    def _still_there(self) -> bool:
+        ex = self.executive
+        if ex.context.control_acquired:
+            return False
+        upper = ex.io.readers["upper_state"].latest
+        amr = ex.io.readers["amr_state"].latest
+        tasking = ex.io.interface.DeviceStatus_.TASKING.value
+        return bool(
+            (upper is not None and bool(upper.sample["is_upper_control"]))
+            or (amr is not None and int(amr.sample["device_status"]) == tasking)
+        )
+
+    def problems(self) -> list[str]:
+        """For the status: what was found and left as it is (policy ``report``)."""
+        return [
+            f"previous instance: {what} (left as it is: previous_control=report)"
+            for what in self.found
+        ]
