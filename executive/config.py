@@ -78,7 +78,13 @@ def _safety(raw: Any, problems: list[str]) -> SafetyConfig:
     values = {k: v for k, v in raw.items() if k in known}
     for k in ("max_state_age", "battery_critical", "battery_hysteresis"):
         if k in values:
-            _check_number(problems, f"safety.{k}", values[k], positive=k != "battery_hysteresis")
+            _check_number(
+                problems,
+                f"safety.{k}",
+                values[k],
+                positive=k != "battery_hysteresis",
+                allow_none=k == "max_state_age",  # null: each source's age from the profile
+            )
     if "servo_errors" in values and not isinstance(values["servo_errors"], bool):
         problems.append("safety.servo_errors: must be true or false")
     return SafetyConfig(**values) if not problems else SafetyConfig()
