@@ -65,6 +65,36 @@ class Trajectory:
         )
 
 
+def required_duration(
+    profile: RobotProfile,
+    targets: Mapping[str, float],
+    start: Mapping[str, float],
+    *,
+    speed: float | None = None,
+) -> tuple[float, str | None]:
+    """(seconds, joint): the shortest minimum-jerk move from ``start`` to ``targets`` that
+    keeps every joint within its speed cap (and within ``speed``, if given), and the joint
+    that needs that long (None when nothing moves).
+
+    The one computation of how long a move must take: ``plan`` runs it on the measured
+    positions, and mission validation (``executive.mission.pacing``) on the positions a
+    joint may be in when the move starts, so the two cannot disagree.
+    """
+    worst, slowest = 0.0, None
+    for name, q in targets.items():
+        joint = profile.joints[name]
+        cap = joint.max_velocity if speed is None else min(speed, joint.max_velocity)
+        need = abs(q - start[name]) * MIN_JERK_PEAK / cap
+        if need > worst:
+            worst, slowest = need, name
+    return worst, slowest
+
+
+def too_short(duration: float, need: float) -> str:
+    """The message for a ``duration`` below what the caps ``need`` (seconds)."""
+    return f"duration {duration:.3f} s is too short: the joints' speed caps need {need:.3f} s"
+
+
 def plan(
     profile: RobotProfile,
     targets: Mapping[str, float],
@@ -82,7 +112,6 @@ def plan(
     """
     if not targets:
         raise PlanError("no joints to move")
-    worst = 0.0
     for name, q in targets.items():
         joint = profile.joints.get(name)
         if joint is None:
@@ -91,14 +120,11 @@ def plan(
             raise PlanError(f"{name}: target {q} outside [{joint.lower}, {joint.upper}]")
         if name not in measured or not np.isfinite(measured[name]):
             raise PlanError(f"{name}: no measured position to start from")
-        cap = joint.max_velocity if speed is None else min(speed, joint.max_velocity)
-        worst = max(worst, abs(q - measured[name]) * MIN_JERK_PEAK / cap)
+    worst, _ = required_duration(profile, targets, measured, speed=speed)
     if duration is None:
         duration = worst
     elif duration + 1e-9 < worst:
-        raise PlanError(
-            f"duration {duration:.3f} s is too short: the joints' speed caps need {worst:.3f} s"
-        )
+        raise PlanError(too_short(duration, worst))
     by_topic: dict[str, list[str]] = {}
     for name in targets:
         by_topic.setdefault(profile.joints[name].topic, []).append(name)
