@@ -47,8 +47,13 @@ default writer QoS: reliable, keep-last 1) and takes ``rt/upper/cmd``, ``rt/lowe
 
 Faults: one line on stdin, one JSON line back
 ---------------------------------------------
-Every line gets ``{"event":"ok","command":LINE}`` or ``{"event":"error","message":...}``;
+Every line gets ``{"event":"ok","command":LINE,"t":T}`` or ``{"event":"error","message":...}``;
 the first line the robot prints is ``{"event":"ready",...}``, once every entity exists.
+``t`` is when the line was handled. A fault that changes a published sample writes that
+topic at once, out of turn (the periodic schedule is unchanged), and the reply adds
+``written``: the time just before that ``dds_write``, from which a test times the
+executive's reaction. ``silence TOPIC`` adds ``last``: when that topic's last sample went
+out, from which a reader's silence counts. All on CLOCK_MONOTONIC (``time.monotonic()``).
 
 =================================  =======================================================
 ``estop soft|hard|amr|di on|off``  an EmergencyState_ flag (``di``: four-flag variants only)
@@ -68,7 +73,18 @@ the first line the robot prints is ``{"event":"ready",...}``, once every entity 
 ``flush``                          write the record out now (``CRobot.recording`` does)
 ``status``                         the robot's own view, in the reply (fsm_id, control,
                                    e-stops, battery, AMR, samples published per topic)
+``probe``                          with ``--probe`` only: the e-stop benchmark's stamps
 =================================  =======================================================
+
+The probe (``--probe``; ``CRobot.probe()``), for ``bench/estop_c.py``: the main loop takes
+commands every 2 ms, too coarse a clock for a sub-millisecond figure, so a second reader
+of each joint command topic and of ``rt/amr/cmd`` has a listener on CycloneDDS's receive
+thread that stamps each arrival. An ``estop ... on`` arms it: it keeps the positions then
+published, and the reply to ``probe`` gives ``written`` (that e-stop's write), ``hold``
+(per stream, the arrival of the first command whose every q is within 1e-5 rad of those
+positions: the executive's hold freezes the measured position) and ``cancel`` (the first
+CANCEL_TASK), or null. The probe's readers have their own histories: the main loop, its
+record and its counters see every command as without it.
 
 The process leaves cleanly, record flushed, on end of stdin or SIGTERM/SIGINT.
 

@@ -12,6 +12,7 @@
  *          [--joint-fsm 2,3,...] [--init-upper q,q,...] [--init-lower ...] [--init-hands ...]
  *          [--limits-upper lo:hi,...] [--limits-lower ...] [--limits-hands ...]
  *          [--vmax RAD_PER_S] [--amr-trip-s S] [--battery PERCENT] [--motor-mode N]
+ *          [--probe]
  *
  * One source serves every interface variant; the harness compiles it with
  *   -DCROBOT_UPPER_IMU          UpperState_ has imu_state (upper_state=with_imu)
@@ -30,6 +31,12 @@
  * the state topics that are due and handles stdin, then sleeps in ppoll() until the next
  * due time or a line on stdin. SIGTERM and SIGINT are blocked except inside ppoll(), so a
  * signal can never slip in between checking the stop flag and going to sleep.
+ *
+ * One exception, for the e-stop benchmark (bench/estop_c.py), only with --probe: a second
+ * set of command readers whose listeners run on CycloneDDS's receive thread and stamp the
+ * arrival of the first hold (and the first CANCEL_TASK) after an e-stop. The main loop
+ * takes commands every 2 ms, which is too coarse a clock for a sub-millisecond figure; the
+ * probe readers have their own histories, so the main loop and its record are unchanged.
  */
 #define _GNU_SOURCE /* ppoll */
 #include <errno.h>
@@ -37,6 +44,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -137,6 +145,25 @@ typedef struct amr_model {
   uint32_t work_mode; /* 0 task, 3 remote control */
 } amr_model;
 
+/* --probe: when did the first hold of each joint stream, and the first CANCEL_TASK, arrive
+ * after the last e-stop? A hold is a command whose every q is within PROBE_HOLD_TOL of the
+ * position the robot published when the e-stop was set (the snapshot): the executive's
+ * hold freezes the measured position. The bench keeps the joints still (a tiny --vmax) and
+ * moves the commanded ones well away first, so no trajectory command can match. */
+#define PROBE_HOLD_TOL 1e-5
+typedef struct probe {
+  bool enabled;
+  pthread_mutex_t lock; /* between the main loop (arming, replies) and the listeners */
+  bool armed;
+  float snapshot[3][MAX_JOINTS]; /* by joint group: upper, lower, hands */
+  int n[3];
+  double written;  /* CLOCK_MONOTONIC s when the e-stop sample was handed to dds_write */
+  double hold[3];  /* arrival of each stream's first hold after arming (0: none yet) */
+  double cancel;   /* arrival of the first CANCEL_TASK after arming (0: none yet) */
+  unsigned long commands[3]; /* commands the probe saw per stream, since start */
+  dds_entity_t readers[4];   /* upper, lower, hands, amr */
+} probe;
+
 typedef struct robot {
   /* configuration */
   double hz[N_STATE];
@@ -167,9 +194,11 @@ typedef struct robot {
   dds_entity_t writers[N_STATE], readers[N_COMMAND];
   double next_due[N_STATE];
   unsigned long published[N_STATE];
+  double last_written[N_STATE]; /* CLOCK_MONOTONIC s of each topic's last dds_write */
   /* record */
   FILE *record;
   double last_flush, last_step;
+  probe probe;
 } robot;
 
 static volatile sig_atomic_t stop_signal = 0;
@@ -896,6 +925,19 @@ static const void *state_sample(const robot *r, enum state_topic st)
   return samples[st];
 }
 
+/* Fill and write one state sample; the CLOCK_MONOTONIC time just before dds_write. */
+static double write_state(robot *r, enum state_topic st)
+{
+  fill_state(r, st);
+  double t = mono();
+  dds_return_t rc = dds_write(r->writers[st], state_sample(r, st));
+  if (rc < 0)
+    die("write on %s: %s", STATE[st].name, dds_strretcode(rc));
+  r->published[st]++;
+  r->last_written[st] = t;
+  return t;
+}
+
 /* Publish every state topic that is due; a late loop publishes once and skips ahead
  * rather than bursting to catch up (the firmware's periodic tasks behave alike). */
 static void publish_due(robot *r, double now)
@@ -909,12 +951,25 @@ static void publish_due(robot *r, double now)
       r->next_due[st] = now + period;
     if (r->silenced[st])
       continue; /* the model runs on; only the topic is quiet */
-    fill_state(r, (enum state_topic) st);
-    dds_return_t rc = dds_write(r->writers[st], state_sample(r, (enum state_topic) st));
-    if (rc < 0)
-      die("write on %s: %s", STATE[st].name, dds_strretcode(rc));
-    r->published[st]++;
+    (void) write_state(r, (enum state_topic) st);
   }
+}
+
+/* Write the state topics in the bit set ``topics`` now, out of turn (silenced ones
+ * excepted), so an injected fault is on the wire at once and a test knows when: the time
+ * just before the first write, or 0 if nothing was written. The periodic schedule is
+ * unchanged: this is one sample more, as a firmware publishing on change would send. */
+static double publish_now(robot *r, unsigned topics)
+{
+  double first = 0.0;
+  for (int st = 0; st < N_STATE; st++) {
+    if (!(topics & (1u << st)) || r->silenced[st])
+      continue;
+    double t = write_state(r, (enum state_topic) st);
+    if (first == 0.0)
+      first = t;
+  }
+  return first;
 }
 
 static double next_wakeup(const robot *r, double now)
@@ -925,12 +980,118 @@ static double next_wakeup(const robot *r, double now)
   return next;
 }
 
+/* --- the benchmark's probe (--probe) ------------------------------------------------------ */
+
+typedef struct probe_ctx {
+  robot *r;
+  int stream; /* a joint group (G_UPPER, G_LOWER, G_HANDS), or N_GROUPS for rt/amr/cmd */
+} probe_ctx;
+
+static probe_ctx probe_ctxs[N_GROUPS + 1];
+
+/* A probe reader's listener, on CycloneDDS's receive thread: the arrival time first, then
+ * the samples (the probe readers' own: the main loop never sees these). */
+static void probe_on_data(dds_entity_t reader, void *arg)
+{
+  double t = mono();
+  const probe_ctx *c = arg;
+  probe *p = &c->r->probe;
+  void *samples[TAKE_BATCH];
+  dds_sample_info_t infos[TAKE_BATCH];
+  dds_return_t n;
+  do {
+    memset(samples, 0, sizeof(samples));
+    n = dds_take(reader, samples, infos, TAKE_BATCH, TAKE_BATCH);
+    if (n <= 0)
+      return;
+    pthread_mutex_lock(&p->lock);
+    for (dds_return_t i = 0; i < n; i++) {
+      if (!infos[i].valid_data)
+        continue;
+      if (c->stream == N_GROUPS) {
+        const T(AMRCommand_) *a = samples[i];
+        if (p->armed && p->cancel == 0.0 && a->command_type == E(CANCEL_TASK))
+          p->cancel = t;
+        continue;
+      }
+      int g = c->stream;
+      p->commands[g]++;
+      if (!p->armed || p->hold[g] != 0.0)
+        continue;
+      const T(MotorCmd_) *m = g == G_UPPER   ? ((const T(UpperCmd_) *) samples[i])->motor_cmd
+                              : g == G_LOWER ? ((const T(LowerCmd_) *) samples[i])->motor_cmd
+                                             : ((const T(HandsCmd_) *) samples[i])->hands;
+      bool hold = true;
+      for (int j = 0; j < p->n[g] && hold; j++)
+        hold = fabsf(m[j].q - p->snapshot[g][j]) <= PROBE_HOLD_TOL; /* NaN: not a hold */
+      if (hold)
+        p->hold[g] = t;
+    }
+    pthread_mutex_unlock(&p->lock);
+    (void) dds_return_loan(reader, samples, n);
+  } while (n == TAKE_BATCH);
+}
+
+/* Before an e-stop is written: the positions a hold must carry, and the stamps cleared. */
+static void probe_arm(robot *r)
+{
+  probe *p = &r->probe;
+  pthread_mutex_lock(&p->lock);
+  for (int g = 0; g < N_GROUPS; g++) {
+    p->n[g] = r->groups[g].n;
+    for (int i = 0; i < r->groups[g].n; i++)
+      p->snapshot[g][i] = (float) r->groups[g].q[i]; /* as fill_motors publishes it */
+    p->hold[g] = 0.0;
+  }
+  p->cancel = p->written = 0.0;
+  p->armed = true;
+  pthread_mutex_unlock(&p->lock);
+}
+
+static void json_time(double t) /* a stamp, or null for none */
+{
+  if (t > 0.0)
+    printf("%.9f", t);
+  else
+    fputs("null", stdout);
+}
+
+static void probe_reply(robot *r)
+{
+  probe *p = &r->probe;
+  pthread_mutex_lock(&p->lock);
+  printf("{\"event\":\"ok\",\"command\":\"probe\",\"armed\":%s,\"written\":",
+         p->armed ? "true" : "false");
+  json_time(p->written);
+  fputs(",\"hold\":{", stdout);
+  for (int g = 0; g < N_GROUPS; g++) {
+    printf("%s\"%s\":", g ? "," : "", r->groups[g].name);
+    json_time(p->hold[g]);
+  }
+  fputs("},\"cancel\":", stdout);
+  json_time(p->cancel);
+  fputs(",\"commands\":{", stdout);
+  for (int g = 0; g < N_GROUPS; g++)
+    printf("%s\"%s\":%lu", g ? "," : "", r->groups[g].name, p->commands[g]);
+  fputs("}}\n", stdout);
+  pthread_mutex_unlock(&p->lock);
+}
+
 /* --- faults on stdin --------------------------------------------------------------------- */
 
-static void reply_ok(const char *line)
+/* ``t``: when the line was handled; ``written``: when the first state sample carrying its
+ * change was handed to dds_write (0: none); ``last``: for ``silence TOPIC``, when that
+ * topic's last sample was (0: never), from which a reader's silence is counted. All
+ * CLOCK_MONOTONIC s (Python's time.monotonic()). */
+static void reply_ok(const char *line, double t, double written, double last)
 {
   fputs("{\"event\":\"ok\",\"command\":", stdout);
   json_str(stdout, line);
+  printf(",\"t\":%.9f", t);
+  if (written > 0.0)
+    printf(",\"written\":%.9f", written);
+  if (last > 0.0)
+    printf(",\"last\":%.9f", last);
   fputs("}\n", stdout);
 }
 
@@ -1018,6 +1179,10 @@ static void handle_line(robot *r, char *line, double now)
   int on;
   uint32_t u;
   double x;
+  unsigned touched = 0; /* the state topics whose samples the line changed: written at once */
+  bool arm = false;     /* an e-stop set: the probe's clock starts at its write */
+  double last = 0.0;    /* silence TOPIC: when its last sample went out */
+#define TOPIC(st) (1u << (st))
 
   if (strcmp(verb, "estop") == 0 && n == 3 && (on = parse_on_off(words[2])) >= 0) {
     int which = -1;
@@ -1038,6 +1203,8 @@ static void handle_line(robot *r, char *line, double now)
     snprintf(kind, sizeof(kind), "estop-%s", ESTOP_NAME[which]);
     r->estop[which] = on;
     record_fault(r, now, on ? "set" : "clear", kind, "", on, "stdin");
+    touched = TOPIC(ST_EMERGENCY);
+    arm = on && r->probe.enabled;
   } else if (strcmp(verb, "bms") == 0 && n == 3 && parse_u32(words[2], &u)) {
     int block = strcmp(words[1], "upper") == 0 ? 0 : strcmp(words[1], "lower") == 0 ? 1 : -1;
     if (block < 0) {
@@ -1046,6 +1213,7 @@ static void handle_line(robot *r, char *line, double now)
     }
     r->bms_alarms[block] = u;
     record_fault(r, now, u ? "set" : "clear", "bms-alarm", words[1], u, "stdin");
+    touched = TOPIC(block == 0 ? ST_UPPER : ST_LOWER);
   } else if (strcmp(verb, "servo") == 0 && n == 4 && parse_u32(words[2], &u)) {
     uint16_t *code = servo_error_field(&r->nodes, words[1], u);
     uint32_t value;
@@ -1062,9 +1230,11 @@ static void handle_line(robot *r, char *line, double now)
     char target[32];
     snprintf(target, sizeof(target), "%s[%" PRIu32 "]", words[1], u);
     record_fault(r, now, value ? "set" : "clear", "servo-error", target, value, "stdin");
+    touched = TOPIC(ST_NODES);
   } else if (strcmp(verb, "amr-estop") == 0 && n == 2 && (on = parse_on_off(words[1])) >= 0) {
     r->amr_estop = on;
     record_fault(r, now, on ? "set" : "clear", "amr-estop", "", on, "stdin");
+    touched = TOPIC(ST_AMR);
   } else if (strcmp(verb, "battery") == 0 && n == 2 && parse_double(words[1], &x)) {
     if (x < 0 || x > 100) {
       reply_error("battery %s: a percentage is 0-100", words[1]);
@@ -1072,9 +1242,11 @@ static void handle_line(robot *r, char *line, double now)
     }
     r->battery = x;
     record_fault(r, now, "set", "battery-level", "", x, "stdin");
+    touched = TOPIC(ST_UPPER) | TOPIC(ST_LOWER) | TOPIC(ST_AMR);
   } else if (strcmp(verb, "revoke") == 0 && n == 1) {
     r->upper_control = false; /* someone else took the upper body; a request may retake it */
     record_fault(r, now, "set", "revoke-upper-control", "", 1, "stdin");
+    touched = TOPIC(ST_UPPER);
   } else if (strcmp(verb, "refuse-control") == 0 && n == 2 &&
              (on = parse_on_off(words[1])) >= 0) {
     r->refuse_control = on;
@@ -1090,6 +1262,8 @@ static void handle_line(robot *r, char *line, double now)
     for (int i = 0; i < N_STATE; i++)
       if (st < 0 || i == st)
         r->silenced[i] = quiet;
+    if (quiet && st >= 0)
+      last = r->last_written[st];
     record_fault(r, now, quiet ? "set" : "clear", "state-dropout", st < 0 ? "" : STATE[st].key,
                  0, "stdin");
   } else if (strcmp(verb, "clear") == 0 && n == 1) {
@@ -1099,20 +1273,39 @@ static void handle_line(robot *r, char *line, double now)
     r->amr_estop = r->refuse_control = false;
     (void) clear_servo_errors(&r->nodes);
     record_fault(r, now, "clear_all", "", "", 0, "stdin");
+    touched = TOPIC(ST_EMERGENCY) | TOPIC(ST_UPPER) | TOPIC(ST_LOWER) | TOPIC(ST_AMR) |
+              TOPIC(ST_NODES);
   } else if (strcmp(verb, "flush") == 0 && n == 1) {
     record_flush(r, now);
   } else if (strcmp(verb, "status") == 0 && n == 1) {
     status_reply(r);
     return;
+  } else if (strcmp(verb, "probe") == 0 && n == 1) {
+    if (!r->probe.enabled) {
+      reply_error("probe: the robot was started without --probe");
+      return;
+    }
+    probe_reply(r);
+    return;
   } else {
     reply_error("cannot parse %s (estop soft|hard|amr|di on|off; bms upper|lower N; "
                 "servo GROUP INDEX CODE; amr-estop on|off; battery PCT; revoke; "
-                "refuse-control on|off; silence|resume TOPIC|all; clear; flush; status)",
+                "refuse-control on|off; silence|resume TOPIC|all; clear; flush; status; "
+                "probe)",
                 original);
     return;
   }
+#undef TOPIC
   refresh_permissions(r); /* an e-stop or a revoked control stops the joints at once */
-  reply_ok(original);
+  if (arm)
+    probe_arm(r); /* before the write: no hold can arrive before the probe looks for it */
+  double written = publish_now(r, touched);
+  if (arm) {
+    pthread_mutex_lock(&r->probe.lock);
+    r->probe.written = written;
+    pthread_mutex_unlock(&r->probe.lock);
+  }
+  reply_ok(original, now, written, last);
 }
 
 /* Read what stdin has; handle each complete line. False on EOF (time to leave). */
@@ -1210,7 +1403,7 @@ static void parse_args(robot *r, int argc, char **argv, dds_domainid_t *domain,
     die("usage: crobot <domain> [--record FILE] [--rate TOPIC=HZ ...] [--fsm ID] "
         "[--joint-fsm ID,...] [--init-upper Q,...] [--init-lower ...] [--init-hands ...] "
         "[--limits-upper LO:HI,...] [--limits-lower ...] [--limits-hands ...] [--vmax RAD/S] "
-        "[--amr-trip-s S] [--battery PCT] [--motor-mode N]");
+        "[--amr-trip-s S] [--battery PCT] [--motor-mode N] [--probe]");
   uint32_t d;
   if (!parse_u32(argv[1], &d) || d > 232)
     die("domain %s: expected 0-232", argv[1]);
@@ -1218,6 +1411,10 @@ static void parse_args(robot *r, int argc, char **argv, dds_domainid_t *domain,
   static const char *const group_opt[N_GROUPS] = { "upper", "lower", "hands" };
   for (int i = 2; i < argc; i++) {
     const char *opt = argv[i];
+    if (strcmp(opt, "--probe") == 0) { /* the only option without a value */
+      r->probe.enabled = true;
+      continue;
+    }
     const char *val = i + 1 < argc ? argv[i + 1] : NULL;
     if (val == NULL)
       die("%s: missing value", opt);
@@ -1325,11 +1522,24 @@ static void create_entities(robot *r, dds_domainid_t domain)
   dds_qset_reliability(qos, DDS_RELIABILITY_RELIABLE, DDS_MSECS(100));
   dds_qset_history(qos, DDS_HISTORY_KEEP_LAST, READER_DEPTH);
   dds_qset_durability(qos, DDS_DURABILITY_VOLATILE);
+  dds_entity_t topics[N_COMMAND];
   for (int ct = 0; ct < N_COMMAND; ct++) {
-    dds_entity_t topic =
+    topics[ct] =
         check(dds_create_topic(r->participant, command_desc[ct], COMMAND[ct].name, NULL, NULL),
               COMMAND[ct].name);
-    r->readers[ct] = check(dds_create_reader(r->participant, topic, qos, NULL), "reader");
+    r->readers[ct] = check(dds_create_reader(r->participant, topics[ct], qos, NULL), "reader");
+  }
+  if (r->probe.enabled) { /* readers of their own, so the main loop's takes are untouched */
+    static const enum command_topic probed[N_GROUPS + 1] = { CT_UPPER, CT_LOWER, CT_HANDS,
+                                                             CT_AMR };
+    for (int k = 0; k <= N_GROUPS; k++) {
+      probe_ctxs[k] = (probe_ctx) { r, k };
+      dds_listener_t *listener = dds_create_listener(&probe_ctxs[k]);
+      dds_lset_data_available(listener, probe_on_data);
+      r->probe.readers[k] = check(
+          dds_create_reader(r->participant, topics[probed[k]], qos, listener), "probe reader");
+      dds_delete_listener(listener);
+    }
   }
   dds_delete_qos(qos);
 }
@@ -1366,6 +1576,7 @@ int main(int argc, char **argv)
   r.amr.nav = E(IDLE);
   parse_args(&r, argc, argv, &domain, &record_path);
   init_nodes(&r.nodes);
+  pthread_mutex_init(&r.probe.lock, NULL);
 
   sigset_t during_sleep;
   install_signals(&during_sleep);

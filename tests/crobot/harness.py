@@ -104,7 +104,7 @@ def build_crobot(variant: Variant, workdir: Path, idl_dir: Path = IDL_DIR) -> Pa
     exe = workdir / "crobot"
     _run([
         gcc, "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-I", workdir, *defines(variant),
-        "-o", exe, SOURCE, *sources, "-lddsc", "-lm",
+        "-pthread", "-o", exe, SOURCE, *sources, "-lddsc", "-lm",
     ])  # fmt: skip
     return exe
 
@@ -123,12 +123,14 @@ def crobot_args(
     battery: float = 85.0,
     limits: bool = True,
     initial: Mapping[str, Any] | None = None,
+    probe: bool = False,
 ) -> list[str]:
     """The C robot's options for ``profile``: its rates (``rates`` overrides some, by key
     ``upper_state`` or topic name), the FSM ids that allow joint control, the start pose
     of ``executive/sim/joints.py`` (0 clipped into each joint's limits; ``initial``
     overrides a topic's), the joint limits, and a speed cap of twice the fastest planned
-    joint speed, so the robot keeps up with any trajectory the executive plans."""
+    joint speed, so the robot keeps up with any trajectory the executive plans. ``probe``:
+    stamp the arrival of holds after an e-stop (``CRobot.probe``; the e-stop benchmark)."""
     profile = profile or load_profile()
     args: list[str] = []
     hz = dict(profile.state_hz)
@@ -150,6 +152,8 @@ def crobot_args(
         vmax = 2.0 * max(j.max_velocity for j in profile.joints.values())
     args += ["--vmax", f"{vmax:g}", "--amr-trip-s", f"{amr_trip_s:g}", "--battery", f"{battery:g}"]
     args += ["--motor-mode", str(profile.motor_mode)]
+    if probe:
+        args.append("--probe")
     return args
 
 
@@ -274,6 +278,13 @@ class CRobot:
     def status(self) -> dict[str, Any]:
         """The robot's own view: fsm_id, upper_control, estop, battery, amr, published."""
         return self.command("status")
+
+    def probe(self) -> dict[str, Any]:
+        """With ``--probe``: the last e-stop's ``written`` time and the arrival of each
+        stream's first hold (``hold``: upper, lower, hands) and of the first CANCEL_TASK
+        (``cancel``) after it, CLOCK_MONOTONIC seconds (None: not yet); ``commands`` seen
+        per stream. Stamped on CycloneDDS's receive thread as each command arrives."""
+        return self.command("probe")
 
     def recording(self) -> Recording:
         """The record so far: flushed first (while running), so it holds every command the

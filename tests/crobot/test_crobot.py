@@ -541,3 +541,59 @@ def test_amr_tasks_complete_cancel_and_halt(
     assert events[0].fields["target_id"] == 2 and events[0].fields["command_id"] == 7
     assert events[2].result.startswith("refused")
     assert events[3].result == "task 8 canceled"
+
+
+# --- times in the replies, and the e-stop benchmark's probe ------------------------------------
+
+
+def test_a_fault_goes_out_at_once_and_its_reply_says_when(
+    start_crobot: Callable[..., CRobot], open_wire: Callable[..., Wire]
+) -> None:
+    """``written`` is when the sample carrying the fault was handed to dds_write (out of
+    turn, not at the topic's next period), so a test can time a reaction from it; the
+    sample's source timestamp agrees. ``silence`` says when the topic's last sample went."""
+    robot = start_crobot("seed", rates={"emergency_state": 0.2})  # the next period is far off
+    wire = open_wire("seed")
+    wire.ready()
+    wire.take("emergency_state")
+    asked = time.monotonic()
+    reply = robot.fault("estop soft on")
+    assert asked < reply["t"] <= reply["written"] < time.monotonic()
+    wire.wait("emergency_state", flag_is("soft_emergency_triggered", True), timeout=0.5)
+    reply = robot.fault("bms upper 0x4")
+    assert reply["t"] <= reply["written"]
+    assert "written" not in robot.fault("refuse-control on")  # nothing published changed
+    quiet = robot.fault("silence rt/upper/state")
+    assert "written" not in quiet and quiet["t"] - 0.05 < quiet["last"] <= quiet["t"]
+    with pytest.raises(CRobotError, match="without --probe"):
+        robot.probe()
+
+
+def test_the_probe_stamps_the_first_hold_and_cancel_after_an_estop(
+    start_crobot: Callable[..., CRobot], open_wire: Callable[..., Wire]
+) -> None:
+    """A hold is a command at the position published when the e-stop was set; a command
+    elsewhere (a trajectory point in flight) is not one. Stamps are arrival times."""
+    robot = start_crobot("seed", probe=True)
+    wire = open_wire("seed")
+    wire.ready()
+    q0 = q_of(wire.fresh("upper_state"))  # no upper control: the arm stays at q0
+    lower0 = q_of(wire.fresh("lower_state"))
+    reply = robot.fault("estop soft on")
+    probe = robot.probe()
+    assert probe["armed"] and probe["written"] == pytest.approx(reply["written"], abs=1e-6)
+    assert probe["hold"] == {"upper": None, "lower": None, "hands": None}
+    moving = [q + 0.05 for q in lower0]
+    wire.write("lower_cmd", wire.joints("lower_cmd", moving))  # not a hold
+    sent = time.monotonic()
+    wire.write("upper_cmd", wire.joints("upper_cmd", q0))  # the hold
+    wire.amr("CANCEL_TASK", command_id=3)
+    assert wait_until(lambda: robot.probe()["cancel"] is not None)
+    assert wait_until(lambda: robot.probe()["commands"]["lower"] >= 1)
+    probe = robot.probe()
+    assert probe["hold"]["lower"] is None and probe["hold"]["hands"] is None
+    assert sent < probe["hold"]["upper"] < sent + 1.0
+    assert probe["cancel"] > probe["written"]
+    wire.write("upper_cmd", wire.joints("upper_cmd", q0))  # only the first hold counts
+    assert wait_until(lambda: robot.probe()["commands"]["upper"] >= 2)
+    assert robot.probe()["hold"]["upper"] == probe["hold"]["upper"]
