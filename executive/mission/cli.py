@@ -3,6 +3,9 @@
 ``validate FILE...`` prints every problem of every file as
 ``file:line:col: path.to.field: message`` (warnings say ``warning:``) and exits 1 if
 any is an error, 0 otherwise; a file that cannot even be read is just another problem.
+``validate FILE --param NAME=VALUE`` checks one mission as started with those values;
+a value that is no value at all (broken YAML, a tag, a date, NaN) is a usage error: one
+line naming the parameter, exit 2.
 ``schema`` prints the JSON Schema of mission (or library) files; ``render`` draws a
 mission's tree as ASCII, Graphviz dot or SVG.
 
@@ -23,6 +26,7 @@ from typing import Any
 from executive.mission.build import BuildError, build, placeholder_builders
 from executive.mission.diagnostics import Diagnostic
 from executive.mission.loader import MissionLoader
+from executive.mission.params import StartArgError, parse_start_arg
 from executive.mission.render import FORMATS, RenderError, render
 from executive.mission.schema import library_schema, mission_schema
 from executive.profile import DEFAULT_PROFILE, ProfileError, RobotProfile, load_profile
@@ -43,6 +47,13 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("files", nargs="+", metavar="FILE", type=Path)
     _common(p)
     p.add_argument("-q", "--quiet", action="store_true", help="print problems only")
+    p.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="check one mission as started with this parameter value (as `start --param`)",
+    )
     p.set_defaults(handler=validate_cmd)
 
     s = sub.add_parser(
@@ -93,16 +104,35 @@ def _profile(name: str) -> RobotProfile | None:
         return None
 
 
+def _start_args(items: Sequence[str], files: Sequence[Path]) -> dict[str, Any] | None:
+    """``--param`` values as start arguments; None (said on stderr) if any is no value."""
+    if items and len(files) != 1:
+        print("error: --param checks one mission: give exactly one FILE", file=sys.stderr)  # noqa: T201
+        return None
+    out: dict[str, Any] = {}
+    for item in items:
+        try:
+            name, value = parse_start_arg(item)
+        except StartArgError as e:
+            print(f"error: {e}", file=sys.stderr)  # noqa: T201 - CLI output
+            return None
+        out[name] = value
+    return out
+
+
 def validate_cmd(args: argparse.Namespace) -> int:
     profile = _profile(args.profile)
     if profile is None:
+        return EXIT_USAGE
+    start_args = _start_args(args.param, args.files)
+    if start_args is None:
         return EXIT_USAGE
     loader = MissionLoader(profile, args.root)
     seen: set[Diagnostic] = set()
     errors = warnings = 0
     bad_files = 0
     for path in args.files:
-        result = loader.check(path)
+        result = loader.check(path, start_args or None)
         for d in result.diagnostics:
             if d in seen:  # a library problem shows up once, not once per mission
                 continue

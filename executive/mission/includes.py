@@ -11,6 +11,7 @@ Arguments in ``with`` are checked against the included file's declarations in th
 from __future__ import annotations
 
 import os
+import unicodedata
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -33,6 +34,10 @@ def locate(
     diags: Diagnostics,
 ) -> tuple[Path, str] | None:
     """(resolved path, display path) of an include, or None if it may not be included."""
+    bad = invalid_character(text)
+    if bad is not None:
+        diags.error(where, path, f"include paths cannot contain {bad}")
+        return None
     if os.path.isabs(text) or text.startswith("~"):
         diags.error(where, path, "include paths are relative to the including file")
         return None
@@ -44,7 +49,7 @@ def locate(
     if resolved is None:
         try:
             resolved = joined.resolve()
-        except (OSError, RuntimeError):  # a symlink loop: refused below or unreadable
+        except (OSError, RuntimeError):  # a symlink loop, a name too long: unreadable below
             resolved = joined
         cache[joined] = resolved
     if not resolved.is_relative_to(root):
@@ -52,6 +57,32 @@ def locate(
         return None
     display = os.path.normpath(os.path.join(os.path.dirname(including_display), text))
     return resolved, display
+
+
+def invalid_character(text: str) -> str | None:
+    """What in ``text`` no file name may hold, said for a message; None if nothing.
+
+    NUL ends a path for the operating system (Python refuses it with a ValueError deep in
+    ``resolve``); control characters and line or paragraph separators (a newline, an
+    escape, U+2028) make a path that cannot be shown in a one-line message or typed;
+    format characters (a zero-width space, a right-to-left override) make one name look
+    like another; a lone surrogate cannot be encoded as a file name at all. None is ever
+    part of a mission set's file names, so all are refused."""
+    for i, ch in enumerate(text, start=1):
+        kind = _INVALID.get(unicodedata.category(ch))
+        if kind is not None:
+            name = "NUL" if ch == "\0" else f"U+{ord(ch):04X}"
+            return f"{kind} ({name} at character {i})"
+    return None
+
+
+_INVALID = {  # Unicode general category -> how a message names it
+    "Cc": "a control character",
+    "Cf": "an invisible format character",
+    "Cs": "a surrogate",
+    "Zl": "a line separator",
+    "Zp": "a paragraph separator",
+}
 
 
 def cycle(

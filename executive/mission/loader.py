@@ -31,6 +31,7 @@ from executive.mission.registry import MAX_DEPTH, MAX_NODES
 from executive.mission.values import Val, check_value, suggest
 from executive.mission.yaml_source import (
     MAX_BYTES,
+    UNREADABLE,
     Parsed,
     SourceError,
     YMap,
@@ -135,7 +136,12 @@ class MissionLoader:
         """Check one file (a mission, a subtree or a library file); never raises for its
         content. ``data`` stands in for the file's bytes (tests, requests over DDS)."""
         display = str(path)
-        resolved = Path(path).resolve()
+        try:
+            resolved = Path(path).resolve()
+        except ValueError:  # a NUL in the name (from a request, not a shell): no such file
+            where = Location(display.replace("\0", "\\0"), 1, 1)
+            message = f"{UNREADABLE}the path contains a NUL character"
+            return LoadResult(display, None, (Diagnostic(where, "", message),))
         root = self.root_of(resolved)
         library = self.library(root)
         diags = Diagnostics()

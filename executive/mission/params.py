@@ -30,7 +30,15 @@ from executive.mission.registry import (
     FieldType,
 )
 from executive.mission.values import Names, check_value, suggest
-from executive.mission.yaml_source import YMap, YNode, YScalar, describe
+from executive.mission.yaml_source import (
+    Scalar,
+    SourceError,
+    YMap,
+    YNode,
+    YScalar,
+    describe,
+    parse_scalar,
+)
 
 IDENT = r"[A-Za-z_][A-Za-z0-9_]{0,63}"
 WHOLE_REF = re.compile(r"^\$\{(" + IDENT + r")\}$")
@@ -256,3 +264,37 @@ def as_text(value: object) -> str:
     if isinstance(value, float):
         return f"{value:g}"
     return str(value)
+
+
+class StartArgError(ValueError):
+    """A ``--param NAME=VALUE`` that cannot even be sent as a start argument; the message
+    is one line that names the parameter."""
+
+
+def parse_start_arg(item: str) -> tuple[str, Scalar]:
+    """``NAME=VALUE`` from the command line as (name, value), the value read as YAML by the
+    mission files' own rules (``3`` a number, ``true`` a boolean, ``'3'`` and ``home``
+    text). Whether the value suits the parameter is the mission's check, which says
+    where the parameter is declared; this only refuses what is no value at all — broken
+    YAML, tags (``!!python/object``), dates, lists, NaN, numbers of more than 30 digits —
+    in one line, so the CLI exits 2 instead of sending it (or printing a traceback)."""
+    name, sep, text = item.partition("=")
+    if not sep or not NAME_RE.match(name):
+        raise StartArgError(
+            f"--param {item!r}: write NAME=VALUE (NAME: letters, digits and _, "
+            "not starting with a digit)"
+        )
+    display = f"--param {name}"
+    try:
+        return name, parse_scalar(text, display)
+    except SourceError as e:
+        d = e.diagnostic
+        at = "" if d.where.line == 1 and d.where.col == 1 else f" (at {_at(d.where)} of the value)"
+        message = " ".join(d.message.split())  # one line, whatever the parser said
+        raise StartArgError(f"{display}: {message}{at}") from None
+
+
+def _at(where: Location) -> str:
+    if where.line == 1:
+        return f"character {where.col}"
+    return f"line {where.line}, character {where.col}"

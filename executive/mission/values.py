@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from executive.mission.diagnostics import Location
 from executive.mission.registry import BUTTONS, MAX_FSM_ID, MAX_TAG, Field, FieldType
-from executive.mission.yaml_source import describe_value
+from executive.mission.yaml_source import MAX_INT, describe_value, int_digits
 
 EXPECTED: dict[FieldType, str] = {
     FieldType.NUMBER: "a number",
@@ -131,6 +131,8 @@ def _number(value: object, field: Field) -> tuple[Any, str | None]:
     if not isinstance(value, int | float) or isinstance(value, bool):
         return None, f"expected {EXPECTED[ftype]}, got {describe_value(value)}{_hint(value, ftype)}"
     number = value
+    if isinstance(number, int) and abs(number) >= MAX_INT:  # beyond any float's precision
+        return None, f"number too large ({int_digits(number)} digits)"
     if not math.isfinite(number):
         return None, f"must be a finite number, got {number}"
     if ftype in (FieldType.INTEGER, FieldType.TAG) and not isinstance(value, int):

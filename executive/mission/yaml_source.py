@@ -20,6 +20,8 @@ which is also what makes loading fast), and every value keeps its line and colum
 from __future__ import annotations
 
 import math
+import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +34,8 @@ from executive.mission.diagnostics import Diagnostic, Location
 MAX_BYTES = 1 << 20
 UNREADABLE = "cannot read: "  # prefix of the message for a file that could not be opened
 MAX_YAML_DEPTH = 200
+MAX_DIGITS = 30  # a whole number longer than this is refused: no field needs one
+MAX_INT = 10**MAX_DIGITS
 
 _Parser: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _RESOLVER = yaml.resolver.Resolver()
@@ -87,12 +91,22 @@ def describe_value(value: object) -> str:
         return "nothing (null)"
     if isinstance(value, bool):
         return f"boolean {str(value).lower()}"
+    if isinstance(value, int) and abs(value) >= MAX_INT:
+        return f"a number of {int_digits(value)} digits"
     if isinstance(value, int | float):
         return f"number {value!r}"
     if isinstance(value, str):
         shown = value if len(value) <= 40 else value[:37] + "..."
         return f"text {shown!r}"
     return type(value).__name__
+
+
+def int_digits(value: int) -> str:
+    """How many decimal digits ``value`` has, said without converting it to text (which
+    Python refuses beyond 4300 digits) or to a float (which overflows)."""
+    if abs(value) < MAX_INT:
+        return str(len(str(abs(value))))
+    return f"about {int(value.bit_length() * 0.30103) + 1}"
 
 
 class _FatalError(Exception):
@@ -113,12 +127,32 @@ class _Frame:
 
 
 def read_file(path: Path, display: str, max_bytes: int = MAX_BYTES) -> bytes:
-    """The bytes of ``path``, refusing files over ``max_bytes`` before reading them."""
+    """The bytes of ``path``, refusing files over ``max_bytes`` before reading them.
+
+    Only regular files are read: a FIFO would block the validator (and the service's
+    reload) forever waiting for a writer, and a device or socket is no mission file. The
+    file is opened non-blocking and checked on the open descriptor, so it cannot be
+    swapped for another kind between the check and the read.
+    """
     try:
-        with path.open("rb") as f:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as e:
+        raise SourceError(Location(display, 1, 1), f"{UNREADABLE}{e.strerror or e}") from None
+    except ValueError:  # an embedded NUL: no file has that name
+        raise SourceError(
+            Location(display, 1, 1), f"{UNREADABLE}the path contains a NUL character"
+        ) from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            what = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
+            raise SourceError(Location(display, 1, 1), f"{UNREADABLE}{what}")
+        with os.fdopen(fd, "rb", closefd=False) as f:
             data = f.read(max_bytes + 1)
     except OSError as e:
         raise SourceError(Location(display, 1, 1), f"{UNREADABLE}{e.strerror or e}") from None
+    finally:
+        os.close(fd)
     if len(data) > max_bytes:
         raise SourceError(
             Location(display, 1, 1), f"file is larger than the {max_bytes // 1024} KiB limit"
@@ -146,6 +180,32 @@ def parse(data: bytes, display: str, max_bytes: int = MAX_BYTES) -> tuple[YNode,
         )
     text = _decode(data, display)
     return _Builder(display).build(text)
+
+
+def parse_scalar(text: str, display: str) -> Scalar:
+    """One value written as YAML on its own (a start argument from the command line), by
+    the same rules as a value in a file: no tags, anchors, dates, octal or base-60, whole
+    numbers of at most ``MAX_DIGITS`` digits. Raises ``SourceError`` (located in ``text``,
+    which ``display`` names) for anything else, and for a list or mapping (parameters are
+    single values) and a number that is not finite (nothing takes one). Empty text is the
+    empty string.
+    """
+    if not text.strip():
+        return text
+    # command-line text arrives with undecodable bytes as surrogates: give them back, so
+    # the decoder names the byte
+    data = text.encode("utf-8", errors="surrogateescape")
+    tree, problems = parse(data, display)
+    if problems:
+        raise SourceError(problems[0].where, problems[0].message)
+    if not isinstance(tree, YScalar):
+        raise SourceError(tree.where, f"expected a single value, got {describe(tree)}")
+    value = tree.value
+    if isinstance(value, float) and not math.isfinite(value):
+        raise SourceError(tree.where, f"must be a finite number, got {text.strip()}")
+    if value is None:
+        raise SourceError(tree.where, f"{text.strip()!r} reads as no value; quote it if it is text")
+    return value
 
 
 def _decode(data: bytes, display: str) -> str:
@@ -336,7 +396,7 @@ def _int(text: str) -> int:
         raise ValueError(f"{text!r}: base-60 numbers are not allowed; quote it if it is text")
     sign = -1 if digits.startswith("-") else 1
     digits = digits.lstrip("+-")
-    if len(digits) > 30:
+    if len(digits) > MAX_DIGITS:
         raise ValueError(f"{text[:20]!r}...: number too large")
     if digits in ("0x", "0b"):  # YAML 1.1 reads 0x_ and 0b_ as numbers; int() does not
         raise ValueError(f"{text!r} reads as a number without digits; quote it if it is text")
