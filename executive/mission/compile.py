@@ -385,6 +385,7 @@ class _Compiler:
             path=kpath,
             kind=kind.name,
             args=frozen(args),
+            spots=frozen({n: v.where for n, v in body.vals.items()}),
         )
 
     def _composite(

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from executive.mission import tree_checks
+from executive.mission import pacing, tree_checks
 from executive.mission.compile import Session, compile_document
 from executive.mission.diagnostics import Diagnostic, Diagnostics, Location, MissionError
 from executive.mission.library import Library, load_library
@@ -175,6 +175,7 @@ class MissionLoader:
         mission = compile_document(session, tree, display, resolved, args=start_args)
         if mission is not None and mission.kind == "mission":
             tree_checks.check_control_order(mission.root, diags)
+            pacing.check(mission.root, self.profile, diags)
         if data is not None:
             del self._parsed[resolved]
         return LoadResult(display, mission if not diags.has_errors else None, diags.items())

@@ -60,10 +60,13 @@ class Node:
 
 @dataclass(frozen=True, kw_only=True)
 class Leaf(Node):
-    """A leaf: ``kind`` names a registry leaf kind, ``args`` holds exactly its ``args`` keys."""
+    """A leaf: ``kind`` names a registry leaf kind, ``args`` holds exactly its ``args`` keys.
+    ``spots`` says where each field given in the file was written (checks that look at the
+    whole tree, such as ``pacing``, point at the field, not just at the leaf)."""
 
     kind: str
     args: Mapping[str, Any]
+    spots: Mapping[str, Location] = field(default_factory=lambda: frozen({}))
 
 
 @dataclass(frozen=True, kw_only=True)

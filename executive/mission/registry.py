@@ -188,8 +188,8 @@ _SEQ_MEMORY = (
 _DURATION = Field(
     "duration",
     FieldType.NUMBER,
-    "Seconds the move takes (all joints arrive together); the planner refuses it at run time "
-    "if any joint would exceed its speed cap.",
+    "Seconds the move takes (all joints arrive together); refused if a joint could exceed its "
+    "speed cap from where it may start (pace a joint's first move with speed instead).",
     gt=0.0,
     le=600.0,
 )

@@ -8,12 +8,22 @@ must load; that keeps most inputs deep inside validation. Then they are broken:
 
 - ``mutate`` makes one located mistake in the main file (unknown field or kind, wrong
   type, out of range, missing field, unknown joint or parameter, a misindented leaf,
-  includes that are missing, escape the directory or cycle) and says which field path
-  the error must name and where in the text it must point;
+  includes that are missing, escape the directory, cycle, hold a NUL or another control
+  character, or name a FIFO or a directory) and says which field path the error must
+  name and where in the text it must point;
 - ``yaml_trap`` puts a YAML-level trap (alias, anchor, tag, octal, base-60, date) in
   place of one value, again with the expected location;
 - ``junk`` edits the rendered bytes blindly: non-UTF-8, BOMs, odd line breaks, NULs,
   truncation, deep brackets, huge lines and strings, duplicated and swapped lines.
+
+Start arguments as the command line gives them (``--param NAME=VALUE``): ``param_items``
+draws valid values of every parameter type and everything that is no value at all
+(broken YAML, tags, dates, huge numbers, NaN, control characters, undecodable bytes).
+
+Generated moves keep to the speed caps from wherever they may start (validation's
+``pacing``): a ``duration`` is at least what the caps need from the worst start within
+the joints' limits, and a shipped subtree (whose timed moves expect the arm at rest, as
+the shipped missions leave it) is included after a paced move to ``home``.
 
 Requests are ``RequestSpec``: what to send, decided before sending (timestamps, nonces
 and signatures are made at send time from the spec, so a case means the same whenever
@@ -38,6 +48,7 @@ import yaml
 from hypothesis import strategies as st
 
 from executive.auth import WINDOW_NS
+from executive.mission.params import NAME_RE
 from executive.mission.registry import (
     BUTTONS,
     KINDS,
@@ -50,6 +61,7 @@ from executive.mission.registry import (
     FieldType,
     NodeKind,
 )
+from executive.motion.trajectory import MIN_JERK_PEAK
 from executive.profile import load_profile
 from executive.requests import MAX_FIELD, VERBS
 
@@ -340,8 +352,11 @@ class _Gen:
         pace = self.draw(st.sampled_from(["none", "duration", "speed"]))
         low = 0.001
         if pace == "duration":
-            duration = self.number(kind.field("duration") or _never())
-            body["duration"] = self.maybe_param(kind.field("duration") or _never(), duration)
+            duration_field = kind.field("duration") or _never()
+            need = worst_case_duration(targets)
+            top = duration_field.le or 600.0
+            duration = self.draw(st.one_of(st.just(need), st.just(top), st.floats(need, top)))
+            body["duration"] = self.maybe_param(duration_field, duration)
             low = float(duration)
         elif pace == "speed":
             cap = min(PROFILE.joints[n].max_velocity for n in targets)
@@ -436,9 +451,12 @@ class _Gen:
             body["name"] = self.draw(text(1, 40))
         if given or self.draw(st.booleans()):
             body["with"] = given or None
+        node: Any = {"include": self.shuffled(body)}
         if list(body) == ["file"] and self.draw(st.booleans()):
-            return {"include": file}
-        return {"include": self.shuffled(body)}
+            node = {"include": file}
+        if sub.file in SHIPPED_FILES:
+            return {"sequence": [*at_rest(), node]}
+        return node
 
     def document(self, kind: str, name: str, free: bool) -> dict[str, Any]:
         tree = self.node(1, free)
@@ -449,6 +467,28 @@ class _Gen:
             doc["params"] = self.params
         doc["tree"] = tree
         return doc
+
+
+def worst_case_duration(targets: dict[str, float]) -> float:
+    """The shortest duration the speed caps allow for a move to ``targets`` from anywhere
+    within the joints' limits: what validation asks of a move whose start it cannot know."""
+    need = 0.0
+    for name, q in targets.items():
+        j = PROFILE.joints[name]
+        need = max(need, max(q - j.lower, j.upper - q) * MIN_JERK_PEAK / j.max_velocity)
+    return need
+
+
+def at_rest() -> list[dict[str, Any]]:
+    """Paced moves to a known pose: what a shipped subtree's timed moves expect before
+    them (new dicts each time: mutations edit documents in place)."""
+    return [
+        {"move_joints": {"pose": "home", "timeout": 12}},
+        {"hand_gesture": {"gesture": "right_relaxed", "timeout": 4}},
+    ]
+
+
+SHIPPED_FILES = frozenset(s.file for s in SHIPPED_SUBTREES)
 
 
 def _never() -> Field:
@@ -608,7 +648,14 @@ MUTATIONS = (
     "include_missing",
     "include_escape",
     "include_cycle",
+    "include_bad_char",
+    "include_fifo",
+    "include_directory",
 )
+# Special files every fuzz mission directory holds (tests/fuzz/test_fuzz_missions.py Root).
+FIFO = "subtrees/fz_fifo.yaml"
+DIRECTORY = "subtrees/fz_dir.yaml"
+_BAD_CHARS = ("\0", "\n", "\r", "\t", "\x1b", "\x7f", "\x85", "\x01")
 
 
 def mutate(draw: st.DrawFn, files: FileSet, what: str | None = None) -> None:
@@ -701,11 +748,19 @@ def mutate(draw: st.DrawFn, files: FileSet, what: str | None = None) -> None:
             parent[r.data_path[-1]] = {r.kind: None, **r.body}
             expect = Expect(what, r.path, r.data_path)
     elif what.startswith("include_") and refs:
-        target = {
-            "include_missing": "subtrees/no_such_file.yaml",
-            "include_escape": "../outside/x.yaml",
-            "include_cycle": MAIN,
-        }[what]
+        if what == "include_bad_char":
+            valid = draw(st.sampled_from(sorted(SHIPPED_FILES)))
+            at = draw(st.integers(0, len(valid)))
+            bad = draw(st.text(st.sampled_from(_BAD_CHARS), min_size=1, max_size=3))
+            target = valid[:at] + bad + valid[at:]
+        else:
+            target = {
+                "include_missing": "subtrees/no_such_file.yaml",
+                "include_escape": "../outside/x.yaml",
+                "include_cycle": MAIN,
+                "include_fifo": FIFO,
+                "include_directory": DIRECTORY,
+            }[what]
         r = draw(st.sampled_from(refs))
         parent = get(doc, r.data_path[:-1])
         parent[r.data_path[-1]] = {"include": {"file": target}}
@@ -961,12 +1016,12 @@ def _json_values() -> st.SearchStrategy[Any]:
 
 # values that suit fuzz_params' parameters, and ones that do not
 PARAM_VALUES: dict[str, list[Any]] = {
-    "count": [1, 5, 100, 0, 101, 2.5, "3", None, True],
-    "level": [0, 50.5, 100, -1, 100.01, math.nan, "x"],
+    "count": [1, 5, 100, 0, 101, 2.5, "3", None, True, 10**400, -(10**30)],
+    "level": [0, 50.5, 100, -1, 100.01, math.nan, "x", 10**400, 1e308],
     "label": ["", "hello", "é" * 300, 5, None, ["a"]],
     "flag": [True, False, "yes", 0],
     "pose": ["fz_left", "fz_right", "nope", 3],
-    "tag": [0, MAX_TAG, MAX_TAG + 1, -1, 1.5],
+    "tag": [0, MAX_TAG, MAX_TAG + 1, -1, 1.5, 10**4000],
     "state": ["joint_control", "walk", 0, MAX_FSM_ID, MAX_FSM_ID + 1, "nope", True],
     "button": ["A", "START", "a", "Z", None],
     "rounds": [1, 10000, 0, 10001],
@@ -1124,3 +1179,144 @@ def describe_spec(spec: RequestSpec) -> str:
         return r if len(r) <= 60 else f"{r[:40]}...({len(r)} chars)"
 
     return ", ".join(f"{k}={short(v)}" for k, v in spec.__dict__.items())
+
+
+# -- start arguments from the command line -------------------------------------------------
+
+PARAM_NAMES = tuple(PARAM_VALUES)  # the parameters of tests/fuzz/missions/fuzz_params.yaml
+NOT_A_VALUE = (
+    "2024-01-01",
+    "2024-01-01 10:00:00",
+    "[",
+    "{",
+    "[1, 2",
+    "'x",
+    '"x',
+    "a: b",
+    "[1, 2]",
+    "{a: 1}",
+    "- x",
+    "!!python/object/apply:os.system ['true']",
+    "!!python/name:os.system",
+    "!!binary aGk=",
+    "!custom 3",
+    "&a 3",
+    "*a",
+    "010",
+    "1:30",
+    "0x_",
+    ".nan",
+    ".inf",
+    "-.inf",
+    "1.0e+999",
+    "9" * 31,
+    "-" + "9" * 5000,
+    "null",
+    "~",
+    "%YAML 1.1\n--- 3",
+    "3\n---\n4",
+    "\x00",
+    "a\x00b",
+    "\x1b[31m",
+    "\udcff\udcfe",
+    "\ufeff3",
+)
+
+
+@st.composite
+def param_items(draw: st.DrawFn) -> str:
+    """One ``--param`` argument: NAME=VALUE, or something that is not even that."""
+    name = draw(
+        weighted(
+            (80, st.sampled_from(PARAM_NAMES)),
+            (10, st.from_regex(NAME_RE, fullmatch=True)),
+            (10, st.text(max_size=8)),  # maybe not a name at all
+        )
+    )
+    value = draw(
+        weighted(
+            (30, st.sampled_from([v for vs in PARAM_VALUES.values() for v in vs]).map(_as_yaml)),
+            (35, st.sampled_from(NOT_A_VALUE)),
+            (15, st.text(max_size=20)),
+            (10, st.binary(max_size=12).map(lambda b: b.decode("utf-8", "surrogateescape"))),
+            (10, st.sampled_from(sorted(YAML_TRAPS))),
+        )
+    )
+    sep = draw(st.sampled_from(["=", "=", "=", "", "=="]))
+    return f"{name}{sep}{value}"
+
+
+def _as_yaml(value: Any) -> str:
+    """How a person writes ``value`` after ``--param NAME=``."""
+    if isinstance(value, str):
+        return value
+    text_: str = yaml.dump(value, Dumper=_Dumper, default_flow_style=True, width=10**6)
+    return text_.removesuffix("\n...\n").strip()
+
+
+# -- include paths ---------------------------------------------------------------------------
+
+_PATH_PARTS = (
+    "subtrees/",
+    "../",
+    "./",
+    "/",
+    "~/",
+    "//",
+    "fetch_drink.yaml",
+    "serve_at_table.yaml",
+    ".yaml",
+    ".yml",
+    FIFO,
+    DIRECTORY,
+    "subtrees",
+    "poses/head.yaml",
+    "x" * 300,
+    "\0",
+    "\n",
+    "\x1b",
+    "\x7f",
+    "\u2028",
+    "é",
+    " ",
+    "\\",
+    "${p}",
+)
+
+
+_GOOD_PATHS = (
+    "subtrees/fetch_drink.yaml",
+    "./subtrees/serve_at_table.yaml",
+    "subtrees/../subtrees/fetch_drink.yaml",
+    "subtrees//serve_at_table.yaml",
+)
+
+
+@st.composite
+def include_paths(draw: st.DrawFn) -> FileSet:
+    """A mission whose tree includes one drawn path: pieces of real paths, special files,
+    control characters and anything else text can hold."""
+    path = "".join(
+        draw(
+            st.lists(
+                weighted(
+                    (70, st.sampled_from(_PATH_PARTS)),
+                    (30, st.text(st.characters(exclude_categories=("Cs",)), max_size=6)),
+                ),
+                min_size=1,
+                max_size=6,
+            )
+        )
+    )
+    if draw(st.booleans()):
+        path += ".yaml"  # most get past the extension check
+    if draw(st.integers(0, 5)) == 0:  # now and then a path that works, however written
+        path = draw(st.sampled_from(_GOOD_PATHS))
+    # the arguments the shipped subtree named (if any) requires, so some includes load
+    args = {"bar_tag": 3} if "fetch_drink" in path else {"table_tag": 4} if "serve" in path else {}
+    body: Any = {"file": path, "with": args} if args and draw(st.integers(0, 3)) else path
+    doc = {"mission": "fz", "tree": {"sequence": [*at_rest(), {"include": body}]}}
+    files = FileSet({MAIN: doc})
+    files.render(draw(st.sampled_from([False, None])), draw(st.sampled_from([80, 10**6])))
+    files.edits.append(f"include {path!r}")
+    return files

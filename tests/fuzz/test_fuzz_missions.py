@@ -9,7 +9,12 @@ file's text and, unless it is about the file as a whole, the field; ``load`` agr
   as ASCII and dot, and satisfies the JSON Schema editors use;
 - one located mistake in a valid file is reported at its field path and at its line and
   column, as an independent YAML parser (PyYAML's pure-Python composer) places it;
-- a YAML trap (alias, anchor, tag, octal, base-60, date) is reported where it is written.
+- a YAML trap (alias, anchor, tag, octal, base-60, date) is reported where it is written;
+- an include path of any text (NUL and other control characters, a FIFO, a directory,
+  a long name) gives located errors, never an exception or a wait;
+- a ``--param NAME=VALUE`` of any text either is a value (and then the mission checks it,
+  with located errors) or is refused in one line naming the parameter: ``validate``
+  exits 2 for exactly those, never with a traceback.
 
 ``tests/mission/test_properties.py`` covers raw bytes, raw text, vocabulary soup and
 edits of the shipped missions; this file adds generation from the registry and the
@@ -18,11 +23,14 @@ profile, parameters, includes, generated libraries and located oracles.
 
 from __future__ import annotations
 
+import io
+import math
+import os
 import re
 import shutil
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
 
@@ -32,13 +40,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from behaviours.builders import BUILDERS
+from executive.mission import cli
 from executive.mission.build import build, placeholder_builders
 from executive.mission.diagnostics import MissionError
 from executive.mission.loader import LoadResult, MissionLoader
+from executive.mission.params import StartArgError, parse_start_arg
 from executive.mission.render import render
 from executive.mission.schema import mission_schema
 from tests.fuzz.fuzzing import LONG_EXAMPLES, TIMEOUT_S, fuzz_settings, stats
 from tests.fuzz.strategies import (
+    DIRECTORY,
+    FIFO,
     MAIN,
     MUTATIONS,
     PROFILE,
@@ -48,7 +60,9 @@ from tests.fuzz.strategies import (
     Trap,
     any_files,
     get,
+    include_paths,
     mutated_files,
+    param_items,
     valid_files,
     yaml_trap,
 )
@@ -97,6 +111,8 @@ class Root:
         self.path = path
         for folder in ("poses", "gestures", "subtrees"):
             shutil.copytree(SHIPPED / folder, path / folder)
+        os.mkfifo(path / FIFO)  # an include of it must not wait for a writer
+        (path / DIRECTORY).mkdir()
 
     @contextmanager
     def written(self, files: FileSet) -> Iterator[Path]:
@@ -284,3 +300,52 @@ def test_the_mark_oracle_finds_keys_and_values() -> None:
     assert _mark(text, ("tree", "sequence", 0, "wait", "seconds"), True) == (4, 14)
     assert _mark(text, ("tree", "sequence", 0, "wait", "seconds"), False) == (4, 23)
     assert get({"a": [{"b": 2}]}, ("a", 0, "b")) == 2
+
+
+@fuzz_settings(150, LONG_EXAMPLES // 2)
+@given(include_paths())
+def test_any_include_path_gives_clean_located_errors(root: Root, files: FileSet) -> None:
+    s = stats("missions: include paths")
+    s.begin()
+    with root.written(files) as main:
+        result = check_clean(root, files, main)
+        s.outcomes["loads" if result.ok else "errors"] += 1
+    s.end()
+
+
+PARAMS_MISSION = Path(__file__).parent / "missions" / "fuzz_params.yaml"
+
+
+@fuzz_settings(300)
+@given(param_items())
+def test_any_param_value_is_a_value_or_one_line(item: str) -> None:
+    s = stats("missions: --param values")
+    s.begin()
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = cli.main(["validate", "-q", str(PARAMS_MISSION), "--param", item])
+    try:
+        name, value = parse_start_arg(item)
+    except StartArgError as e:
+        message = str(e)
+        assert code == 2, (item, code, out.getvalue(), err.getvalue())
+        assert message.startswith("--param ") and "\n" not in message, message
+        assert not PYTHON_SPEAKING.search(message), message
+        assert err.getvalue() == f"error: {message}\n" and out.getvalue() == ""
+        s.outcomes["refused"] += 1
+        s.end()
+        return
+    assert isinstance(value, bool | int | float | str), (item, value)
+    if isinstance(value, float):
+        assert math.isfinite(value)
+    if isinstance(value, int):
+        assert abs(value) < 10**30
+    assert code in (0, 1), (item, code, err.getvalue())
+    assert err.getvalue() == ""
+    lines = out.getvalue().splitlines()
+    assert bool(code) == any(": warning: " not in line for line in lines), lines
+    for line in lines:  # the mission's own problems, located in its file
+        assert LOCATED.match(line) and line.startswith(str(PARAMS_MISSION)), line
+        assert not PYTHON_SPEAKING.search(line), line
+    s.outcomes["mission says no" if code else "valid"] += 1
+    s.end()

@@ -77,11 +77,11 @@ def test_non_finite_targets_are_refused(ws: Workspace) -> None:
 
 
 def test_pose_becomes_its_joint_targets(ws: Workspace) -> None:
-    leaf = _leaf(ws, "- move_joints: {pose: look_left, duration: 1.0, timeout: 5}")
+    leaf = _leaf(ws, "- move_joints: {pose: look_left, duration: 3.5, timeout: 5}")
     assert leaf.args == {
         "targets": {"head_yaw": 0.9, "head_pitch": 0.1},
         "pose": "look_left",
-        "duration": 1.0,
+        "duration": 3.5,
         "speed": None,
         "tolerance": 0.05,
         "timeout": 5.0,
@@ -399,7 +399,7 @@ def test_parallel_children_must_not_both_drive_the_base(ws: Workspace) -> None:
 
 
 def test_motion_before_control_is_a_warning(ws: Workspace) -> None:
-    r = ws.check("mission: a\ntree:\n  move_joints: {pose: home, timeout: 5}\n")
+    r = ws.check("mission: a\ntree:\n  move_joints: {pose: home, timeout: 12}\n")
     assert r.ok
     (warning,) = r.diagnostics
     assert not warning.is_error
