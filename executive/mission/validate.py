@@ -4,7 +4,8 @@ The compiler has already checked each field's type and range; here the fields of
 leaf are checked together and against the robot: joints exist and targets sit inside
 their limits, gestures move fingers only, a selection keeps something, an explicit speed
 is within every moved joint's cap, a timeout is not shorter than the move it waits for.
-The result is the leaf's ``args``, exactly the keys its registry kind promises to the
+A ``navigate_to_tag`` to a tag the profile's map
+(``tags``) lacks is a warning. The result is the leaf's ``args``, exactly the keys its registry kind promises to the
 builder — normalised (a pose becomes its joint targets, an FSM name carries its id).
 
 Values that depend on a parameter nobody set (a subtree checked on its own) are
@@ -55,6 +56,7 @@ class LeafChecker:
             "move_joints": lambda i: self._motion(i, fingers=False),
             "hand_gesture": lambda i: self._motion(i, fingers=True),
             "set_fsm": self._set_fsm,
+            "navigate_to_tag": self._navigate,
         }
 
     def error(self, where: Location, path: str, message: str) -> None:
@@ -78,6 +80,27 @@ class LeafChecker:
         # names were checked against the profile when the field was read
         fsm_id = state if isinstance(state, Unresolved) else self.profile.fsm_id(state)
         return {"state": state, "fsm_id": fsm_id, "timeout": inp.value("timeout")}
+
+    # -- navigate_to_tag ------------------------------------------------------------------
+
+    def _navigate(self, inp: LeafInput) -> dict[str, Any] | None:
+        """A tag the robot's map lacks is a warning, not an error: the profile's ``tags`` is
+        what the executive was told about the map, which a site may change under it (a
+        new tag on the floor); the base itself refuses an unknown tag (FAILED) at run time."""
+        args = {name: inp.value(name) for name in inp.kind.args}
+        tag, known = args["tag"], self.profile.tags
+        if known is not None and isinstance(tag, int) and tag not in known:
+            val = inp.vals["tag"]
+            name = inp.value("name")
+            leaf = name if isinstance(name, str) else default_name(inp.kind.name, args)
+            shown = ", ".join(str(t) for t in sorted(known)) or "none"
+            self.diags.warning(
+                val.where,
+                f"{inp.path}.tag",
+                f"{leaf!r}: tag {tag} is not on the robot's map (the tags of profile "
+                f"{self.profile.name}: {shown}){val.note}",
+            )
+        return args
 
     # -- move_joints / hand_gesture -------------------------------------------------------
 

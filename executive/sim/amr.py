@@ -29,12 +29,25 @@ from typing import Any
 
 import yaml
 
+from executive.profile import RobotProfile, load_profile
+
 ACTIVE = ("QUEUING", "RUNNING", "PAUSED")
 POSITION_TOLERANCE = 0.01  # m
 HEADING_TOLERANCE = 0.005  # rad
 ERROR_UNKNOWN_TAG = 0x0101
 ERROR_FAILURE = 0x0201
 ERROR_REMOTE = 0x0301
+
+
+# Where the default map puts tags 1-5, and which is the charger.
+_LAYOUT: dict[int, tuple[float, float]] = {
+    1: (0.0, 0.0),
+    2: (2.0, 0.0),
+    3: (2.0, 1.5),
+    4: (0.0, 1.5),
+    5: (-1.0, 0.0),
+}
+_CHARGER = 5
 
 
 class TagMapError(ValueError):
@@ -50,13 +63,21 @@ class TagMap:
     charger: int | None = None
 
     @classmethod
-    def default(cls) -> TagMap:
-        """Five tags around a 2 m x 1.5 m rectangle: tag-to-tag trips of 1-3 s at 1 m/s."""
-        return cls(
-            tags={1: (0.0, 0.0), 2: (2.0, 0.0), 3: (2.0, 1.5), 4: (0.0, 1.5), 5: (-1.0, 0.0)},
-            start=(0.0, 0.0, 0.0),
-            charger=5,
-        )
+    def default(cls, profile: RobotProfile | None = None) -> TagMap:
+        """The map of the robot profile's ``tags`` (the default profile's if none given), so
+        the simulated site has exactly the tags validation knows about.
+
+        Tags 1-5 sit around a 2 m x 1.5 m rectangle (tag-to-tag trips of 1-3 s at 1 m/s),
+        tag 5 being the charger; any other tag of the profile is placed on a row 1 m
+        beyond it, 1 m apart, in id order. A profile without ``tags`` gets tags 1-5.
+        """
+        if profile is None:
+            profile = load_profile()
+        ids = sorted(profile.tags) if profile.tags is not None else sorted(_LAYOUT)
+        others = [t for t in ids if t not in _LAYOUT]
+        tags = {t: _LAYOUT[t] for t in ids if t in _LAYOUT}
+        tags.update({t: (float(i), -1.0) for i, t in enumerate(others)})
+        return cls(tags=tags, start=(0.0, 0.0, 0.0), charger=_CHARGER if _CHARGER in tags else None)
 
     @classmethod
     def load(cls, path: str | Path) -> TagMap:
