@@ -2,7 +2,8 @@
 
     python bench/run.py                      # everything, about 6 minutes on 2 cores
     python bench/run.py --quick              # shortened runs, to check the harness
-    python bench/run.py --only estop,stream  # some of: codec startup tick stream estop memory
+    python bench/run.py --only estop,stream  # some of: codec startup tick stream estop
+                                             # estop_c memory
 
 Each part is a module of ``bench/`` that also runs alone (``python bench/estop.py -h``):
 
@@ -12,6 +13,8 @@ Each part is a module of ``bench/`` that also runs alone (``python bench/estop.p
 - ``stream``: the 500 Hz command stream in the running service (lateness, misses, CPU);
 - ``estop``: e-stop to hold and to the AMR cancel across three processes, idle and with a
   CPU hog, against a plain relay and ddsperf's ping-pong;
+- ``estop_c``: the same figure with the e-stop written by the C robot (``tests/crobot``,
+  CycloneDDS 0.10 and idlc, as the firmware), beside it and over the same ddsperf floor;
 - ``memory``: the service's RSS after 1,000 mission runs against after 10.
 
 Every DDS participant uses the loopback config (``CYCLONEDDS_URI`` is set to
@@ -36,7 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script: python bench/run.py
     sys.path.insert(0, str(ROOT))
 
-from bench import codec, estop, memory, startup, stream, tick  # noqa: E402
+from bench import codec, estop, estop_c, memory, startup, stream, tick  # noqa: E402
 from bench.common import (  # noqa: E402
     RESULTS,
     busy_processes,
@@ -48,7 +51,7 @@ from bench.common import (  # noqa: E402
     table,
 )
 
-PARTS = ("codec", "startup", "tick", "stream", "estop", "memory")
+PARTS = ("codec", "startup", "tick", "stream", "estop", "estop_c", "memory")
 FLAT_KIB_PER_RUN = 1.0  # "flat": the second half's slope stays under this
 
 
@@ -61,6 +64,7 @@ def summary_rows(results: dict[str, Any]) -> list[list[str]]:
     rows: list[list[str]] = []
     for part, rows_of in (
         ("estop", _estop_rows),
+        ("estop_c", _estop_c_rows),
         ("stream", _stream_rows),
         ("codec", _codec_rows),
         ("tick", _tick_rows),
@@ -114,6 +118,51 @@ def _estop_rows(e: dict[str, Any]) -> list[list[str]]:
                     ]
                 )
     return rows
+
+
+def _estop_c_rows(e: dict[str, Any]) -> list[list[str]]:
+    """The e-stop from C beside the Python robot's rows: the same target, and the ratio to
+    the same floor (ddsperf's C ping-pong, as printed in the estop rows)."""
+    if not e:
+        return []
+    name = f"idle, C robot ({e['variant']})"
+    s = e["hold_ms"]
+    target = "median <= 0.5 ms"
+    if e["lost"]:
+        target = f"{target}; {e['lost']} events lost"
+    rows = [
+        [
+            "e-stop from C -> first hold",
+            name,
+            fmt(s["median"]),
+            fmt(s["p99"]),
+            target,
+            _check(estop_c.met(e)),
+        ]
+    ]
+    c = e["cancel_ms"]
+    rows.append(["e-stop from C -> AMR cancel", name, fmt(c["median"]), fmt(c["p99"]), "", "-"])
+    if e.get("hold_over_ddsperf"):
+        ratio = e["hold_over_ddsperf"]
+        p = e["ddsperf_rtt_ms"]
+        rows.append(
+            [
+                "  over ddsperf ping-pong (C)",
+                name,
+                fmt(p["median"]),
+                fmt(p["p99"]),
+                f"hold = {ratio['median']:.0f}x / {ratio['p99']:.0f}x",
+                "-",
+            ]
+        )
+    return rows
+
+
+def c_floor(results: dict[str, Any]) -> dict[str, Any] | None:
+    """The ddsperf ping-pong the estop part measured idle, for the C robot's ratio."""
+    conditions = (results.get("estop") or {}).get("conditions", {})
+    floor: dict[str, Any] | None = conditions.get("idle", {}).get("ddsperf_rtt_ms")
+    return floor
 
 
 def _stream_rows(st: dict[str, Any]) -> list[list[str]]:
@@ -286,6 +335,7 @@ def main() -> int:
     parser.add_argument("--only", help=f"comma-separated parts (default all: {','.join(PARTS)})")
     parser.add_argument("--quick", action="store_true", help="shortened runs, to check the harness")
     parser.add_argument("--events", type=int, help="e-stop events per condition (default 200)")
+    parser.add_argument("--c-events", type=int, help="e-stop events from the C robot (default 30)")
     parser.add_argument(
         "--runs", type=int, help="mission runs for the memory figure (default 1000)"
     )
@@ -299,7 +349,14 @@ def main() -> int:
         parser.error(f"unknown parts: {', '.join(sorted(unknown))} (known: {', '.join(PARTS)})")
     q = args.quick
     events = args.events or (50 if q else 200)
+    c_events = args.c_events or (10 if q else 30)
     runs = args.runs or (100 if q else 1000)
+    results: dict[str, Any] = {
+        "machine": machine(),
+        "busy_at_start": busy_processes(),
+        "quick": q,
+        "started": time.strftime("%Y-%m-%d %H:%M:%S %z"),
+    }
     jobs: dict[str, tuple[Callable[[], dict[str, Any]], Callable[[dict[str, Any]], str]]] = {
         "codec": (lambda: codec.run(5000 if q else 20_000, 300 if q else 1000), codec.report),
         "startup": (lambda: startup.run(3 if q else 5), startup.report),
@@ -309,13 +366,9 @@ def main() -> int:
             stream.report,
         ),
         "estop": (lambda: both(lambda rt: estop.run(events, realtime=rt)), estop.report),
+        # after estop: its idle ddsperf figure is the floor (measured here when it did not run)
+        "estop_c": (lambda: estop_c.run(c_events, floor=c_floor(results)), estop_c.report),
         "memory": (lambda: memory.run(runs, 10.0 if q else 120.0), memory.report),
-    }
-    results: dict[str, Any] = {
-        "machine": machine(),
-        "busy_at_start": busy_processes(),
-        "quick": q,
-        "started": time.strftime("%Y-%m-%d %H:%M:%S %z"),
     }
     began = time.monotonic()
     for part in PARTS:
