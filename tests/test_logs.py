@@ -31,3 +31,24 @@ def test_level_filter(capsys: pytest.CaptureFixture[str]) -> None:
     structlog.get_logger("t").info("chatter")
     assert capsys.readouterr().err == ""
     logs.configure(journal=False)
+
+
+def test_console_lines_show_escapes_as_text(capsys: pytest.CaptureFixture[str]) -> None:
+    """Console mode (the operator CLI): a mission's log message, a client id, a field
+    name, an exception's message: none reaches the terminal as a control character."""
+    hostile = "\x1b[2J\x1b[Hstate: IDLE\nsafety: CLEAR\x07"
+    logs.configure(journal=False, console=True)
+    log = structlog.get_logger("t")
+    log.warning(hostile, mission="m" + hostile, client="c d" + hostile, n=3, **{"k\x1b": [hostile]})
+    try:
+        raise ValueError(hostile)
+    except ValueError:
+        log.exception("failed", feedback=hostile)
+    logs.configure(journal=False)
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\x07" not in err, repr(err)
+    first = err.splitlines()[0]
+    assert "\\x1b[2J\\x1b[Hstate: IDLE\\nsafety: CLEAR\\x07" in first
+    assert "mission='m\\x1b[2J" in first and "k\\x1b=" in first and "n=3" in first
+    assert not any(line.startswith(("state:", "safety:")) for line in err.splitlines())
+    assert "ValueError: \\x1b[2J" in err  # the traceback: its own lines, each printable
