@@ -32,7 +32,7 @@ from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 
 from executive.auth import new_nonce, sign
-from executive.requests import REPLY_TOPIC, REQUEST_QOS, REQUEST_TOPIC
+from executive.requests import MUTATING, REPLY_TOPIC, REQUEST_QOS, REQUEST_TOPIC
 from executive.sim.client import SimClient
 from executive.sim.record import STREAM_TOPICS, Recording
 from executive.wire.gen.own.atom_executive.msg import Reply_, Request_
@@ -213,9 +213,20 @@ class RawRequests:
         rid = uuid.uuid4().hex if request_id is None else request_id
         cid = self.client_id if client_id is None else client_id
         stamp = time.time_ns() if timestamp_ns is None else timestamp_ns
-        once = new_nonce() if nonce is None else nonce
+        if nonce is None:  # a command is bound to the service instance, as the client binds it
+            once = new_nonce(self.instance() if signed and verb in MUTATING else None)
+        else:
+            once = nonce
         signature = sign(key or self.key, rid, cid, verb, text, stamp, once) if signed else ""
         return Request_(rid, cid, verb, text, stamp, once, signature)
+
+    def instance(self, timeout: float = 10.0) -> str | None:
+        """The instance id the service binds commands to (its ``status`` reply)."""
+        reply = self.ask(self.make("status", signed=False, nonce=""), timeout)
+        if reply is None or reply.code != 0 or not reply.payload:
+            return None
+        payload = json.loads(reply.payload)
+        return payload.get("instance") if isinstance(payload, dict) else None
 
     def ask(self, request: Request_, timeout: float = 10.0) -> Reply_ | None:
         """Send ``request``; its reply, or None if none came within ``timeout``."""

@@ -8,6 +8,10 @@ request_id and client_id as sent, so the client can match it. Requests are taken
 off DDS by a listener that only queues them; a worker thread answers, so a slow
 request can never delay CycloneDDS's receive thread (which also delivers the e-stop).
 Anything that touches the tree is handed to the executive's tick thread.
+
+The ``status`` reply's payload carries ``instance``: this service start's id, which a
+command's nonce must be bound to (executive/auth.py says why), so a command signed for
+one instance of the service is refused by every other.
 """
 
 from __future__ import annotations
@@ -287,7 +291,10 @@ class RequestServer:
         )
 
     def _verb_status(self, args: dict[str, Any]) -> Answer:
-        return Answer(Code.OK, self.executive.state.value, self.status())
+        payload = self.status()
+        if self.auth is not None and isinstance(payload, dict):
+            payload = {**payload, "instance": self.auth.instance}  # what commands are bound to
+        return Answer(Code.OK, self.executive.state.value, payload)
 
     def _verb_start(self, args: dict[str, Any]) -> Answer:
         name, params = args.get("mission"), args.get("params", {})

@@ -1,4 +1,5 @@
-"""HMAC authentication: good requests pass; forged, stale, replayed or unknown ones do not."""
+"""HMAC authentication: good requests pass; forged, stale, replayed or unknown ones do not,
+nor ones signed for another instance of the service or by a client that binds none."""
 
 from __future__ import annotations
 
@@ -9,16 +10,19 @@ from pathlib import Path
 import pytest
 
 from executive.auth import (
+    NOT_BOUND,
     WINDOW_NS,
     Authenticator,
     KeyFileError,
     load_keys,
     new_nonce,
+    nonce_instance,
     sign,
     write_key_file,
 )
 
 KEY = bytes(range(32))
+INSTANCE = "a" * 32  # the instance id of the Authenticators below
 
 
 @dataclass(frozen=True)
@@ -33,18 +37,59 @@ class Req:
 
 
 def signed(now: int, **changes: object) -> Req:
-    r = replace(Req("r1", "operator", "start", '{"mission": "wave"}', now, new_nonce()), **changes)  # type: ignore[arg-type]
+    r = Req("r1", "operator", "start", '{"mission": "wave"}', now, new_nonce(INSTANCE))
+    r = replace(r, **changes)  # type: ignore[arg-type]
     return replace(
         r, signature=sign(KEY, r.request_id, r.client_id, r.verb, r.args, r.timestamp_ns, r.nonce)
     )
 
 
+def authenticator(now: int, instance: str = INSTANCE) -> Authenticator:
+    return Authenticator({"operator": KEY}, clock_ns=lambda: now, instance=instance)
+
+
 def test_good_request_then_replay() -> None:
     now = 10**18
-    auth = Authenticator({"operator": KEY}, clock_ns=lambda: now)
+    auth = authenticator(now)
     req = signed(now)
     assert auth.check(req) is None
     assert auth.check(req) == "replayed request (nonce already used)"
+
+
+def test_a_request_accepted_by_one_instance_is_refused_by_the_next() -> None:
+    """The replay across a restart: instance A accepts a signed start; B (the service
+    started again, remembering nothing, the request still inside the window) refuses the
+    same bytes, saying why."""
+    now = 10**18
+    first, second = Authenticator({"operator": KEY}), Authenticator({"operator": KEY})
+    assert first.instance != second.instance and len(first.instance) == 32
+    req = signed(now, nonce=new_nonce(first.instance))
+    assert authenticator(now, first.instance).check(req) is None
+    why = authenticator(now + 8 * 10**9, second.instance).check(req)
+    assert why is not None and why.startswith("request signed for another service instance")
+    assert repr(first.instance) in why and "send the command again" in why
+
+
+def test_an_unbound_nonce_is_refused_in_words() -> None:
+    """An older client signs a bare nonce: refused, and told to update, not 'bad signature'."""
+    now = 10**18
+    assert authenticator(now).check(signed(now, nonce=new_nonce())) == NOT_BOUND
+    assert authenticator(now).check(signed(now, nonce="")) == NOT_BOUND
+    assert "update it" in NOT_BOUND
+
+
+def test_the_binding_is_signed() -> None:
+    """Re-binding a captured request to the running instance breaks its signature."""
+    now = 10**18
+    req = signed(now, nonce=new_nonce("b" * 32))
+    rebound = replace(req, nonce=INSTANCE + req.nonce[32:])
+    assert authenticator(now).check(rebound) == "bad signature"
+
+
+def test_nonce_instance() -> None:
+    assert nonce_instance(new_nonce(INSTANCE)) == INSTANCE
+    assert nonce_instance(new_nonce()) is None
+    assert nonce_instance("x/y/z") == "x" and nonce_instance("/y") == ""
 
 
 @pytest.mark.parametrize(
@@ -61,13 +106,13 @@ def test_good_request_then_replay() -> None:
 )
 def test_tampered_requests_are_refused(tamper: object, why: str) -> None:
     now = 10**18
-    auth = Authenticator({"operator": KEY}, clock_ns=lambda: now)
+    auth = authenticator(now)
     assert auth.check(tamper(signed(now))) == why  # type: ignore[operator]
 
 
 def test_stale_and_future_timestamps_are_refused() -> None:
     now = 10**18
-    auth = Authenticator({"operator": KEY}, clock_ns=lambda: now)
+    auth = authenticator(now)
     assert "window" in (auth.check(signed(now - WINDOW_NS - 1)) or "")
     assert "window" in (auth.check(signed(now + WINDOW_NS + 1)) or "")
 
@@ -88,3 +133,21 @@ def test_key_file_permissions_and_content(tmp_path: Path) -> None:
         load_keys(path)
     with pytest.raises(KeyFileError, match="cannot read"):
         load_keys(tmp_path / "none.yaml")
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("operator: [\n", "not a readable YAML key file: while parsing"),
+        ('"\\x1b[2J\\nstate: IDLE": zz\n', "key is not hex"),  # YAML escapes: ESC, newline
+        ("[" * 5000, "not a readable YAML key file"),
+    ],
+)
+def test_bad_key_files_are_one_printable_line(tmp_path: Path, text: str, words: str) -> None:
+    path = tmp_path / "keys.yaml"
+    path.write_text(text)
+    path.chmod(0o600)
+    with pytest.raises(KeyFileError, match=words) as err:
+        load_keys(path)
+    message = str(err.value)
+    assert "\n" not in message and "\x1b" not in message, message

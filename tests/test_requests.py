@@ -36,6 +36,7 @@ from executive.wire.gen.own.atom_executive.msg import Reply_, Request_
 from tests.rigs import Rig
 
 KEY = b"k" * 32
+INSTANCE = "5" * 32  # the served instance's id; requests are bound to it unless told not
 
 
 class Library:
@@ -69,7 +70,7 @@ def request(verb: str, payload: Any = None, *, key: bytes | None = KEY, **over: 
         "verb": verb,
         "args": json.dumps(payload or {}),
         "timestamp_ns": time.time_ns(),
-        "nonce": new_nonce(),
+        "nonce": new_nonce(INSTANCE),
         "signature": "",
     }
     fields.update(over)
@@ -98,7 +99,7 @@ def served(rig: Rig) -> Iterator[Served]:
         rig.participant,
         rig.ex,
         library,
-        auth=Authenticator({"operator": KEY}),
+        auth=Authenticator({"operator": KEY}, instance=INSTANCE),
         status=lambda: {"state": rig.ex.state.value},
     )
     ticker = Ticker(rig.ex.tick, 100)
@@ -134,6 +135,16 @@ def served(rig: Rig) -> Iterator[Served]:
             "bad signature",
         ),
         (lambda: request("reset", client_id="mallory"), Code.UNAUTHENTICATED, "unknown client"),
+        (
+            lambda: request("start", {"mission": "wait"}, nonce=new_nonce()),
+            Code.UNAUTHENTICATED,
+            "refused: request not bound to this service instance",
+        ),
+        (
+            lambda: request("stop", nonce=new_nonce("0" * 32)),
+            Code.UNAUTHENTICATED,
+            "refused: request signed for another service instance ('" + "0" * 32 + "')",
+        ),
         (lambda: request("start", {"mission": "nope"}), Code.NOT_FOUND, "no mission 'nope'"),
         (lambda: request("start", {}), Code.BAD_REQUEST, "args.mission"),
         (
@@ -151,6 +162,32 @@ def test_answers(served: Served, req: Any, code: Code, words: str) -> None:
     answer = served.server.answer(req())
     assert answer.code is code, answer
     assert words in answer.message
+
+
+def test_the_status_reply_names_the_instance_commands_are_bound_to(served: Served) -> None:
+    answer = served.server.answer(request("status", key=None))
+    assert answer.code is Code.OK and answer.payload["instance"] == INSTANCE
+
+
+def test_a_start_accepted_before_a_restart_is_refused_after_it(served: Served, rig: Rig) -> None:
+    """The same signed bytes, to the service started again (a new RequestServer and
+    Authenticator, nothing remembered, the request well inside the window): refused in
+    words, and no mission runs."""
+    start = request("start", {"mission": "wait", "params": {"seconds": 60}})
+    assert served.server.answer(start).code is Code.OK
+    assert served.server.answer(request("stop")).code is Code.OK
+    restarted = RequestServer(
+        rig.participant,
+        rig.ex,
+        served.library,
+        auth=Authenticator({"operator": KEY}),  # a fresh instance id, as at every start
+        status=lambda: {},
+    )
+    runs = rig.ex.counters.runs
+    replay = restarted.answer(start)
+    assert replay.code is Code.UNAUTHENTICATED, replay
+    assert replay.message.startswith("refused: request signed for another service instance")
+    assert rig.ex.counters.runs == runs and rig.ex.run is None
 
 
 def test_start_stop_replay_and_busy(served: Served) -> None:

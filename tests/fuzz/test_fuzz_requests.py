@@ -33,7 +33,7 @@ from cyclonedds.topic import Topic
 from hypothesis import given
 from hypothesis import strategies as st
 
-from executive.auth import WINDOW_NS, new_nonce, sign
+from executive.auth import WINDOW_NS, new_nonce, nonce_instance, sign
 from executive.missions import MissionStore
 from executive.requests import (
     MAX_FIELD,
@@ -95,6 +95,7 @@ class Fuzz:
     nonces: set[str] = field(default_factory=set)
     rng: random.Random = field(default_factory=lambda: random.Random(5))
     rounds0: int = 0  # rounds the run had done when the fuzzing began
+    instance: str = ""  # the service instance signed commands are bound to
     codes: dict[str, int] = field(default_factory=lambda: defaultdict(int))
 
     def on_reply(self, reader: DataReader[Reply_]) -> None:
@@ -158,6 +159,8 @@ def fuzz(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fuzz]:
         )
         assert matched[0].wait(30) and matched[1].wait(30)
         fz = Fuzz(stack, run_id, stack.key, writer, MissionStore(MISSIONS, PROFILE))
+        fz.instance = client.instance(10) or ""
+        assert fz.instance, "the service names no instance in its status reply"
         fz.rounds0 = _rounds(client.status())
         yield fz
         del reader
@@ -171,6 +174,20 @@ def _signed(fields: dict[str, Any], key: bytes) -> str:
     return sign(
         key, f["request_id"], f["client_id"], f["verb"], f["args"], f["timestamp_ns"], f["nonce"]
     )
+
+
+def _nonce(fz: Fuzz, spec: RequestSpec) -> str:
+    """Bound to the service instance, as a current client binds it; a chosen nonce (made
+    unique: the service forgets nonces after twice the window, so reusing one across the
+    run would be accepted or refused by the clock) is also sent unbound, as an older
+    client sends it, or bound to another instance, as a replay from before a restart."""
+    if spec.nonce is None:
+        return new_nonce(fz.instance)
+    unique = spec.nonce + new_nonce()
+    how = len(spec.nonce) % 3
+    if how == 1:
+        return unique  # unbound, unless it holds a "/" (then: bound to what precedes it)
+    return f"{fz.instance if how == 0 else 'f' * 32}/{unique}"
 
 
 def materialise(fz: Fuzz, spec: RequestSpec) -> dict[str, Any]:
@@ -188,9 +205,7 @@ def materialise(fz: Fuzz, spec: RequestSpec) -> dict[str, Any]:
         "verb": spec.verb,
         "args": spec.args,
         "timestamp_ns": min(max(time.time_ns() + spec.stamp_offset_ns, 0), 2**64 - 1),
-        # a chosen nonce is made unique: the service forgets nonces after twice the window,
-        # so reusing one across the run would be accepted or refused by the clock
-        "nonce": spec.nonce + new_nonce() if spec.nonce is not None else new_nonce(),
+        "nonce": _nonce(fz, spec),
         "signature": "",
     }
     if spec.auth in ("empty_nonce", "replay"):
@@ -289,10 +304,14 @@ def _auth(fz: Fuzz, fields: dict[str, Any]) -> str:
         return "unknown client"
     if fields["signature"] != _signed(fields, fz.key):
         return "bad signature"
+    bound = nonce_instance(fields["nonce"])
+    if bound is None:
+        return "not bound to this service instance"
+    if bound != fz.instance:
+        return "signed for another service instance"
     if abs(time.time_ns() - fields["timestamp_ns"]) > WINDOW_NS - 10**9:
         return "timestamp"  # (a second of slack either way: we do not race the window)
-    nonce = fields["nonce"]
-    if not nonce or nonce in fz.nonces:
+    if fields["nonce"] in fz.nonces:
         return "replayed"
     return ""
 
