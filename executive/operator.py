@@ -1,13 +1,21 @@
 """Operator commands: ``status``, ``watch``, ``missions``, ``start``, ``stop``, ``reset``, ``reload``.
 
 They talk DDS like any client (executive/client.py). Exit codes: 0 done, 1 refused by the
-executive (the reply's message says why), 3 no executive answered in time.
+executive (the reply's message says why), 2 bad command-line input (one line, before any
+DDS traffic), 3 no executive answered in time.
+
+Every string that comes from the service (mission, node and client names, feedback,
+reasons, reply messages) passes ``executive.text.printable`` before it is printed: they
+come from mission files and from anyone on the domain, and a ``\x1b[2J`` in a log
+message must show as text, not clear the screen and draw a fake state over the real one.
+``--json`` output is JSON (``json.dumps`` escapes every control character).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -15,9 +23,10 @@ from typing import Any, cast
 
 import yaml
 
-from executive import dds
+from executive import dds, logs
 from executive.auth import KeyFileError, load_keys
 from executive.client import ExecutiveClient, NoExecutiveError
+from executive.text import printable
 from executive.wire.gen.own.atom_executive.msg import Status_
 
 EXIT_REFUSED = 1
@@ -29,30 +38,39 @@ class UsageError(ValueError):
     """Bad command-line input: said in one line, exit code 2, before any DDS traffic."""
 
 
+MAX_DEPTH_SHOWN = 64  # indent levels drawn; a deeper (or absurd) depth is drawn at this one
+
+
 def render_tree(status: Status_) -> str:
-    """The tree of a status sample as indented text, one node a line."""
+    """The tree of a status sample as indented text, one node a line, every name and
+    feedback made printable (they may hold anything a mission file or sender put there)."""
+    p = printable
     marks = {"RUNNING": "*", "SUCCESS": "✓", "FAILURE": "✗", "INVALID": "-"}
     lines = []
     for node in cast(list[Any], status.tree):
         name = node.path.rsplit("/", 1)[-1]
-        tail = f"  [{node.feedback}]" if node.feedback and node.status != "INVALID" else ""
-        lines.append(f"{'    ' * node.depth}{marks.get(node.status, '?')} {name}{tail}")
+        tail = f"  [{p(node.feedback)}]" if node.feedback and node.status != "INVALID" else ""
+        indent = "    " * min(int(node.depth), MAX_DEPTH_SHOWN)
+        lines.append(f"{indent}{marks.get(node.status, '?')} {p(name)}{tail}")
     return "\n".join(lines)
 
 
 def summary(status: Status_) -> str:
-    parts = [f"state: {status.state}"]
+    """State, mission, active node, safety and the last result, one printable line each."""
+    p = printable
+    parts = [f"state: {p(status.state)}"]
     if status.mission:
-        parts.append(f"mission: {status.mission} ({status.run_id})")
+        parts.append(f"mission: {p(status.mission)} ({p(status.run_id)})")
     if status.active_node:
-        parts.append(f"active: {status.active_node}")
+        parts.append(f"active: {p(status.active_node)}")
     parts.append(
-        f"safety: {status.safety}" + (f" ({status.safety_reason})" if status.safety_reason else "")
+        f"safety: {p(status.safety)}"
+        + (f" ({p(status.safety_reason)})" if status.safety_reason else "")
     )
     if status.last_result:
         parts.append(
-            f"last: {status.last_result}"
-            + (f" ({status.last_reason})" if status.last_reason else "")
+            f"last: {p(status.last_result)}"
+            + (f" ({p(status.last_reason)})" if status.last_reason else "")
         )
     return "\n".join(parts)
 
@@ -70,34 +88,66 @@ def _key(args: argparse.Namespace) -> bytes | None:
     return key
 
 
+def _param_value(text: str) -> Any:
+    """A ``--param`` value: what YAML reads it as (3 -> int, 1.5 -> float, true -> bool,
+    [1, 2] -> list) when JSON can carry that to the service, else the text as typed
+    (``[oops``, a date, ``.nan``: the mission's own validation then says what it expects)."""
+    try:
+        value = yaml.safe_load(text)
+        json.dumps(value, allow_nan=False)
+    except (yaml.YAMLError, RecursionError, TypeError, ValueError):
+        return text
+    return value
+
+
 def _params(items: list[str]) -> dict[str, Any]:
     params: dict[str, Any] = {}
     for item in items:
         name, sep, value = item.partition("=")
         if not sep or not name:
             raise UsageError(f"--param {item!r} must be name=value")
-        params[name] = yaml.safe_load(value)  # 3 -> int, 1.5 -> float, true -> bool, else text
+        params[name] = _param_value(value)
     return params
 
 
+def _domain(args: argparse.Namespace) -> int:
+    """The DDS domain: ``--domain``, else ``$ATOM_DDS_DOMAIN``, else 0; a bad one is usage."""
+    if args.domain is None:
+        try:
+            return dds.domain_id_from_env()
+        except ValueError as e:
+            raise UsageError(str(e)) from None
+    if not 0 <= args.domain <= dds.MAX_DOMAIN_ID:
+        raise UsageError(f"--domain {args.domain} is outside 0..{dds.MAX_DOMAIN_ID}")
+    return int(args.domain)
+
+
+def _fail(message: object) -> None:
+    print(f"atom-executive: {printable(message)}", file=sys.stderr)
+
+
 def run(args: argparse.Namespace) -> int:
-    try:
-        key = _key(args)
+    logs.configure(console=True)  # anything logged here is for the person at the terminal
+    try:  # everything from the command line first: a mistake there sends nothing
         request_args = (
             {"mission": args.mission, "params": _params(args.param)}
             if args.command == "start"
             else {}
         )
+        domain = _domain(args)
+        key = _key(args)
     except UsageError as e:
-        print(f"atom-executive: {e}", file=sys.stderr)
+        _fail(e)
         return EXIT_USAGE
-    with dds.open_participant(args.domain) as participant:
+    with dds.open_participant(domain) as participant:
         client = ExecutiveClient(participant, client_id=args.client_id, key=key)
         try:
             return _dispatch(args, client, request_args)
         except NoExecutiveError as e:
-            print(f"atom-executive: {e}", file=sys.stderr)
+            _fail(e)
             return EXIT_NO_EXECUTIVE
+        finally:
+            client.close()  # listeners off before the participant goes (executive/client.py)
 
 
 def _dispatch(
@@ -123,11 +173,33 @@ def _dispatch(
         return _watch(client, args)
     verb = {"missions": "list_missions"}.get(args.command, args.command)
     reply = client.request(verb, request_args, timeout=args.timeout)
-    if args.command == "missions" and reply.code == 0:
-        print("\n".join(json.loads(reply.payload)))
+    names = _names(reply.payload) if args.command == "missions" and reply.code == 0 else None
+    if names is not None:
+        print("\n".join(map(printable, names)))
     else:
-        print(reply.message)
+        print(printable(reply.message))
     return 0 if reply.code == 0 else EXIT_REFUSED
+
+
+def _names(payload: str) -> list[Any] | None:
+    """The mission names of a ``list_missions`` reply, or None if it holds no list (a
+    reply is anyone's to write on the domain: it is read, never trusted)."""
+    try:
+        names = json.loads(payload)
+    except ValueError:
+        return None
+    return names if isinstance(names, list) else None
+
+
+def _seconds(text: str) -> float:
+    """A ``--timeout``/``--duration``: a finite number of seconds, zero or more."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds >= 0")
+    return value
 
 
 def _watch(client: ExecutiveClient, args: argparse.Namespace) -> int:
@@ -154,7 +226,7 @@ def add_parsers(sub: Any) -> None:
         "--domain", type=int, default=None, help="DDS domain (default: $ATOM_DDS_DOMAIN or 0)"
     )
     common.add_argument(
-        "--timeout", type=float, default=5.0, help="seconds to wait for the executive"
+        "--timeout", type=_seconds, default=5.0, help="seconds to wait for the executive"
     )
     common.add_argument("--client-id", default="operator", help="client id (names the key)")
     common.add_argument(
@@ -164,7 +236,7 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--json", action="store_true")
     p = sub.add_parser("watch", parents=[common], help="show the live tree as status arrives")
     p.add_argument(
-        "--duration", type=float, default=0.0, help="stop after this many seconds (0: never)"
+        "--duration", type=_seconds, default=0.0, help="stop after this many seconds (0: never)"
     )
     sub.add_parser("missions", parents=[common], help="list the missions the executive has loaded")
     p = sub.add_parser("start", parents=[common], help="start a mission")

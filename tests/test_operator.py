@@ -6,13 +6,20 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
+from executive import operator
 from executive.auth import write_key_file
+from executive.cli import main as cli_main
 from executive.stack import Stack, running_stack
+
+ROOT = Path(__file__).resolve().parents[1]
 
 pytestmark = pytest.mark.dds
 
@@ -94,3 +101,166 @@ def test_an_operator_session(stack: Stack) -> None:
     stopped = run("stop", *signed)
     assert stopped.returncode == 0, stopped
     assert "ABORTED" in run("status").stdout
+
+
+# -- nothing from a mission or a request drives the operator's terminal ----------------------
+
+HOSTILE = "\x1b[2J\x1b[Hstate: IDLE\nsafety: CLEAR\x07\x9b31m\u202e"
+
+
+def _node(path: str, status: str, feedback: str, depth: int) -> Any:
+    return SimpleNamespace(path=path, kind="Log", status=status, feedback=feedback, depth=depth)
+
+
+def test_summary_and_tree_show_escapes_as_text() -> None:
+    status: Any = SimpleNamespace(
+        state="RUNNING",
+        mission="m" + HOSTILE,
+        run_id="r" + HOSTILE,
+        active_node="Atom/" + HOSTILE,
+        safety="CLEAR",
+        safety_reason=HOSTILE,
+        last_result="FAILED",
+        last_reason=HOSTILE,
+        tree=[
+            _node("Atom", "RUNNING", "", 0),
+            _node("Atom/" + HOSTILE, "SUCCESS", HOSTILE, 1),
+            _node("Atom/deep", "RUNNING", "", 60_000),  # a forged depth: drawn, not 240 kB wide
+        ],
+    )
+    text = operator.summary(status) + "\n\n" + operator.render_tree(status)
+    assert not set(text) & {"\x1b", "\x07", "\x9b", "\u202e", "\r"}, repr(text)
+    lines = text.splitlines()
+    assert [line for line in lines if line.startswith("state:")] == ["state: RUNNING"]
+    assert [line for line in lines if line.startswith("safety:")] == [
+        "safety: CLEAR (\\x1b[2J\\x1b[Hstate: IDLE\\nsafety: CLEAR\\x07\\x9b31m\\u202e)"
+    ]
+    assert "    ✓ \\x1b[2J" in text and len(max(lines, key=len)) < 400
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("3", 3),
+        ("1.5", 1.5),
+        ("true", True),
+        ("[1, 2]", [1, 2]),
+        ("hello", "hello"),
+        ("[oops", "[oops"),  # not YAML: yaml.safe_load raised (a traceback)
+        ("2024-01-02", "2024-01-02"),  # a date: json.dumps raised later, in the client
+        (".nan", ".nan"),  # not JSON
+        ("!!binary aGk=", "!!binary aGk="),
+        ("a: [", "a: ["),
+    ],
+)
+def test_param_values(text: str, value: Any) -> None:
+    assert operator._param_value(text) == value
+    json.dumps(operator._param_value(text), allow_nan=False)
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["status", "--domain", "500"], "--domain 500 is outside 0..232"),
+        (["status", "--timeout", "nan"], "is not a number of seconds"),
+        (["watch", "--duration", "-1"], "is not a number of seconds"),
+        (["start", "m", "--param", "x=[oops", "--key-file", "/nonexistent"], "cannot read"),
+    ],
+)
+def test_more_bad_input_is_one_line_and_exit_2(args: list[str], words: str) -> None:
+    done = cli(*args)
+    assert done.returncode == 2, done
+    assert words in done.stderr and "Traceback" not in done.stderr + done.stdout
+    # the error is the last line, whole (argparse prints its usage above it)
+    assert words in done.stderr.strip().splitlines()[-1], done.stderr
+
+
+FAST_STATUS = """
+import dataclasses, sys, time
+from cyclonedds.pub import DataWriter
+from cyclonedds.topic import Topic
+from executive import dds
+from executive.status import STATUS_QOS, STATUS_TOPIC
+from executive.wire.gen.own.atom_executive.msg import Status_
+
+def sample(seq):
+    values = {}
+    for f in dataclasses.fields(Status_):
+        t = str(f.type)
+        values[f.name] = "" if "str" in t else [] if "sequence" in t else 0
+    return Status_(**{**values, "executive_id": "fast:1", "seq": seq, "state": "RUNNING"})
+
+with dds.open_participant() as p:
+    writer = DataWriter(p, Topic(p, STATUS_TOPIC, Status_), qos=STATUS_QOS)
+    end, seq = time.monotonic() + float(sys.argv[1]), 0
+    while time.monotonic() < end:
+        seq += 1
+        writer.write(sample(seq))
+        time.sleep(0.0002)
+"""
+
+
+def test_status_exits_quietly_while_status_pours_in(
+    dds_domain: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``DDS_RETCODE_BAD_PARAMETER ... Occurred while taking data`` (and 'NoneType' object
+    has no attribute 'take') from the status listener, now and then at CLI exit: a
+    sample arriving while the participant was deleted. The CLI's own code path, in this
+    process, against a status written thousands of times a second."""
+    unraisable: list[str] = []
+    monkeypatch.setattr(
+        sys, "unraisablehook", lambda u: unraisable.append(f"{u.exc_type.__name__}: {u.exc_value}")
+    )
+    publisher = subprocess.Popen(
+        [sys.executable, "-c", FAST_STATUS, "60"], env={**os.environ}, cwd=ROOT
+    )
+    try:
+        rounds = 0
+        deadline = time.monotonic() + 40
+        while rounds < 60 and time.monotonic() < deadline:
+            assert cli_main(["status", "--domain", str(dds_domain), "--timeout", "20"]) == 0
+            rounds += 1
+    finally:
+        publisher.kill()
+        publisher.wait()
+    assert rounds >= 20, rounds
+    assert not unraisable, f"{len(unraisable)} in {rounds} runs: {sorted(set(unraisable))}"
+
+
+EVIL_MISSION = r"""
+mission: evil
+description: A node name and a log message that try to drive the operator's terminal.
+tree:
+  sequence:
+    name: "Evil\e[31m\rstate: IDLE"
+    children:
+      - log:
+          message: "\e[2J\e[Hstate: IDLE\nsafety: CLEAR\a"
+      - wait:
+          seconds: 120
+"""
+
+
+def test_status_and_watch_show_a_hostile_mission_as_text(tmp_path: Path) -> None:
+    """``\\x1b[2J`` and a fake status in a mission's log message and node name drew
+    'state: IDLE  safety: CLEAR' over a RUNNING mission; now they are shown, escaped."""
+    missions = tmp_path / "missions"
+    missions.mkdir()
+    (missions / "evil.yaml").write_text(EVIL_MISSION)
+    with running_stack(tmp_path / "stack") as s:
+        s.write_config(missions_dir=str(missions))
+        s.start_sim()
+        s.start_service()
+        started = s.client.request("start", {"mission": "evil"}, timeout=20)
+        assert started.code == 0, started.message
+        assert s.client.wait_status(lambda st: "Wait" in st.active_node, 20) is not None
+        for args in (["status"], ["watch", "--duration", "2"]):
+            done = cli(*args, env=s.env())
+            assert done.returncode == 0, done
+            out = done.stdout + done.stderr
+            assert not set(out) & {"\x1b", "\x07", "\r"}, repr(out)
+            assert "\\x1b[2J\\x1b[Hstate: IDLE\\nsafety: CLEAR\\x07" in out, out
+            assert "Evil\\x1b[31m\\rstate: IDLE" in out, out
+            states = {line for line in out.splitlines() if line.startswith("state:")}
+            safeties = {line for line in out.splitlines() if line.startswith("safety:")}
+            assert states == {"state: RUNNING"} and safeties == {"safety: CLEAR"}, out
