@@ -4,12 +4,17 @@ Every key has a default, so an empty file (or none) is a valid config. Unknown k
 and bad values stop start-up with a message naming the key (``safety.max_state_age:
 must be > 0``): a service engineer should never have to guess which line is wrong.
 DDS network settings are not here: they are CycloneDDS's own (``CYCLONEDDS_URI``).
+Every problem is one line, control characters shown escaped (``executive.text``): the
+file may hold anything, and its keys and values end up on a terminal. ``data_dir`` is
+checked at start-up too (``check_data_dir``): a directory the service can write in.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import os
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +22,7 @@ from typing import Any
 import yaml
 
 from executive.safety import SafetyConfig
+from executive.text import printable, yaml_problem
 from executive.wire import Variant, VariantError
 
 
@@ -25,7 +31,8 @@ class ConfigError(ValueError):
 
     def __init__(self, source: str, problems: list[str]) -> None:
         self.problems = problems
-        super().__init__("\n".join(f"{source}: {p}" for p in problems))
+        # one line per problem, whatever the file held (a key with a newline or an escape)
+        super().__init__("\n".join(printable(f"{source}: {p}") for p in problems))
 
 
 @dataclass(frozen=True)
@@ -160,5 +167,40 @@ def load_config(path: str | Path | None) -> ServiceConfig:
     except UnicodeDecodeError:
         raise ConfigError(source, ["not UTF-8 text"]) from None
     except yaml.YAMLError as e:
-        raise ConfigError(source, [f"not valid YAML: {e}"]) from None
+        raise ConfigError(source, [f"not valid YAML: {yaml_problem(e)}"]) from None
+    except RecursionError:  # "[[[[...": nested deeper than the parser goes
+        raise ConfigError(source, ["not valid YAML: nested too deeply"]) from None
     return parse_config(data, source)
+
+
+def check_data_dir(data_dir: str, source: str = "config") -> None:
+    """Raise ConfigError naming ``data_dir`` unless the service can write its run records
+    there (``<data_dir>/runs``), creating the directories if they are missing.
+
+    Checked at start-up, before DDS and READY=1: found later, the same problem was a
+    traceback out of the run recorder, after systemd had been told the service was up.
+    Writability is tried, not inferred from the mode bits (root, ACLs, read-only mounts).
+    """
+    path = Path(data_dir)
+    problem = _unwritable(path) or _unwritable(path / "runs")
+    if problem is not None:
+        raise ConfigError(source, [f"data_dir: {problem}"])
+
+
+def _unwritable(path: Path) -> str | None:
+    """Why the service cannot write files in ``path`` (made if missing), or None."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        return f"{path} is not a directory"
+    except OSError as e:
+        return f"{path}: cannot create it: {e.strerror or e}"
+    if not path.is_dir():
+        return f"{path} is not a directory"
+    try:
+        fd, probe = tempfile.mkstemp(dir=path, prefix=".write-check-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        return f"{path}: cannot write in it: {e.strerror or e}"
+    return None

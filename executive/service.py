@@ -23,7 +23,7 @@ import structlog
 
 from executive import dds, faultpoints, logs, notify, realtime
 from executive.auth import Authenticator, KeyFileError, load_keys
-from executive.config import ConfigError, ServiceConfig, load_config
+from executive.config import ConfigError, ServiceConfig, check_data_dir, load_config
 from executive.core import Executive
 from executive.missions import MissionStore
 from executive.profile import ProfileError, RobotProfile, load_profile
@@ -66,6 +66,7 @@ def _load(
     profile = load_profile(config.profile, fsm_overrides=config.fsm_ids)
     auth = Authenticator(load_keys(config.keys_file)) if config.keys_file else None
     store = MissionStore(config.missions_dir, profile)
+    check_data_dir(config.data_dir, str(args.config or "config"))  # before DDS and READY
     return config, profile, auth, store
 
 

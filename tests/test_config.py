@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from executive.config import ConfigError, ServiceConfig, load_config, parse_config
+from executive.config import (
+    ConfigError,
+    ServiceConfig,
+    check_data_dir,
+    load_config,
+    parse_config,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_no_file_and_empty_file_are_all_defaults(tmp_path: Path) -> None:
@@ -66,3 +76,79 @@ def test_unreadable_files(tmp_path: Path, text: str) -> None:
         load_config(path)
     with pytest.raises(ConfigError, match="cannot read"):
         load_config(tmp_path / "missing.yaml")
+
+
+def test_a_yaml_error_is_one_line_naming_where(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text("tick_hz: 50\nsafety: [\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert str(err.value).count("\n") == 0, str(err.value)
+    assert "not valid YAML" in str(err.value) and "line 3" in str(err.value)
+
+
+def test_problems_are_printable_lines(tmp_path: Path) -> None:
+    """A key with an escape and a newline (YAML escapes in a quoted key) is named, shown."""
+    path = tmp_path / "c.yaml"
+    path.write_text('"\\x1b[2Jtick\\nstate: IDLE": 1\n')
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    message = str(err.value)
+    assert "\x1b" not in message and "\n" not in message, message
+    assert "\\x1b[2Jtick\\nstate: IDLE: unknown key" in message
+
+
+# -- data_dir: checked at start-up, before DDS and READY ------------------------------------
+
+
+def test_a_missing_data_dir_is_made(tmp_path: Path) -> None:
+    check_data_dir(str(tmp_path / "a" / "b"))
+    assert (tmp_path / "a" / "b" / "runs").is_dir()
+    assert list((tmp_path / "a" / "b").iterdir()) == [tmp_path / "a" / "b" / "runs"]
+
+
+@pytest.mark.parametrize(
+    ("where", "words"),
+    [
+        ("{file}", "is not a directory"),
+        ("{file}/below", "cannot create it: Not a directory"),
+        ("{runs_file}", "runs is not a directory"),
+        ("/sys/atom-executive", "cannot create it"),  # read-only for root as well
+        ("/sys", "cannot write in it"),
+    ],
+)
+def test_a_data_dir_the_service_cannot_write_in_names_the_key(
+    tmp_path: Path, where: str, words: str
+) -> None:
+    file = tmp_path / "file"
+    file.write_text("")
+    (tmp_path / "data" / "runs").parent.mkdir()
+    (tmp_path / "data" / "runs").write_text("")
+    path = where.format(file=file, runs_file=tmp_path / "data")
+    with pytest.raises(ConfigError) as err:
+        check_data_dir(path, "svc.yaml")
+    assert str(err.value).startswith("svc.yaml: data_dir: "), str(err.value)
+    assert words in str(err.value)
+
+
+@pytest.mark.parametrize("from_config", [False, True])
+def test_run_with_a_data_dir_it_cannot_use_is_one_line_and_exit_2(
+    tmp_path: Path, from_config: bool
+) -> None:
+    """It was a traceback out of the run recorder, after DDS had come up."""
+    file = tmp_path / "not-a-dir"
+    file.write_text("")
+    config = tmp_path / "c.yaml"
+    config.write_text(f"data_dir: {file}\n")
+    args = ["--config", str(config)] if from_config else ["--data-dir", str(file)]
+    done = subprocess.run(
+        [sys.executable, "-m", "executive.cli", "run", "--missions", str(ROOT / "missions"), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2, done
+    source = str(config) if from_config else "config"
+    assert done.stdout == f"atom-executive: {source}: data_dir: {file} is not a directory\n"
+    assert "Traceback" not in done.stderr and "READY" not in done.stderr, done.stderr
