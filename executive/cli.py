@@ -8,10 +8,13 @@ module that does the work and registers itself through ``add_parser``.
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 from collections.abc import Callable, Sequence
+from typing import NoReturn
 
 from executive import __version__
+from executive.text import printable
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -25,8 +28,16 @@ def _variants_cmd(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its error messages one printable line: they quote the arguments as
+    typed ("unrecognized arguments: ..."), escapes and newlines included."""
+
+    def error(self, message: str) -> NoReturn:
+        super().error(printable(message))
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="atom-executive", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="atom-executive", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -44,7 +55,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _stdout_escapes_what_it_cannot_encode() -> None:
+    """Print what the terminal's encoding cannot hold as ``\\udcff``, as stderr does.
+
+    Arguments are decoded with surrogateescape: a file name that is not UTF-8 holds lone
+    surrogates, and echoing it (``validate $'\\xff'``) raised UnicodeEncodeError out of
+    ``print`` under a UTF-8 locale (a traceback), or wrote the raw byte back under C.
+    """
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        sys.stdout.reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _stdout_escapes_what_it_cannot_encode()
     parser = build_parser()
     args = parser.parse_args(argv)
     handler: Handler = args.handler
