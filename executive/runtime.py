@@ -22,6 +22,7 @@ from executive.motion.streamer import MotionStreamer
 from executive.profile import STATE_TOPICS, RobotProfile
 from executive.robot_io import RobotIO, Side
 from executive.safety import SafetyConfig, SafetyMonitor
+from executive.taps import CommandTap
 from executive.ticker import Ticker
 from executive.wire import Interface
 
@@ -62,7 +63,9 @@ class Runtime:
         participant = participant or dds.make_participant()
         io = RobotIO(participant, interface, side=Side.CONTROLLER, records=STATE_TOPICS)
         streamer = MotionStreamer(io, profile, rate_hz=stream_hz, priority=stream_priority)
-        context = RobotContext(profile, DdsCommands(io), streamer, clock=time.monotonic)
+        # every one-shot command passes the tap: a run's recording lists them (runchannels)
+        commands = CommandTap(DdsCommands(io))
+        context = RobotContext(profile, commands, streamer, clock=time.monotonic)
         monitor = SafetyMonitor(safety, max_age=profile.safety_sources)
         executive = Executive(io, context, streamer, monitor)
         runtime = cls(
