@@ -44,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("variants", help="list the interface variant presets")
     p.set_defaults(handler=_variants_cmd)
 
-    from executive import operator, service
+    from executive import operator, posepreview, service, timeline
     from executive.mission import cli as mission_cli
     from executive.sim import cli as sim_cli
 
@@ -52,6 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
     operator.add_parsers(sub)
     sim_cli.add_parser(sub)
     mission_cli.add_parsers(sub)
+    timeline.add_parser(sub)
+    posepreview.add_parser(sub)
     return parser
 
 

@@ -1,0 +1,159 @@
+"""``atom-executive pose preview`` and ``atom-executive timeline``: the PNGs are made, and
+show what they should (two poses are two different pictures), through the real CLI.
+
+The profile-to-URDF joint map is held to the vendor URDF: every body joint maps to one
+of its revolute joints whose limits contain the profile's (the profile's are the
+intersection of the vendor's two sources), and no URDF joint is left unmapped.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from matplotlib.image import imread
+
+from executive import cli
+from executive.posepreview import URDF_PATH, Robot, urdf_joint
+from executive.profile import load_profile
+
+ROOT = Path(__file__).resolve().parents[1]
+REFERENCE_URDF = ROOT.parent / "shared" / "reference" / "atom.urdf"
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def robot() -> Robot:
+    return Robot(load_profile())
+
+
+@pytest.mark.parametrize("profile_name", ["atom-sdk", "atom-seed001"])
+def test_every_body_joint_maps_to_a_urdf_joint_whose_limits_contain_it(
+    profile_name: str, robot: Robot
+) -> None:
+    profile = load_profile(profile_name)
+    urdf = {j.name: j for j in robot.urdf.robot.joints}
+    mapped = []
+    for name, joint in profile.joints.items():
+        target = urdf_joint(profile, name)
+        if joint.group == "hands":
+            assert target is None  # the URDF has no fingers
+            continue
+        assert target in urdf, f"{name} -> {target}: not in the URDF"
+        limit = urdf[target].limit
+        assert urdf[target].type == "revolute"
+        assert limit.lower - 1e-4 <= joint.lower and joint.upper <= limit.upper + 1e-4, name
+        mapped.append(target)
+    assert sorted(mapped) == sorted(robot.urdf.actuated_joint_names)  # one to one
+
+
+def test_the_shipped_urdf_is_the_vendors_with_a_note(robot: Robot) -> None:
+    shipped = URDF_PATH.read_text()
+    assert "Apache-2.0" in shipped.split("<robot", 1)[0]  # source and license, on top
+    if not REFERENCE_URDF.is_file():
+        pytest.skip("no shared/reference beside the repository")
+    ours = shipped.split("-->\n", 1)[1]  # our note is the first comment
+    assert ours == REFERENCE_URDF.read_text().split("\n", 1)[1]
+
+
+def _pixels(path: Path) -> np.ndarray:
+    assert path.read_bytes()[:8] == PNG and path.stat().st_size > 10_000
+    return np.asarray(imread(path))
+
+
+def _differ(a: Path, b: Path) -> float:
+    """The share of pixels that differ in the drawing (not the title, not the footnote)."""
+    pa, pb = _pixels(a), _pixels(b)
+    assert pa.shape == pb.shape
+    rows = slice(int(0.1 * pa.shape[0]), int(0.82 * pa.shape[0]))
+    return float(np.mean(np.any(np.abs(pa[rows] - pb[rows]) > 0.05, axis=-1)))
+
+
+def test_two_poses_are_two_different_pictures(tmp_path: Path) -> None:
+    for name in ("right_reach_forward", "look_left", "home"):
+        code = cli.main(
+            [
+                "pose",
+                "preview",
+                name,
+                "--missions",
+                str(ROOT / "missions"),
+                "-o",
+                str(tmp_path / f"{name}.png"),
+            ]
+        )
+        assert code == 0
+    # the arm, or only the head, moved: either shows (a few thousand pixels of 1.3 M)
+    assert _differ(tmp_path / "right_reach_forward.png", tmp_path / "home.png") > 0.002
+    assert _differ(tmp_path / "look_left.png", tmp_path / "home.png") > 0.0005
+
+
+def test_two_gestures_are_two_different_pictures(tmp_path: Path) -> None:
+    for name in ("right_open", "right_grasp_cup"):
+        out = tmp_path / f"{name}.png"
+        assert (
+            cli.main(
+                ["pose", "preview", name, "--missions", str(ROOT / "missions"), "-o", str(out)]
+            )
+            == 0
+        )
+    assert _differ(tmp_path / "right_open.png", tmp_path / "right_grasp_cup.png") > 0.002
+
+
+def test_an_unknown_name_is_refused_with_the_known_ones(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = cli.main(["pose", "preview", "no_such_pose", "--missions", str(ROOT / "missions")])
+    assert code == 1
+    out = capsys.readouterr().out
+    assert "no_such_pose" in out and "right_reach_forward" in out
+
+
+def _record(runs: Path, run_id: str) -> None:
+    """A JSON-lines run record as executive.runrecord writes it."""
+    slot = "Atom/Priorities/Mission Slot"
+    events = [
+        {"ts": 100.0, "event": "state", "state": "RUNNING", "mission": "wave"},
+        {"ts": 100.1, "event": "node", "node": f"{slot}/wave", "status": "RUNNING"},
+        {"ts": 100.1, "event": "node", "node": f"{slot}/wave/Raise", "status": "RUNNING"},
+        {"ts": 101.5, "event": "node", "node": f"{slot}/wave/Raise", "status": "SUCCESS"},
+        {"ts": 101.5, "event": "node", "node": f"{slot}/wave/Wave", "status": "RUNNING"},
+        {"ts": 102.0, "event": "node", "node": f"{slot}/wave/Wave", "status": "INVALID"},
+        {
+            "ts": 102.0,
+            "event": "state",
+            "state": "SAFE_STOP",
+            "mission": "wave",
+            "result": "SAFE_STOP",
+            "reason": "estop: emergency stop: soft_emergency_triggered",
+            "safety": ["estop: emergency stop: soft_emergency_triggered"],
+        },
+    ]
+    runs.mkdir(parents=True, exist_ok=True)
+    text = "".join(json.dumps(e) + "\n" for e in events) + '{"ts": 103, "ev'  # a torn line
+    (runs / f"{run_id}.jsonl").write_text(text)
+
+
+def test_the_timeline_of_a_json_lines_record(tmp_path: Path) -> None:
+    from executive.timeline import load, resolve
+
+    _record(tmp_path / "runs", "abc123")
+    out = tmp_path / "abc.png"
+    assert cli.main(["timeline", "abc123", "--data-dir", str(tmp_path), "-o", str(out)]) == 0
+    _pixels(out)
+    data = load(resolve("latest", tmp_path))
+    assert data.mission == "wave" and data.result == "SAFE_STOP"
+    assert [s for _, s in data.nodes["Atom/Priorities/Mission Slot/wave/Raise"]] == [
+        "RUNNING",
+        "SUCCESS",
+    ]
+    assert data.safety and data.safety[0][2] == ["estop: emergency stop: soft_emergency_triggered"]
+
+
+def test_the_timeline_of_a_run_that_is_not_there(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main(["timeline", "nope", "--data-dir", str(tmp_path)]) == 1
+    assert "nope" in capsys.readouterr().out
