@@ -36,6 +36,15 @@ class ConfigError(ValueError):
 
 
 @dataclass(frozen=True)
+class FoxgloveConfig:
+    """The opt-in live view (executive.foxglove_live): off, and on loopback when on."""
+
+    enabled: bool = False
+    host: str = "127.0.0.1"  # the view is unauthenticated: another address is a choice
+    port: int = 8765  # Foxglove's default; 0 picks a free port (tests)
+
+
+@dataclass(frozen=True)
 class ServiceConfig:
     interface: str = "seed"  # wire variant: preset[+axis=choice...]
     profile: str = "atom-sdk"  # built-in profile name or a path
@@ -55,6 +64,7 @@ class ServiceConfig:
     # "report": leave both, say so in the log and the status
     previous_control: str = "release"
     safety: SafetyConfig = field(default_factory=SafetyConfig)
+    foxglove: FoxgloveConfig = field(default_factory=FoxgloveConfig)
 
     @property
     def variant(self) -> Variant:
@@ -95,6 +105,31 @@ def _safety(raw: Any, problems: list[str]) -> SafetyConfig:
     if "servo_errors" in values and not isinstance(values["servo_errors"], bool):
         problems.append("safety.servo_errors: must be true or false")
     return SafetyConfig(**values) if not problems else SafetyConfig()
+
+
+def _foxglove(raw: Any, problems: list[str]) -> FoxgloveConfig:
+    if raw is None:
+        return FoxgloveConfig()
+    if not isinstance(raw, dict):
+        problems.append("foxglove: must be a mapping (enabled, host, port)")
+        return FoxgloveConfig()
+    known = {f.name for f in dataclasses.fields(FoxgloveConfig)}
+    before = len(problems)
+    problems += [
+        f"foxglove.{k}: unknown key (known: {', '.join(sorted(known))})"
+        for k in raw
+        if k not in known
+    ]
+    if not isinstance(raw.get("enabled", False), bool):
+        problems.append(f"foxglove.enabled: must be true or false, got {raw['enabled']!r}")
+    if not isinstance(raw.get("host", ""), str) or raw.get("host") == "":
+        problems.append(f"foxglove.host: must be an address, got {raw['host']!r}")
+    port = raw.get("port", 0)
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        problems.append(f"foxglove.port: must be an integer 0..65535, got {port!r}")
+    if len(problems) > before:
+        return FoxgloveConfig()
+    return FoxgloveConfig(**raw)
 
 
 def _scalars(values: dict[str, Any], problems: list[str]) -> None:
@@ -146,12 +181,13 @@ def parse_config(data: Any, source: str = "<config>") -> ServiceConfig:
     problems += [
         f"{k}: unknown key (known: {', '.join(sorted(known))})" for k in data if k not in known
     ]
-    values = {k: v for k, v in data.items() if k in known and k != "safety"}
+    values = {k: v for k, v in data.items() if k in known and k not in ("safety", "foxglove")}
     safety = _safety(data.get("safety"), problems)
+    foxglove = _foxglove(data.get("foxglove"), problems)
     _scalars(values, problems)
     if problems:
         raise ConfigError(source, problems)
-    return ServiceConfig(**values, safety=safety)
+    return ServiceConfig(**values, safety=safety, foxglove=foxglove)
 
 
 def load_config(path: str | Path | None) -> ServiceConfig:

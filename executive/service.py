@@ -25,10 +25,12 @@ from executive import dds, faultpoints, logs, notify, realtime
 from executive.auth import Authenticator, KeyFileError, load_keys
 from executive.config import ConfigError, ServiceConfig, check_data_dir, load_config
 from executive.core import Executive
+from executive.mcaprecord import record_runs
 from executive.missions import MissionStore
 from executive.profile import ProfileError, RobotProfile, load_profile
 from executive.recovery import PreviousInstance
 from executive.requests import RequestServer
+from executive.runchannels import RunChannels
 from executive.runrecord import RunRecorder
 from executive.runtime import Runtime
 from executive.status import StatusPublisher, state_line
@@ -103,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
     ex = runtime.executive
     recorder = RunRecorder(config.data_dir)
     recorder.close_unfinished()  # runs a killed instance left RUNNING: ABORTED (crash)
+    channels = record_runs(ex, profile, config.data_dir, config.foxglove)  # MCAP, live view
     previous = PreviousInstance(ex, config.previous_control)
     publisher = StatusPublisher(
         participant,
@@ -115,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
     server = RequestServer(
         participant, ex, store, auth=auth, status=lambda: _status_dict(publisher)
     )
-    _wire(runtime, publisher, recorder, previous)
+    _wire(runtime, publisher, recorder, previous, channels)
     runtime.after_tick.extend(fault_hooks)
     server.start()
     runtime.start()
@@ -133,6 +136,7 @@ def run(args: argparse.Namespace) -> int:
     server.stop()
     runtime.close()
     recorder.close()
+    channels.close()  # after the runtime: the last run's end is in its file
     return 0
 
 
@@ -141,6 +145,7 @@ def _wire(
     publisher: StatusPublisher,
     recorder: RunRecorder,
     previous: PreviousInstance,
+    channels: RunChannels,
 ) -> None:
     """What follows each tick and each state change: records, status, the watchdog ping."""
     ex = runtime.executive
@@ -148,13 +153,14 @@ def _wire(
 
     def on_change(executive: Executive) -> None:
         recorder.on_change(executive)
+        channels.on_change(executive)
         line = state_line(executive)
         if line != last_line[0]:
             last_line[0] = line
             notify.status(line)
 
     ex.on_change = on_change
-    publisher.problems = lambda: recorder.problems() + previous.problems()
+    publisher.problems = lambda: recorder.problems() + previous.problems() + channels.problems()
     runtime.while_stalled.append(publisher.maybe_publish)  # status goes on while no tick does
     ping_every = notify.watchdog_interval() or 1.0
     last_ping = [0.0]
@@ -162,6 +168,7 @@ def _wire(
     def after_tick() -> None:
         previous.on_tick()
         recorder.on_tick(ex)
+        channels.on_tick(ex)
         publisher.maybe_publish()
         now = time.monotonic()
         if now - last_ping[0] >= ping_every / 2:  # only a loop that ticks pings

@@ -1,0 +1,697 @@
+"""A run as Foxglove channels: robot state, every command sent, the tree and events.
+
+The same channels feed two sinks: the MCAP file of each run (``executive.mcaprecord``)
+and, when enabled, the live Foxglove WebSocket view (``executive.foxglove_live``). Every
+channel is JSON with a JSON Schema, which Foxglove reads without plugins; joints are
+keyed by their profile name, so a plot path reads ``/robot/joints/upper.position.
+right_elbow_pitch`` rather than an index that differs between the two upper-body orders.
+
+Channels (``catalogue``):
+
+- ``/robot/joints/{upper,lower,hands}``: measured position and velocity by joint name,
+  at most ``STATE_HZ`` (the 500 Hz state topics are decimated at the tick).
+- ``/robot/{upper,lower}/status``: FSM id, battery percent, BMS alarms (upper: control).
+- ``/robot/emergency``: the e-stop flags of the interface variant, and ``any``.
+- ``/robot/base``: device and navigation status by name, position (x, y, yaw), battery,
+  event flags, task id, work mode, non-zero error codes.
+- ``/cmd/joints/{upper,lower,hands}``: the streamer's targets by joint name and whether it
+  holds, at most ``COMMAND_HZ`` (every change of ``held`` is kept whatever the rate).
+- ``/cmd/oneshot``: every one-shot command in full (control, FSM, clear errors, base).
+- ``/executive/tree``: the whole tree (path, kind, status, feedback, depth) when a status
+  changes, and at most every ``FEEDBACK_S`` when only feedback does.
+- ``/executive/events``: state changes (with the result, reason and safety causes at a
+  run's end) and safety latches and clears with every cause.
+- ``/executive/log``: the same events as ``foxglove.Log`` lines, for the Log panel.
+
+Threads. The hooks run where things happen: ``on_tick``/``on_change`` on the tick thread,
+the publish tap on the motion streamer's thread, the command tap wherever a command is
+sent (the e-stop fast path's cancel: CycloneDDS's receive thread). They only take
+references and stamps and put them on a bounded queue, never waiting; an encoder thread
+turns them into JSON and hands them to the sinks, whose own ``write`` never waits either
+(the MCAP sink queues for its writer thread). A full queue drops the item and counts it;
+``problems()`` says so, as ``RunRecorder`` does for the JSON-lines record.
+
+Times are wall-clock nanoseconds (what Foxglove shows and a person correlates with the
+journal): ``log_time`` when the hook saw it, never decreasing along the stream (items
+from several threads may reach the queue a few microseconds out of order: the encoder
+lifts such a stamp to the previous one), and ``publish_time`` when the sample arrived
+from the robot (its reader's receive time) or the command left.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+import py_trees
+import structlog
+
+from executive import __version__
+from executive.batches import Batches
+from executive.core import Executive
+from executive.motion.streamer import STREAMS, MotionStreamer
+from executive.motion.trajectory import FloatArray
+from executive.profile import RobotProfile
+from executive.robot_io import RobotIO, Stamped
+from executive.taps import CommandTap, chain_publish
+
+log = structlog.get_logger(__name__)
+
+STATE_HZ = 50.0  # measured joints: a tenth of the 500 Hz state topics
+STATUS_HZ = 10.0  # FSM, control, battery, alarms: slow by nature
+COMMAND_HZ = 50.0  # joint targets: a tenth of the 500 Hz streams
+FEEDBACK_S = 0.5  # a tree whose statuses did not change is sent again at most this often
+QUEUE_ITEMS = 8192  # ~10 s of a busy run's items
+ENCODE_PERIOD_S = 0.02  # the encoder's batches: what the live view lags by, at most
+LOG_INTERVAL = 10.0  # s between repeated log lines about dropped items
+DIGITS = 5  # rad to 10 urad: the JSON stays short and nothing a plot shows is lost
+
+# foxglove.Log's JSON Schema (Foxglove's own schema, trimmed to the fields we send)
+_LOG_LEVELS = {"debug": 1, "info": 2, "warning": 3, "error": 4, "fatal": 5}
+_LOG_SCHEMA = {
+    "title": "foxglove.Log",
+    "type": "object",
+    "properties": {
+        "timestamp": {
+            "type": "object",
+            "properties": {"sec": {"type": "integer"}, "nsec": {"type": "integer"}},
+        },
+        "level": {"type": "integer", "description": "1 debug, 2 info, 3 warning, 4 error, 5 fatal"},
+        "message": {"type": "string"},
+        "name": {"type": "string"},
+        "file": {"type": "string"},
+        "line": {"type": "integer"},
+    },
+}
+
+
+@dataclass(frozen=True)
+class Channel:
+    """A topic with its JSON Schema (encoding ``json``, schema encoding ``jsonschema``)."""
+
+    topic: str
+    schema_name: str
+    schema: dict[str, Any]
+
+    @property
+    def schema_data(self) -> bytes:
+        return json.dumps(self.schema, sort_keys=True).encode()
+
+
+@dataclass(frozen=True)
+class Message:
+    topic: str
+    log_ns: int
+    publish_ns: int
+    data: bytes  # JSON
+
+
+class Sink(Protocol):
+    """Where encoded messages go; every call comes from the encoder thread and must not
+    wait for a disk or a network (queue, or hand over to a library that does)."""
+
+    def begin(self, run_id: str, info: dict[str, str], log_ns: int) -> None: ...
+    def end(self, run_id: str, info: dict[str, str], log_ns: int) -> None: ...
+    def write(self, message: Message) -> None: ...
+    def problems(self) -> list[str]: ...
+    def close(self) -> None: ...
+
+
+def _obj(properties: dict[str, Any], title: str = "", **extra: Any) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "object", "properties": properties, **extra}
+    if title:
+        schema["title"] = title
+    return schema
+
+
+def _numbers(names: Iterable[str], unit: str) -> dict[str, Any]:
+    return _obj({n: {"type": ["number", "null"], "description": unit} for n in names})
+
+
+def catalogue(profile: RobotProfile, emergency_flags: Sequence[str]) -> dict[str, Channel]:
+    """Every channel of a run, by topic, for this profile and interface variant."""
+    channels: list[Channel] = []
+    for topic in STREAMS:
+        names = profile.topics[topic]
+        channels.append(
+            Channel(
+                f"/robot/joints/{topic}",
+                f"atom_executive.MeasuredJoints.{topic}",
+                _obj(
+                    {
+                        "position": _numbers(names, "rad"),
+                        "velocity": _numbers(names, "rad/s"),
+                    },
+                    f"Measured {topic} joints (rt/{topic}/state), by profile joint name",
+                ),
+            )
+        )
+        channels.append(
+            Channel(
+                f"/cmd/joints/{topic}",
+                f"atom_executive.JointTargets.{topic}",
+                _obj(
+                    {
+                        "position": _numbers(names, "rad"),
+                        "held": {
+                            "type": "boolean",
+                            "description": "the streamer holds (safety): no new motion",
+                        },
+                    },
+                    f"Joint targets the executive sent on rt/{topic}/cmd",
+                ),
+            )
+        )
+    body = {
+        "fsm_id": {"type": "integer"},
+        "battery_percent": {"type": "number"},
+        "bms_alarms": {"type": "integer", "description": "non-zero: a BMS alarm"},
+    }
+    channels.append(
+        Channel(
+            "/robot/upper/status",
+            "atom_executive.UpperStatus",
+            _obj({**body, "upper_control": {"type": "boolean"}}, "rt/upper/state, not joints"),
+        )
+    )
+    channels.append(
+        Channel("/robot/lower/status", "atom_executive.LowerStatus", _obj(body, "rt/lower/state"))
+    )
+    flags = {f: {"type": "boolean"} for f in emergency_flags}
+    channels.append(
+        Channel(
+            "/robot/emergency",
+            "atom_executive.Emergency",
+            _obj({**flags, "any": {"type": "boolean"}}, "rt/emergency/state"),
+        )
+    )
+    channels.append(
+        Channel(
+            "/robot/base",
+            "atom_executive.Base",
+            _obj(
+                {
+                    "device_status": {"type": "string"},
+                    "navigation_status": {"type": "string"},
+                    "position": _obj(
+                        {
+                            "x": {"type": "number"},
+                            "y": {"type": "number"},
+                            "yaw": {"type": "number"},
+                        }
+                    ),
+                    "battery_percent": {"type": "number"},
+                    "event": _obj({}, additionalProperties={"type": "boolean"}),
+                    "task_id": {"type": "integer"},
+                    "work_mode": {"type": "integer"},
+                    "error_codes": {"type": "array", "items": {"type": "integer"}},
+                },
+                "rt/amr/state",
+            ),
+        )
+    )
+    channels.append(
+        Channel(
+            "/cmd/oneshot",
+            "atom_executive.OneShotCommand",
+            _obj(
+                {
+                    "command": {
+                        "type": "string",
+                        "enum": ["switch_upper_control", "set_fsm", "clear_errors", "amr"],
+                    },
+                    "args": _obj({}, additionalProperties=True),
+                    "id": {"type": ["integer", "null"], "description": "msg_id or command_id"},
+                },
+                "A one-shot command the executive sent, in full",
+            ),
+        )
+    )
+    node = _obj(
+        {
+            "path": {"type": "string"},
+            "kind": {"type": "string"},
+            "status": {"type": "string", "enum": ["INVALID", "RUNNING", "SUCCESS", "FAILURE"]},
+            "feedback": {"type": "string"},
+            "depth": {"type": "integer"},
+        }
+    )
+    channels.append(
+        Channel(
+            "/executive/tree",
+            "atom_executive.Tree",
+            _obj(
+                {
+                    "state": {"type": "string"},
+                    "mission": {"type": "string"},
+                    "run_id": {"type": "string"},
+                    "nodes": {"type": "array", "items": node},
+                },
+                "The behaviour tree, depth-first, on change",
+            ),
+        )
+    )
+    cause = _obj({"code": {"type": "string"}, "message": {"type": "string"}})
+    channels.append(
+        Channel(
+            "/executive/events",
+            "atom_executive.Event",
+            _obj(
+                {
+                    "event": {"type": "string", "enum": ["state", "safety"]},
+                    "state": {"type": "string"},
+                    "mission": {"type": "string"},
+                    "run_id": {"type": "string"},
+                    "result": {"type": "string"},
+                    "reason": {"type": "string"},
+                    "latched": {"type": "boolean"},
+                    "causes": {"type": "array", "items": cause},
+                },
+                "State changes and safety latches and clears",
+            ),
+        )
+    )
+    channels.append(Channel("/executive/log", "foxglove.Log", _LOG_SCHEMA))
+    return {c.topic: c for c in channels}
+
+
+def emergency_flags(io: RobotIO) -> tuple[str, ...]:
+    """The e-stop flags of the interface variant (SDK 1.1 adds ``di_emergency_triggered``)."""
+    return tuple(io.codec("emergency_state").dtype.names or ())
+
+
+def _json(payload: dict[str, Any]) -> bytes:
+    """Compact JSON; a non-finite number (a sensor gone bad) becomes null, not ``NaN``,
+    which JSON (and so Foxglove) does not accept."""
+    try:
+        return json.dumps(payload, separators=(",", ":"), allow_nan=False).encode()
+    except ValueError:
+        return json.dumps(_finite(payload), separators=(",", ":")).encode()
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
+
+
+def _by_name(names: Sequence[str], values: Any) -> dict[str, float]:
+    return dict(
+        zip(names, np.round(np.asarray(values, dtype=np.float64), DIGITS).tolist(), strict=False)
+    )
+
+
+def _wall_ns(monotonic: float) -> int:
+    """A ``time.monotonic()`` stamp on the wall clock, in ns."""
+    return time.time_ns() - time.monotonic_ns() + int(monotonic * 1e9)
+
+
+class RunChannels:
+    """Hooks on the executive that feed the run's channels to sinks, off the hot threads."""
+
+    def __init__(
+        self,
+        executive: Executive,
+        profile: RobotProfile,
+        sinks: Sequence[Sink],
+        *,
+        queue_items: int = QUEUE_ITEMS,
+        state_hz: float = STATE_HZ,
+        command_hz: float = COMMAND_HZ,
+    ) -> None:
+        self.executive = executive
+        self.profile = profile
+        self.sinks = list(sinks)
+        self.interface = executive.io.interface
+        self.emergency_flags = emergency_flags(executive.io)
+        self.channels = catalogue(profile, self.emergency_flags)
+        self.notes: list[str] = []  # problems found when it was set up (a live view refused)
+        self._names = {topic: profile.topics[topic] for topic in STREAMS}
+        # producers' state: each touched by one thread only (see the hooks)
+        self._state_gap = 0.8 / state_hz  # 0.8: a tick's jitter must not halve the rate
+        self._command_gap = 0.95 / command_hz  # 500 Hz publishes: a 2 ms grid, no jitter
+        self._seen: dict[str, Stamped[Any]] = {}
+        self._sent_at: dict[str, float] = {}
+        self._cmd_last: dict[str, tuple[float, bool]] = {}
+        self._statuses: tuple[Any, ...] = ()
+        self._feedback: tuple[str, ...] = ()
+        self._tree_at = -math.inf
+        self._causes: tuple[Any, ...] = ()
+        self._run_id = ""
+        # the encoder's
+        self._status_at: dict[str, float] = {}
+        self._last_ns = 0
+        self.dropped = 0
+        self.failed = 0
+        self.last_error = ""
+        self._logged_at = -LOG_INTERVAL
+        self._closed = False
+        self._box: Batches[tuple[Any, ...]] = Batches(
+            self._encode,
+            name="run-channels",
+            period=ENCODE_PERIOD_S,
+            limit=queue_items,
+            on_error=self._encode_failed,
+        )
+
+    # -- wiring --------------------------------------------------------------------------
+
+    def attach(self, streamer: MotionStreamer) -> None:
+        """Tap the streamer's publishes and, if the context's commands are a
+        ``CommandTap`` (as ``Runtime.build`` makes them), every one-shot command."""
+        chain_publish(streamer, self._on_publish)
+        commands = self.executive.context.commands
+        if isinstance(commands, CommandTap):
+            commands.listeners.append(self._on_command)
+
+    # -- producers: queue and return ---------------------------------------------------
+
+    def _put(self, item: tuple[Any, ...]) -> None:
+        if not self._box.put(item):
+            self.dropped += 1
+            self._problem(f"queue full ({self._box.limit} items): the encoder is not keeping up")
+
+    def on_tick(self, ex: Executive) -> None:
+        """After each tick (tick thread): new state samples, the tree if it changed, and
+        the safety causes if they changed."""
+        now_ns = time.time_ns()
+        for key, reader in ex.io.readers.items():
+            if key not in STATE_KEYS:
+                continue
+            stamped = reader.latest
+            if stamped is None or stamped is self._seen.get(key):
+                continue
+            if stamped.received - self._sent_at.get(key, -math.inf) < self._state_gap:
+                continue
+            self._seen[key] = stamped
+            self._sent_at[key] = stamped.received
+            self._put(("state", now_ns, key, stamped))
+        self._tree(ex, now_ns)
+        causes = tuple(ex.monitor.reasons)
+        if causes != self._causes:
+            self._causes = causes
+            self._put(("safety", now_ns, ex.monitor.latched, causes, self._run_id))
+
+    def _tree(self, ex: Executive, now_ns: int) -> None:
+        """The tree, if a status changed (or only feedback, at most every FEEDBACK_S).
+        Every tick compares identities and statuses only: no strings are built unless
+        something is sent (a UUID compare, ``node.id``, cost more than the rest)."""
+        nodes: list[Any] = []  # node, status, node, status...
+        stack = [ex.tree.root]
+        while stack:
+            node = stack.pop()
+            nodes += (node, node.status)
+            stack.extend(reversed(node.children))
+        statuses = tuple(nodes)
+        feedback = tuple(n.feedback_message for n in nodes[::2])
+        now = time.monotonic()
+        if statuses == self._statuses and (
+            feedback == self._feedback or now - self._tree_at < FEEDBACK_S
+        ):
+            return
+        self._statuses, self._feedback, self._tree_at = statuses, feedback, now
+        snapshot: list[tuple[str, str, str, str, int]] = []
+
+        def visit(node: py_trees.behaviour.Behaviour, path: str, depth: int) -> None:
+            snapshot.append(
+                (path, type(node).__name__, node.status.value, node.feedback_message, depth)
+            )
+            for child in node.children:
+                visit(child, f"{path}/{child.name}", depth + 1)
+
+        visit(ex.tree.root, ex.tree.root.name, 0)
+        run = ex.run
+        mission = run.name if run else ""
+        self._put(("tree", now_ns, ex.state.value, mission, run.run_id if run else "", snapshot))
+
+    def on_change(self, ex: Executive) -> None:
+        """On each executive state change (tick thread): the event, and a run's begin
+        or end for the sinks."""
+        now_ns = time.time_ns()
+        run = ex.run or ex.last_run
+        event: dict[str, Any] = {
+            "event": "state",
+            "state": ex.state.value,
+            "mission": run.name if run else "",
+            "run_id": run.run_id if run else "",
+        }
+        if ex.run is not None and ex.run.run_id != self._run_id:
+            self._run_id = ex.run.run_id
+            info = {"run_id": ex.run.run_id, "mission": ex.run.name}
+            self._put(("begin", now_ns, ex.run.run_id, info))
+        elif ex.run is None and run is not None and run.run_id == self._run_id:
+            self._run_id = ""
+            event["result"] = run.result.value if run.result else ""
+            event["reason"] = run.reason
+            event["causes"] = [_cause(c) for c in ex.monitor.reasons]
+            self._put(("event", now_ns, event))
+            info = {"result": event["result"], "reason": run.reason}
+            self._put(("end", now_ns, run.run_id, info))
+            return
+        self._put(("event", now_ns, event))
+
+    def _on_publish(self, topic: str, q: FloatArray, held: bool) -> None:
+        """The streamer published ``q`` (its thread, under its lock): keep one in
+        ``command_gap``, and every change of ``held``."""
+        now = time.monotonic()
+        last = self._cmd_last.get(topic)
+        if last is not None and last[1] == held and now - last[0] < self._command_gap:
+            return
+        self._cmd_last[topic] = (now, held)
+        self._put(("joints_cmd", time.time_ns(), topic, q, held))
+
+    def _on_command(self, command: str, args: dict[str, Any], result: int | None) -> None:
+        self._put(("oneshot", time.time_ns(), command, args, result))
+
+    # -- the encoder thread ------------------------------------------------------------
+
+    def _encode_failed(self, e: BaseException) -> None:
+        self.failed += 1
+        self._problem(f"{type(e).__name__}: {e}")
+
+    def _stamp(self, log_ns: int) -> int:
+        self._last_ns = max(self._last_ns, log_ns)
+        return self._last_ns
+
+    def _emit(self, topic: str, log_ns: int, payload: dict[str, Any], publish_ns: int = 0) -> None:
+        message = Message(topic, log_ns, publish_ns or log_ns, _json(payload))
+        for sink in self.sinks:
+            try:
+                sink.write(message)
+            except Exception as e:  # noqa: BLE001 - the other sinks still get it
+                self.failed += 1
+                self._problem(f"{type(sink).__name__}: {type(e).__name__}: {e}")
+
+    def _encode(self, item: tuple[Any, ...]) -> None:
+        kind, log_ns, args = item[0], self._stamp(item[1]), item[2:]
+        getattr(self, f"_encode_{kind}")(log_ns, *args)
+
+    def _encode_state(self, log_ns: int, key: str, stamped: Stamped[Any]) -> None:
+        if key in ("upper_state", "lower_state"):
+            self._body(key.removesuffix("_state"), log_ns, stamped)
+        elif key == "hands_state":
+            self._joints("hands", log_ns, stamped)
+        elif key == "emergency_state":
+            self._emergency(log_ns, stamped)
+        else:
+            self._base(log_ns, stamped)
+
+    def _encode_joints_cmd(self, log_ns: int, topic: str, q: FloatArray, held: bool) -> None:
+        payload = {"position": _by_name(self._names[topic], q), "held": bool(held)}
+        self._emit(f"/cmd/joints/{topic}", log_ns, payload)
+
+    def _encode_oneshot(
+        self, log_ns: int, command: str, args: dict[str, Any], result: int | None
+    ) -> None:
+        self._emit("/cmd/oneshot", log_ns, {"command": command, "args": args, "id": result})
+        self._log_line(log_ns, "info", f"command {command} {_args_text(args)}".rstrip())
+
+    def _encode_tree(
+        self,
+        log_ns: int,
+        state: str,
+        mission: str,
+        run_id: str,
+        snapshot: list[tuple[str, str, str, str, int]],
+    ) -> None:
+        nodes = [
+            {"path": p, "kind": k, "status": s, "feedback": f, "depth": d}
+            for p, k, s, f, d in snapshot
+        ]
+        payload = {"state": state, "mission": mission, "run_id": run_id, "nodes": nodes}
+        self._emit("/executive/tree", log_ns, payload)
+
+    def _encode_event(self, log_ns: int, event: dict[str, Any]) -> None:
+        self._emit("/executive/events", log_ns, event)
+        text = f"{event['state']} {event['mission']}".rstrip()
+        if event.get("reason"):
+            text += f": {event['reason']}"
+        level = "info" if event["state"] in ("RUNNING", "SUCCEEDED", "IDLE") else "warning"
+        self._log_line(log_ns, level, text)
+
+    def _encode_safety(
+        self, log_ns: int, latched: bool, causes: tuple[Any, ...], run_id: str
+    ) -> None:
+        event = {
+            "event": "safety",
+            "latched": bool(latched),
+            "run_id": run_id,
+            "causes": [_cause(c) for c in causes],
+        }
+        self._emit("/executive/events", log_ns, event)
+        if causes:
+            self._log_line(log_ns, "error", "SAFE-STOP: " + "; ".join(str(c) for c in causes))
+        else:
+            self._log_line(log_ns, "info", "safety clear")
+
+    def _encode_begin(self, log_ns: int, run_id: str, info: dict[str, str]) -> None:
+        self._run_edge("begin", log_ns, run_id, info)
+
+    def _encode_end(self, log_ns: int, run_id: str, info: dict[str, str]) -> None:
+        self._run_edge("end", log_ns, run_id, info)
+
+    def _run_edge(self, edge: str, log_ns: int, run_id: str, info: dict[str, str]) -> None:
+        meta = {**info, "version": __version__, "profile": self.profile.name}
+        for sink in self.sinks:
+            try:
+                (sink.begin if edge == "begin" else sink.end)(run_id, meta, log_ns)
+            except Exception as e:  # noqa: BLE001 - the other sinks still get it
+                self.failed += 1
+                self._problem(f"{type(sink).__name__}: {type(e).__name__}: {e}")
+
+    def _log_line(self, log_ns: int, level: str, message: str) -> None:
+        payload = {
+            "timestamp": {"sec": log_ns // 1_000_000_000, "nsec": log_ns % 1_000_000_000},
+            "level": _LOG_LEVELS[level],
+            "message": message,
+            "name": "atom-executive",
+            "file": "",
+            "line": 0,
+        }
+        self._emit("/executive/log", log_ns, payload)
+
+    # state encoders (encoder thread): a numpy record in, a channel's JSON out
+
+    def _joints(self, topic: str, log_ns: int, stamped: Stamped[Any]) -> None:
+        field = STREAMS[topic][3]
+        motors = stamped.sample[field]
+        names = self._names[topic]
+        payload = {
+            "position": _by_name(names, motors["q"]),
+            "velocity": _by_name(names, motors["dq"]),
+        }
+        self._emit(f"/robot/joints/{topic}", log_ns, payload, _wall_ns(stamped.received))
+
+    def _body(self, topic: str, log_ns: int, stamped: Stamped[Any]) -> None:
+        self._joints(topic, log_ns, stamped)
+        if stamped.received - self._status_at.get(topic, -math.inf) < 0.8 / STATUS_HZ:
+            return
+        self._status_at[topic] = stamped.received
+        s = stamped.sample
+        bms = s["bms_state"]
+        payload: dict[str, Any] = {
+            "fsm_id": int(s["fsm_id"]),
+            "battery_percent": float(bms["battery_level"]),
+            "bms_alarms": int(bms["bms_alarms"]),
+        }
+        if topic == "upper":
+            payload["upper_control"] = bool(s["is_upper_control"])
+        self._emit(f"/robot/{topic}/status", log_ns, payload, _wall_ns(stamped.received))
+
+    def _emergency(self, log_ns: int, stamped: Stamped[Any]) -> None:
+        flags = {f: bool(stamped.sample[f]) for f in self.emergency_flags}
+        payload = {**flags, "any": any(flags.values())}
+        self._emit("/robot/emergency", log_ns, payload, _wall_ns(stamped.received))
+
+    def _base(self, log_ns: int, stamped: Stamped[Any]) -> None:
+        s = stamped.sample
+        x, y, yaw = (round(float(v), DIGITS) for v in s["position"])
+        event = s["amr_event"]
+        payload = {
+            "device_status": _enum_name(self.interface.DeviceStatus_, s["device_status"]),
+            "navigation_status": _enum_name(
+                self.interface.NavigationStatus_, s["navigation_status"]
+            ),
+            "position": {"x": x, "y": y, "yaw": yaw},
+            "battery_percent": round(float(s["basic_status"]["battery_level"]), 2),
+            "event": {f: bool(event[f]) for f in event.dtype.names or ()},
+            "task_id": int(s["task_id"]),
+            "work_mode": int(s["work_mode"]),
+            "error_codes": [int(c) for c in np.atleast_1d(s["error_code"]) if c],
+        }
+        self._emit("/robot/base", log_ns, payload, _wall_ns(stamped.received))
+
+    # -- reports -------------------------------------------------------------------------
+
+    def _problem(self, what: str) -> None:
+        self.last_error = what
+        now = time.monotonic()
+        if now - self._logged_at >= LOG_INTERVAL:
+            self._logged_at = now
+            log.error(
+                "run channels: items lost", error=what, dropped=self.dropped, failed=self.failed
+            )
+
+    def problems(self) -> list[str]:
+        """What the status should say about the recording ([] while nothing is lost)."""
+        out = list(self.notes)
+        if self.dropped or self.failed:
+            out.append(
+                f"run channels: {self.dropped} items dropped, {self.failed} failed; "
+                f"last: {self.last_error}"
+            )
+        for sink in self.sinks:
+            out += sink.problems()
+        return out
+
+    def flush(self, timeout: float = 5.0) -> bool:
+        """Wait until every queued item was encoded and handed to the sinks."""
+        return self._box.flush(timeout)
+
+    def close(self, timeout: float = 2.0) -> None:
+        """Encode what is queued, then close every sink (an open run file is finished)."""
+        if self._closed:
+            return
+        self._closed = True
+        self._box.close(timeout)
+        for sink in self.sinks:
+            try:
+                sink.close()
+            except Exception as e:  # noqa: BLE001 - closing must reach every sink
+                log.error(
+                    "run channels: a sink did not close", sink=type(sink).__name__, error=repr(e)
+                )
+
+
+def _cause(cause: Any) -> dict[str, str]:
+    return {
+        "code": str(getattr(cause, "code", "")),
+        "message": str(getattr(cause, "message", cause)),
+    }
+
+
+def _enum_name(enum_type: Any, value: Any) -> str:
+    try:
+        return str(enum_type(int(value)).name)
+    except ValueError:
+        return str(int(value))
+
+
+def _args_text(args: dict[str, Any]) -> str:
+    return " ".join(f"{k}={v}" for k, v in args.items())
+
+
+# the state topics with channels (main_nodes_state has none: its servo errors reach the
+# record as safety causes, and its 10 Hz axis tables are not worth a channel)
+STATE_KEYS = frozenset(
+    {"upper_state", "lower_state", "hands_state", "emergency_state", "amr_state"}
+)

@@ -1,0 +1,242 @@
+"""The pieces of a run's recording, without DDS: the MCAP files (pre-roll, tail, failures
+that are reported and never raised), the live view with a real WebSocket client on
+loopback, the command taps, and the ``foxglove`` config key.
+
+The whole thing against the simulated Atom: tests/integration/test_run_channels.py.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from mcap.reader import make_reader
+
+from executive.config import ConfigError, FoxgloveConfig, load_config, parse_config
+from executive.foxglove_live import LiveView, start_live
+from executive.mcaprecord import McapRecorder
+from executive.profile import load_profile
+from executive.runchannels import Channel, Message, catalogue
+from executive.taps import CommandTap, chain_publish
+from tests.foxglove_ws import FoxgloveClient
+
+ROOT = Path(__file__).resolve().parents[1]
+PROFILE = load_profile()
+FLAGS = ("soft_emergency_triggered", "hard_emergency_triggered", "amr_emergency_triggered")
+CHANNELS = catalogue(PROFILE, FLAGS)
+
+
+def msg(topic: str, t_ns: int, **body: Any) -> Message:
+    return Message(topic, t_ns, t_ns, json.dumps(body).encode())
+
+
+def read(path: Path) -> tuple[Any, list[tuple[str, int, dict[str, Any]]]]:
+    with path.open("rb") as f:
+        reader = make_reader(f)
+        out = [(c.topic, m.log_time, json.loads(m.data)) for _, c, m in reader.iter_messages()]
+        return reader.get_summary(), out
+
+
+def test_the_catalogue_names_joints_by_profile_name_and_every_schema_is_an_object() -> None:
+    upper = CHANNELS["/robot/joints/upper"].schema
+    assert list(upper["properties"]["position"]["properties"]) == list(PROFILE.topics["upper"])
+    for channel in CHANNELS.values():
+        assert json.loads(channel.schema_data)["type"] == "object", channel.topic
+    assert CHANNELS["/executive/log"].schema_name == "foxglove.Log"  # Foxglove's Log panel
+    assert set(CHANNELS["/robot/emergency"].schema["properties"]) == {*FLAGS, "any"}
+
+
+def test_a_run_file_has_its_preroll_its_run_and_its_tail(tmp_path: Path) -> None:
+    rec = McapRecorder(tmp_path, CHANNELS.values(), preroll_s=1.0, tail_s=2.0)
+    t0 = time.time_ns()
+    s = 1_000_000_000
+    rec.write(msg("/robot/base", t0 - 3 * s, n=0))  # too early for the pre-roll
+    rec.write(msg("/robot/base", t0 - s // 2, n=1))  # in it
+    rec.begin("r1", {"run_id": "r1", "mission": "m"}, t0)
+    rec.write(msg("/robot/base", t0 + s, n=2))
+    rec.end("r1", {"result": "SUCCEEDED"}, t0 + 2 * s)
+    rec.write(msg("/robot/base", t0 + 3 * s, n=3))  # in the tail
+    rec.write(msg("/robot/base", t0 + 5 * s, n=4))  # after it: the file is finished
+    assert rec.flush()
+    summary, messages = read(rec.path("r1"))
+    assert [b["n"] for _, _, b in messages] == [1, 2, 3]
+    assert {c.topic for c in summary.channels.values()} == set(CHANNELS)  # all, even empty
+    assert rec.problems() == []
+    rec.close()
+
+
+def test_a_run_in_the_tail_of_another_ends_it_and_gets_its_preroll_too(tmp_path: Path) -> None:
+    rec = McapRecorder(tmp_path, CHANNELS.values(), preroll_s=1.0, tail_s=2.0)
+    t0 = time.time_ns()
+    ms = 1_000_000
+    rec.begin("a", {}, t0)
+    rec.write(msg("/robot/base", t0 + 100 * ms, n=1))
+    rec.end("a", {}, t0 + 200 * ms)
+    rec.write(msg("/robot/base", t0 + 300 * ms, n=2))  # a's tail, b's pre-roll
+    rec.begin("b", {}, t0 + 400 * ms)
+    rec.write(msg("/robot/base", t0 + 500 * ms, n=3))
+    rec.close()  # finishes b
+    assert [b["n"] for _, _, b in read(rec.path("a"))[1]] == [1, 2]
+    assert [b["n"] for _, _, b in read(rec.path("b"))[1]] == [1, 2, 3]
+
+
+def test_a_tail_ends_on_time_with_no_traffic(tmp_path: Path) -> None:
+    rec = McapRecorder(tmp_path, CHANNELS.values(), tail_s=0.2)
+    now = time.time_ns()
+    rec.begin("quiet", {}, now)
+    rec.end("quiet", {"result": "ABORTED"}, now)
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline:  # finished by the writer thread on its own
+        try:
+            read(rec.path("quiet"))
+            break
+        except Exception:  # noqa: BLE001 - not finished yet
+            time.sleep(0.05)
+    with rec.path("quiet").open("rb") as f:
+        metadata = {m.name: dict(m.metadata) for m in make_reader(f).iter_metadata()}
+    assert metadata["result"] == {"result": "ABORTED"}
+    rec.close()
+
+
+def test_a_file_that_cannot_be_written_is_reported_never_raised(tmp_path: Path) -> None:
+    rec = McapRecorder(tmp_path, CHANNELS.values())
+    rec.path("blocked").mkdir()  # a directory where the file should go
+    now = time.time_ns()
+    rec.begin("blocked", {}, now)  # neither raises here nor on the writer thread
+    rec.write(msg("/robot/base", now + 1, n=1))
+    rec.end("blocked", {}, now + 2)
+    rec.begin("next", {}, now + 3)  # the next run gets its file
+    rec.write(msg("/robot/base", now + 4, n=2))
+    assert rec.flush()
+    problems = rec.problems()
+    assert len(problems) == 1 and "blocked.mcap" in problems[0], problems
+    rec.close()
+    assert [b["n"] for _, _, b in read(rec.path("next"))[1]] == [1, 2]
+
+
+def test_a_full_queue_drops_and_counts(tmp_path: Path) -> None:
+    rec = McapRecorder(tmp_path, CHANNELS.values(), queue_items=0)  # always full
+    rec.write(msg("/robot/base", 1))
+    assert rec.dropped >= 1 and "queue full" in rec.problems()[0]
+    rec.close()
+
+
+def test_an_unfinished_file_is_drawn_as_far_as_it_goes(tmp_path: Path) -> None:
+    from executive.timeline import draw, load
+
+    rec = McapRecorder(tmp_path, CHANNELS.values())
+    t0 = time.time_ns()
+    rec.begin("cut", {}, t0)
+    event = {"event": "state", "state": "RUNNING", "mission": "m", "run_id": "cut"}
+    rec.write(Message("/executive/events", t0, t0, json.dumps(event).encode()))
+    for i in range(3000):
+        body = {"position": {"head_yaw": i / 3000}, "held": False}
+        rec.write(Message("/cmd/joints/upper", t0 + i * 20_000_000, 0, json.dumps(body).encode()))
+    rec.close()
+    data = rec.path("cut").read_bytes()
+    cut = tmp_path / "cut-short.mcap"
+    cut.write_bytes(data[: len(data) * 2 // 3])  # as a kill leaves it: no summary, no footer
+    run = load(cut)
+    assert run.mission == "m" and 0 < len(run.targets["head_yaw"]) < 3000
+    assert draw(run, tmp_path / "cut.png").stat().st_size > 0
+
+
+def test_the_live_view_serves_a_real_websocket_client_on_loopback() -> None:
+    view = LiveView(CHANNELS.values(), "127.0.0.1", 0)
+    client = FoxgloveClient("127.0.0.1", view.port)
+    try:
+        assert client.wait(lambda: set(CHANNELS) <= set(client.channels))
+        assert client.server_info["name"] == "atom-executive"
+        channel = client.channels["/robot/joints/upper"]
+        assert json.loads(channel["schema"]) == CHANNELS["/robot/joints/upper"].schema
+        sub = client.subscribe("/executive/events")
+        time.sleep(0.2)  # the subscription reaches the server
+        for i in range(3):
+            view.write(msg("/executive/events", 1_000 + i, event="state", state=f"S{i}"))
+        view.write(msg("/robot/base", 5_000, n=1))  # not subscribed: not sent
+        assert client.wait(lambda: len(client.received(sub)) == 3)
+        got = client.received(sub)
+        assert [r.json()["state"] for r in got] == ["S0", "S1", "S2"]
+        assert [r.log_time for r in got] == [1_000, 1_001, 1_002]
+        assert {r.subscription for r in client.data} == {sub}
+    finally:
+        client.close()
+        view.close()
+
+
+def test_a_live_view_whose_port_is_taken_is_reported_not_fatal() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        view, problems = start_live(CHANNELS.values(), "127.0.0.1", taken.getsockname()[1])
+    assert view is None and "not started" in problems[0]
+
+
+class Recorded:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, Any]] = []
+
+    def switch_upper_control(self, on: bool) -> None:
+        self.calls.append(("switch", on))
+
+    def set_fsm(self, fsm_id: int) -> None:
+        self.calls.append(("fsm", fsm_id))
+
+    def clear_errors(self) -> int:
+        return 7
+
+    def amr(self, command: str, **kw: Any) -> int:
+        self.calls.append(("amr", command))
+        return 42
+
+
+def test_the_command_tap_sends_first_and_a_failing_listener_stops_nothing() -> None:
+    inner = Recorded()
+    tap = CommandTap(inner)
+    heard: list[tuple[str, dict[str, Any], int | None]] = []
+
+    def broken(*_: Any) -> None:
+        raise RuntimeError("a recorder's bug")
+
+    tap.listeners += [broken, lambda c, a, r: heard.append((c, a, r))]
+    tap.switch_upper_control(True)
+    assert tap.amr("MOVE_TO_TAG", target_id=3, theta=1.5) == 42
+    assert tap.clear_errors() == 7
+    assert inner.calls == [("switch", True), ("amr", "MOVE_TO_TAG")]
+    assert heard[0] == ("switch_upper_control", {"on": True}, None)
+    assert heard[1][0] == "amr" and heard[1][1]["target_id"] == 3 and heard[1][2] == 42
+    assert heard[2] == ("clear_errors", {}, 7)
+    assert tap.listener_errors == 3
+
+
+def test_chain_publish_keeps_the_hook_already_there() -> None:
+    class Streamer:
+        on_publish: Any = None
+
+    streamer = Streamer()
+    seen: list[str] = []
+    streamer.on_publish = lambda t, q, h: seen.append(f"first {t}")
+    chain_publish(streamer, lambda t, q, h: seen.append(f"second {t}"))  # type: ignore[arg-type]
+    streamer.on_publish("upper", np.zeros(3), False)
+    assert seen == ["first upper", "second upper"]
+
+
+def test_the_foxglove_key_is_off_by_default_and_checked() -> None:
+    assert parse_config({}).foxglove == FoxgloveConfig(False, "127.0.0.1", 8765)
+    assert parse_config({"foxglove": {"enabled": True, "port": 0}}).foxglove.port == 0
+    with pytest.raises(ConfigError) as e:
+        parse_config({"foxglove": {"enabled": "yes", "port": 70000, "hots": "x"}})
+    text = str(e.value)
+    assert "foxglove.enabled" in text and "foxglove.port" in text and "foxglove.hots" in text
+    example = load_config(ROOT / "deploy" / "config.example.yaml").foxglove
+    assert example == FoxgloveConfig()  # the example shows the defaults
+
+
+def test_a_channel_schema_is_deterministic_bytes() -> None:
+    channel = Channel("/x", "X", {"type": "object", "b": 1, "a": 2})
+    assert channel.schema_data == b'{"a": 2, "b": 1, "type": "object"}'
