@@ -323,7 +323,7 @@ def test_any_param_value_is_a_value_or_one_line(item: str) -> None:
     s.begin()
     out, err = io.StringIO(), io.StringIO()
     with redirect_stdout(out), redirect_stderr(err):
-        code = cli.main(["validate", "-q", str(PARAMS_MISSION), "--param", item])
+        code = cli.main(["validate", "-q", str(PARAMS_MISSION), f"--param={item}"])  # (-x=1 too)
     try:
         name, value = parse_start_arg(item)
     except StartArgError as e:
