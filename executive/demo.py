@@ -10,6 +10,7 @@ it should, and cleans up its processes whatever happens.
 
 from __future__ import annotations
 
+import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -21,7 +22,7 @@ from executive.operator import render_tree, summary
 from executive.robot_io import TOPICS, RobotIO, Side
 from executive.sim.client import SimClient
 from executive.sim.record import Recording
-from executive.stack import Stack, running_stack
+from executive.stack import ROOT, Stack, running_stack
 
 
 def say(text: str) -> None:
@@ -105,6 +106,10 @@ def run(demo: Demo, stack: Stack, started: float) -> int:
     demo.check("deliver_drink SUCCEEDED", done is not None and done.state == "SUCCEEDED")
 
     estop_scene(demo, client, sim, amr, record_path(stack))
+    files = pictures(demo, stack)
+    say("to look at: each run's MCAP file (open it in Foxglove), its timeline, two previews")
+    for path in files:
+        print(f"  {path}")  # noqa: T201 - the summary stays the last line
 
     elapsed = time.monotonic() - started
     failed = [what for what, ok in demo.checks if not ok]
@@ -114,6 +119,40 @@ def run(demo: Demo, stack: Stack, started: float) -> int:
     for what in failed:
         print(f"  FAILED: {what}")  # noqa: T201
     return 1 if failed else 0
+
+
+def pictures(demo: Demo, stack: Stack) -> list[Path]:
+    """Each run's MCAP file copied to ``build/demo``, its timeline drawn beside it, and a
+    pose and a gesture preview. The service is stopped first, as SIGTERM does it: the last
+    run's MCAP file is finished then."""
+    from executive.posepreview import Robot, draw, find
+    from executive.profile import load_profile
+    from executive.timeline import draw as draw_timeline
+    from executive.timeline import load
+
+    say("the service stops; each run's MCAP file and its timeline, a pose and a gesture")
+    stack.stop("executive")
+    out = ROOT / "build" / "demo"
+    out.mkdir(parents=True, exist_ok=True)
+    for old in [*out.glob("*.png"), *out.glob("*.mcap")]:
+        old.unlink()
+    files = []
+    runs = sorted((stack.data_dir / "runs").glob("*.mcap"), key=lambda p: p.stat().st_mtime)
+    for n, mcap in enumerate(runs, 1):
+        data = load(mcap)
+        copy = out / f"run{n}-{data.mission}-{data.result or 'unfinished'}-{mcap.name}"
+        shutil.copyfile(mcap, copy)
+        files += [copy, draw_timeline(data, copy.with_suffix(".png"))]
+    profile = load_profile()
+    robot = Robot(profile)
+    for name in ("right_reach_forward", "right_grasp_cup"):
+        preview = find(ROOT / "missions", profile, name)
+        files.append(draw(preview, profile, out / f"{preview.kind}-{name}.png", robot))
+    demo.check(
+        f"{len(runs)} runs' MCAP files and timelines, 2 previews in {out}",
+        len(runs) == 2 and all(f.stat().st_size > 0 for f in files),
+    )
+    return files
 
 
 def accepted(client: ExecutiveClient, reply: Any) -> bool:
