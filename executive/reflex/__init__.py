@@ -1,0 +1,401 @@
+"""The e-stop reflex: hold and cancel in C on CycloneDDS's receive thread (issue 14).
+
+An e-stop sample used to wait for the GIL: a Python listener, then three Python writes.
+A tick holding the GIL (a long call, a collection) delayed every e-stop by as long, and a
+hung interpreter held nothing. The reflex (``_reflex.c``) needs no Python:
+
+- its own reader on ``rt/emergency/state`` with a C listener; a sample with any flag set,
+  or one it cannot read (short, or an encapsulation a ``@final`` type never uses), makes
+  it write the hold of every engaged joint stream and then a ``CANCEL_TASK``, on the
+  executive's own writers, and latch (DESIGN.md 4: hold, cancel, then everything else);
+- the holds are bytes the motion streamer stores every period (``store_hold``): each
+  engaged stream frozen at the measured position, or the hold it is already sending; at
+  the trip the reflex puts in a newer measurement if one is waiting in the state reader
+  (Python blocked: nothing refreshed the hold, and the arm went on towards its target);
+- every joint command passes the reflex's gate (``publish``), which refuses one computed
+  before a trip the streamer has not seen: nothing that moves leaves after the hold;
+- Python learns afterwards: ``on_trip`` runs on the reflex's dispatcher thread (or at
+  once, when the sample was written from Python in this process) and the executive
+  latches SAFE_STOP as it always has; ``reset()`` clears the latch with the executive's.
+
+CycloneDDS delivers a sample to one reader after another on one thread, so a reader
+whose Python listener waits for the GIL holds up the reflex's reader behind it (measured:
+by the whole 4 s of a GIL-holding call). ``install`` therefore also moves the Python
+callbacks of the executive's robot readers off the receive thread (``Core.divert``): they
+run at once when the writing thread holds the GIL (a local write from Python, as before),
+else on the dispatcher thread ``dds-to-python``.
+
+Any other reader in the process with a Python listener holds the receive thread the same
+way (the request server's, a test harness's): ``divert(readers)`` moves those too.
+
+``Gate`` is what the streamer needs of it; ``PythonGate`` is the stand-in without the
+extension (plain writes, never tripped). ``install`` returns None, after one warning, when
+the extension is not built: the Python fast path (``executive.safety.EstopFastPath``) holds
+instead, as before. The robot adapter refactor can move ``install`` behind its seam: it
+needs a ``RobotIO`` with an e-stop reader and the command writers, nothing else.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import time
+import weakref
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+import structlog
+
+from executive.robot_io import TOPICS, RobotIO
+from executive.wire.codec import Codec, DecodeError, raw_write
+
+log = structlog.get_logger(__name__)
+
+try:
+    from executive.reflex import _reflex
+except ImportError as e:  # not built: the Python fast path holds (install says so)
+    _reflex = None  # type: ignore[assignment]
+    MISSING: str | None = str(e)
+else:
+    MISSING = None
+
+ENV = "ATOM_EXECUTIVE_REFLEX"  # "off": the Python fast path only (an A/B, or a way out)
+ESTOP_KEY = "emergency_state"
+CANCEL_ID_BIT = 1 << 31  # the reflex's CANCEL_TASK ids: DdsCommands counts up from < 2**30
+DISPATCHER_THREAD = "dds-to-python"  # the kernel name of the thread Python callbacks run on
+
+
+class Gate(Protocol):
+    """What the motion streamer asks of the reflex (``PythonGate`` when there is none)."""
+
+    def publish(self, slot: int, data: bytes, seen: int) -> bool:
+        """Write one joint command; False (nothing written) if the reflex tripped after the
+        ``seen``-th trip: the command was computed before the streamer knew."""
+        ...
+
+    def store_hold(self, slot: int, data: bytes | None, fresh: bool = False) -> None:
+        """The stream's hold as the reflex would write it now (None: not engaged);
+        ``fresh``: frozen at a measurement, which a newer one may replace at the trip
+        (not a hold already being sent: a hold does not move)."""
+        ...
+
+    def fired(self, slot: int) -> bytes | None:
+        """While tripped, the hold the reflex wrote for the stream (None: none)."""
+        ...
+
+    def tripped(self) -> bool: ...
+
+    def trips(self) -> int: ...
+
+
+class PythonGate:
+    """No reflex: every command is written as ``raw_write`` writes it; nothing ever trips."""
+
+    def __init__(self, io: RobotIO, keys: Sequence[str]) -> None:
+        self._writers = [io.writers.get(k) for k in keys]
+
+    def publish(self, slot: int, data: bytes, seen: int) -> bool:
+        writer = self._writers[slot]
+        if writer is not None:
+            raw_write(writer, data)
+        return True
+
+    def store_hold(self, slot: int, data: bytes | None, fresh: bool = False) -> None:
+        pass
+
+    def fired(self, slot: int) -> bytes | None:
+        return None
+
+    def tripped(self) -> bool:
+        return False
+
+    def trips(self) -> int:
+        return 0
+
+
+@dataclass(frozen=True)
+class Trip:
+    """What tripped the reflex and when (CLOCK_MONOTONIC ns, ``time.monotonic_ns``)."""
+
+    code: str  # "estop" or "undecodable", as the Python fast path names them
+    message: str
+    sample_ns: int  # the sample taken off the reader
+    first_hold_ns: int  # the first hold written (0: no stream was engaged)
+    cancel_ns: int  # the CANCEL_TASK written
+    held: tuple[str, ...]  # the command keys held, in the order written
+    measured: tuple[str, ...]  # of those, held at a measurement newer than the stored hold
+
+
+@dataclass(frozen=True)
+class Measured:
+    """Where a stream's measured positions come from, for the reflex to hold at them."""
+
+    state_key: str  # the state topic (``upper_state``)
+    cmd_field: str  # the command's motor array (``motor_cmd``)
+    state_field: str  # the state's motor array (``motor_state``)
+    lower: Sequence[float]  # the profile's limits: the reflex clips as the streamer does
+    upper: Sequence[float]
+    max_age: float  # s: an older state sample is not a measurement
+
+
+class Streamer(Protocol):
+    """The motion streamer, as far as the reflex is concerned."""
+
+    def command_keys(self) -> tuple[str, ...]: ...
+
+    def measured_from(self) -> tuple[Measured, ...]:
+        """Per command key, in the same order."""
+        ...
+
+    def attach_gate(self, gate: Gate) -> None: ...
+
+
+class Reflex:
+    """The installed reflex (``install``); the gate the streamer publishes through."""
+
+    def __init__(self, core: _reflex.Core, io: RobotIO, keys: Sequence[str]) -> None:
+        self._core = core
+        self._keys = tuple(keys)
+        self._estop = io.codec(ESTOP_KEY)
+        self.on_trip: Callable[[Trip], None] | None = None
+
+    # -- the gate (the streamer's thread, holding its lock) --------------------------------
+
+    def publish(self, slot: int, data: bytes, seen: int) -> bool:
+        rc = self._core.publish(slot, data, seen)
+        if rc < 0:
+            from cyclonedds.core import DDSException
+
+            raise DDSException(rc, f"write on {self._keys[slot]}")
+        return rc == 1
+
+    def store_hold(self, slot: int, data: bytes | None, fresh: bool = False) -> None:
+        self._core.store_hold(slot, data, fresh)
+
+    def load_hold(self, slot: int) -> bytes | None:
+        return self._core.load_hold(slot)
+
+    def fired(self, slot: int) -> bytes | None:
+        return self._core.fired(slot)
+
+    def tripped(self) -> bool:
+        return bool(self._core.tripped())
+
+    def trips(self) -> int:
+        return int(self._core.trips())
+
+    # -- the latch -------------------------------------------------------------------------
+
+    def reset(self) -> None:
+        """Clear the trip (with the executive's reset): the streamer may move again."""
+        self._core.reset()
+
+    def last_trip(self) -> Trip | None:
+        t = self._core.last_trip()
+        if t is None:
+            return None
+        code, message = self._judge(t)
+        return Trip(
+            code,
+            message,
+            t["t_sample"],
+            t["t_first_hold"],
+            t["t_cancel"],
+            tuple(k for i, k in enumerate(self._keys) if t["held"] >> i & 1),
+            tuple(k for i, k in enumerate(self._keys) if t["measured"] >> i & 1),
+        )
+
+    def _judge(self, t: dict[str, Any]) -> tuple[str, str]:
+        """The reason as the Python fast path gives it, from the bytes the reflex judged: the
+        same codec decides, so a reset is refused for the same cause."""
+        try:
+            record = self._estop.decode(t["data"])
+        except (DecodeError, ValueError) as e:
+            return "undecodable", f"{TOPICS[ESTOP_KEY].name}: undecodable sample ({e})"
+        flags = [n for n in record.dtype.names or () if bool(record[n])]
+        if flags:
+            return "estop", f"emergency stop: {', '.join(flags)}"
+        return "estop", f"emergency stop (reflex: why {t['why']}, detail {t['detail']:#x})"
+
+    def _tripped(self) -> None:
+        """From C, after the reflex has written (dispatcher thread, or the writing thread)."""
+        trip = self.last_trip()
+        if trip is not None and self.on_trip is not None:
+            self.on_trip(trip)
+
+    def stats(self) -> dict[str, int]:
+        return self._core.stats() or {}
+
+    def close(self, *, restore: bool = True) -> None:
+        """Stop; with ``restore`` the diverted readers get their Python listeners back."""
+        self._core.close(restore=restore)
+
+
+class Diversion:
+    """Readers whose Python callbacks no longer run on CycloneDDS's receive thread
+    (``divert``): at once when the writing thread holds the GIL, else on a dispatcher."""
+
+    def __init__(self, core: _reflex.Core) -> None:
+        self._core = core
+
+    def stats(self) -> dict[str, int]:
+        return self._core.stats() or {}
+
+    def close(self, *, restore: bool = True) -> None:
+        """Stop; with ``restore`` the readers get their own listeners back."""
+        self._core.close(restore=restore)
+
+
+_live: weakref.WeakSet[Reflex | Diversion] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all() -> None:
+    """Before the interpreter goes: no C thread may call into Python after this."""
+    for reflex in list(_live):
+        reflex.close(restore=False)
+
+
+def _divert(core: _reflex.Core, readers: Iterable[Any]) -> None:
+    for reader in readers:
+        core.divert(reader._ref, reader.get_listener().on_data_available, reader)
+
+
+def divert(readers: Iterable[Any]) -> Diversion | None:
+    """Move the Python ``on_data_available`` of these cyclonedds ``DataReader`` objects off
+    the receive thread (None, doing nothing, when the extension is not built)."""
+    if _reflex is None:
+        return None
+    core = _reflex.Core(
+        participant=0,
+        estop_topic=0,
+        estop_qos_from=0,
+        nflags=1,
+        stream_writers=[],
+        amr_writer=0,
+        cancel=b"",
+        cancel_id_at=0,
+        cancel_stamp_at=0,
+        cancel_id=0,
+        on_trip=None,
+    )
+    _divert(core, readers)
+    diversion = Diversion(core)
+    _live.add(diversion)
+    return diversion
+
+
+def install(io: RobotIO, streamer: Streamer, on_trip: Callable[[Trip], None]) -> Reflex | None:
+    """Arm the reflex on ``io`` (the executive's side) and route ``streamer`` through it.
+
+    None when the extension is not built (one warning: the Python fast path holds instead)
+    or the robot has no e-stop topic.
+    """
+    if _reflex is None:
+        log.warning(
+            "e-stop reflex not built: the Python fast path holds instead, and not while the "
+            "interpreter is blocked (pip install -e . builds it)",
+            error=MISSING,
+        )
+        return None
+    if os.environ.get(ENV, "").strip().lower() == "off":
+        log.warning("e-stop reflex off: the Python fast path holds instead", env=f"{ENV}=off")
+        return None
+    estop = io.readers.get(ESTOP_KEY)
+    if estop is None:
+        log.info("e-stop reflex not armed: this robot has no e-stop topic")
+        return None
+    keys = streamer.command_keys()
+    cancel, id_at, stamp_at = _cancel_task(io)
+    box: list[weakref.ref[Reflex]] = []
+
+    def tripped() -> None:  # C holds this, not the Reflex: the Reflex can still be collected
+        reflex = box[0]() if box else None
+        if reflex is not None:
+            reflex._tripped()
+
+    core = _reflex.Core(
+        participant=io.participant._ref,
+        estop_topic=estop.reader.topic._ref,
+        estop_qos_from=estop.reader._ref,
+        nflags=io.codec(ESTOP_KEY).size,
+        stream_writers=[io.writers[k]._ref if k in io.writers else 0 for k in keys],
+        amr_writer=io.writers["amr_cmd"]._ref if "amr_cmd" in io.writers else 0,
+        cancel=cancel,
+        cancel_id_at=id_at,
+        cancel_stamp_at=stamp_at,
+        cancel_id=CANCEL_ID_BIT | (time.time_ns() // 1000) % CANCEL_ID_BIT,
+        on_trip=tripped,
+    )
+    reflex = Reflex(core, io, keys)
+    reflex.on_trip = on_trip
+    box.append(weakref.ref(reflex))
+    # the e-stop reader first: the dispatcher runs the callbacks in this order
+    _divert(core, [io.readers[k].reader for k in sorted(io.readers, key=lambda k: k != ESTOP_KEY)])
+    for slot, (key, m) in enumerate(zip(keys, streamer.measured_from(), strict=True)):
+        _measure(core, io, slot, key, m)
+    streamer.attach_gate(reflex)
+    _live.add(reflex)
+    log.info("e-stop reflex armed", streams=list(keys), diverted=sorted(io.readers))
+    return reflex
+
+
+def _q_offsets(codec: Codec, field: str) -> list[int] | None:
+    """Where each motor's ``q`` lies in an encoded sample (header included), found by
+    encoding distinct values: whatever the layout (gathered or not), as C peers write it.
+    None if the type is not what the reflex can patch (float32 positions, each once)."""
+    record = codec.zeros()
+    motors = record[field]
+    if motors.dtype.fields is None or motors.dtype.fields["q"][0] != np.dtype("<f4"):
+        return None
+    values = (1000.25 + 2.0 * np.arange(motors.shape[0])).astype("<f4")
+    motors["q"] = values
+    wire = codec.encode(record)
+    found = []
+    for v in values:
+        at = wire.find(v.tobytes())
+        if at < 0 or wire.find(v.tobytes(), at + 1) >= 0:
+            return None
+        found.append(at)
+    return found
+
+
+def _measure(core: _reflex.Core, io: RobotIO, slot: int, key: str, m: Measured) -> None:
+    """Tell the reflex where stream ``slot``'s newest measurement is (if it can read it)."""
+    reader = io.readers.get(m.state_key)
+    if reader is None or key not in io.writers:
+        return
+    state, cmd = io.codec(m.state_key), io.codec(key)
+    state_at, cmd_at = _q_offsets(state, m.state_field), _q_offsets(cmd, m.cmd_field)
+    if state_at is None or cmd_at is None or len(state_at) != len(cmd_at):
+        log.warning("the reflex holds this stream at its stored hold only", stream=key)
+        return
+    core.measure(
+        slot,
+        reader.reader._ref,
+        m.max_age,
+        4 + state.size,
+        state_at,
+        cmd_at,
+        [float(x) for x in m.lower],
+        [float(x) for x in m.upper],
+    )
+
+
+def _cancel_task(io: RobotIO) -> tuple[bytes, int, int]:
+    """A CANCEL_TASK as ``DdsCommands.amr`` encodes it, and where its ``command_id`` and
+    ``timestamp`` lie (the reflex stamps both when it writes)."""
+    if "amr_cmd" not in io.writers:
+        return b"", 0, 0
+    codec = io.codec("amr_cmd")
+    record = codec.zeros()
+    record["command_type"] = io.interface.AMRCommandType["CANCEL_TASK"].value
+    fields: dict[str, Any] = dict(codec.dtype.fields or {})
+    header = 4
+    return (
+        codec.encode(record),
+        header + fields["command_id"][1] if "command_id" in fields else 0,
+        header + fields["timestamp"][1] if "timestamp" in fields else 0,
+    )

@@ -1,0 +1,22 @@
+"""The one thing pyproject.toml cannot say to setuptools 65 (the venv's, used by
+``pip install -e . --no-build-isolation``): the e-stop reflex C extension.
+
+Built against Debian's CycloneDDS 0.10.2 (``cyclonedds-dev``, which ``make venv``
+installs): headers in /usr/include, ``-lddsc``. Everything else is in pyproject.toml.
+Without the extension the service still runs, on the Python fast path, and says so
+(``executive/reflex/__init__.py``).
+"""
+
+from setuptools import Extension, setup
+
+setup(
+    ext_modules=[
+        Extension(
+            "executive.reflex._reflex",
+            sources=["executive/reflex/_reflex.c"],
+            include_dirs=["/usr/include"],
+            libraries=["ddsc"],
+            extra_compile_args=["-std=gnu11", "-O2", "-Wall", "-Wextra"],
+        )
+    ]
+)
