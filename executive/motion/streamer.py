@@ -7,12 +7,19 @@ trajectory first moves one of its joints and stays engaged (holding its last tar
 until ``disengage``: a stream the executive never used is never published, so it cannot
 fight the firmware's own controller for the legs.
 
-``hold()`` is the safety fast path. It may be called from any thread (the e-stop
-listener calls it from CycloneDDS's receive thread); under the same lock the period
-uses, it drops every trajectory, freezes each engaged stream at the measured position,
-and publishes that hold at once. Because publishing happens only under that lock, once
-``hold()`` returns no command other than the hold can leave, and while held every
-``submit`` is refused until ``release()``.
+``hold()`` is the safety fast path. It may be called from any thread (the safety
+reaction calls it); under the same lock the period uses, it drops every trajectory,
+freezes each engaged stream at the measured position, and publishes that hold at once.
+Because publishing happens only under that lock, once ``hold()`` returns no command other
+than the hold can leave, and while held every ``submit`` is refused until ``release()``.
+
+The e-stop reflex (``executive.reflex``) holds before Python knows. Every command leaves
+through its gate (``Gate.publish``), and after each one the streamer stores the stream's
+hold for it: the stream frozen at the measured position, or, while held, the command just
+sent. When the reflex trips it writes those holds from C; the gate then refuses any
+command computed before the streamer saw the trip, and the streamer adopts the reflex's
+hold (``_adopt``: held, each target the position the reflex sent) before it publishes
+again. Only the executive's reset clears a reflex trip; ``release()`` does not.
 
 Every command is checked before it leaves: finite, inside the profile's limits, kp > 0.
 """
@@ -31,6 +38,7 @@ import structlog
 from executive import realtime
 from executive.motion.trajectory import FloatArray, Trajectory
 from executive.profile import RobotProfile
+from executive.reflex import Gate, Measured, PythonGate
 from executive.robot_io import RobotIO
 
 log = structlog.get_logger(__name__)
@@ -71,8 +79,9 @@ class StreamStats:
 
 
 class _Stream:
-    def __init__(self, io: RobotIO, profile: RobotProfile, topic: str) -> None:
+    def __init__(self, io: RobotIO, profile: RobotProfile, topic: str, slot: int) -> None:
         self.topic = topic
+        self.slot = slot  # its index in the reflex's holds (STREAMS order)
         self.cmd_key, self.state_key, self.cmd_field, self.state_field = STREAMS[topic]
         self.codec = io.codec(self.cmd_key)
         self.record = self.codec.zeros()
@@ -84,6 +93,10 @@ class _Stream:
         motors["mode"] = profile.motor_mode
         motors["kp"] = kp
         motors["kd"] = kd
+        # the hold at the measured position, for the reflex; field by field from zeros
+        # (numpy's copy() leaves the padding after ``mode`` uninitialised: garbage on the wire)
+        self.hold_record = self.codec.zeros()
+        self.hold_record[()] = self.record
         self.target: FloatArray = np.zeros(len(self.lower))
         self.engaged = False
         self.trajectories: list[Trajectory] = []
@@ -111,12 +124,76 @@ class MotionStreamer:
         self.on_publish = on_publish
         self.priority = priority  # SCHED_FIFO priority of the thread; None: normal scheduling
         self.stats = StreamStats()
-        self._streams = {t: _Stream(io, profile, t) for t in STREAMS}
+        self._streams = {t: _Stream(io, profile, t, i) for i, t in enumerate(STREAMS)}
         self._lock = threading.Lock()
         self._held = False
         self._hold_reason = ""
+        self._hold_called = False  # hold() was called since the last release()
+        self._gate: Gate = PythonGate(io, self.command_keys())
+        self._seen_trips = 0  # the reflex's trips this streamer has adopted
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+
+    # -- the reflex ----------------------------------------------------------------------
+
+    def command_keys(self) -> tuple[str, ...]:
+        """The command topics, in the order of the reflex's hold slots."""
+        return tuple(s.cmd_key for s in self._streams.values())
+
+    def measured_from(self) -> tuple[Measured, ...]:
+        """Where each stream's measured positions are, for the reflex (command-key order)."""
+        return tuple(
+            Measured(
+                s.state_key,
+                s.cmd_field,
+                s.state_field,
+                s.lower.tolist(),
+                s.upper.tolist(),
+                self.max_state_age,
+            )
+            for s in self._streams.values()
+        )
+
+    def attach_gate(self, gate: Gate) -> None:
+        """Publish through ``gate`` (the installed reflex) from now on."""
+        with self._lock:
+            self._gate = gate
+            self._seen_trips = gate.trips()
+
+    def _adopt(self) -> bool:
+        """Take over the reflex's hold once it has tripped: held, every trajectory dropped,
+        each engaged stream's target the position the reflex sent (decoded from its bytes,
+        so what this streamer sends next is that same command). True if this call adopted
+        a trip. Caller holds the lock."""
+        if not self._gate.tripped():
+            return False
+        trips = self._gate.trips()
+        if self._held and trips == self._seen_trips:
+            return False
+        self._seen_trips = trips
+        self._held = True
+        self._hold_reason = self._hold_reason or "e-stop (reflex)"
+        for stream in self._streams.values():
+            stream.trajectories.clear()
+            if not stream.engaged:
+                continue
+            fired = self._gate.fired(stream.slot)
+            if fired is not None:
+                q = stream.codec.decode(fired)[stream.cmd_field]["q"]
+                stream.target = np.asarray(q, dtype=np.float64).copy()
+            elif (measured := self.measured(stream.topic)) is not None:
+                # engaged after the reflex's last hold was stored: frozen where it is
+                stream.target = np.clip(measured, stream.lower, stream.upper)
+        return True
+
+    def _hold_bytes(self, stream: _Stream) -> bytes:
+        """The stream frozen at the measured position (at its last target where the state
+        is missing or stale), encoded: what the reflex writes if it trips before the next
+        period. Caller holds the lock."""
+        q = self.measured(stream.topic)
+        hold = stream.hold_record[stream.cmd_field]
+        hold["q"] = stream.target if q is None else np.clip(q, stream.lower, stream.upper)
+        return stream.codec.encode(stream.hold_record)
 
     # -- measured state ----------------------------------------------------------------
 
@@ -146,7 +223,7 @@ class MotionStreamer:
 
     @property
     def held(self) -> bool:
-        return self._held
+        return self._held or self._gate.tripped()
 
     def submit(self, trajectories: Sequence[Trajectory]) -> None:
         """Start trajectories; a new one supersedes older ones on the same joints.
@@ -155,6 +232,7 @@ class MotionStreamer:
         has no fresh measured state to start holding from.
         """
         with self._lock:
+            self._adopt()
             if self._held:
                 raise HeldError(f"motion is held: {self._hold_reason}")
             for traj in trajectories:
@@ -192,12 +270,14 @@ class MotionStreamer:
             stream = self._streams[topic]
             stream.engaged = False
             stream.trajectories.clear()
+            self._gate.store_hold(stream.slot, None)  # the reflex no longer holds it
 
     def cancel(self, names: Iterable[str]) -> None:
         """Stop moving ``names``: each stream keeps the position its trajectories had reached."""
         wanted = set(names)
         now = self.clock()
         with self._lock:
+            self._adopt()  # (held: no trajectory is left to cancel)
             for stream in self._streams.values():
                 keep = []
                 for traj in stream.trajectories:
@@ -222,6 +302,7 @@ class MotionStreamer:
         retarget the arm to a position it read from possibly stale state).
         """
         with self._lock:
+            self._adopt()
             if self._held:
                 return
             by_topic: dict[str, dict[int, float]] = {}
@@ -243,12 +324,17 @@ class MotionStreamer:
         """Freeze every engaged stream at the measured position and publish it now.
 
         Idempotent; safe from any thread. Where measured state is missing or stale the
-        stream freezes at its last commanded target instead. True if this call started
-        the hold. ``quiet``: the caller logs it (the safety reaction does, after the base's
-        cancel: a log line written between the two would delay the cancel).
+        stream freezes at its last commanded target instead; after a reflex trip, at what
+        the reflex sent. True if this is the first ``hold()`` since the last release (the
+        reflex's own hold is not one: the reaction that follows it logs the hold).
+        ``quiet``: the caller logs it (the safety reaction does, after the base's cancel:
+        a log line written between the two would delay the cancel).
         """
         with self._lock:
-            first = not self._held
+            self._adopt()
+            first = not self._hold_called
+            self._hold_called = True
+            measure = not self._held  # not already frozen (by an earlier hold or the reflex)
             self._held = True
             self._hold_reason = self._hold_reason or reason
             now = self.clock()
@@ -256,7 +342,7 @@ class MotionStreamer:
                 stream.trajectories.clear()
                 if not stream.engaged:
                     continue
-                if first:
+                if measure:
                     q = self.measured(stream.topic)
                     if q is not None:
                         stream.target = np.clip(q, stream.lower, stream.upper)
@@ -266,15 +352,24 @@ class MotionStreamer:
         return first
 
     def release(self) -> None:
-        """Allow motion again; streams keep holding their targets until a new submit."""
+        """Allow motion again; streams keep holding their targets until a new submit.
+
+        Not while the reflex is tripped: that hold is lifted only by the executive's reset,
+        which clears the reflex first (a mission start must not undo an e-stop that Python
+        has not latched yet)."""
         with self._lock:
+            if self._gate.tripped():
+                self._adopt()
+                return
             self._held = False
             self._hold_reason = ""
+            self._hold_called = False
 
     # -- the periodic thread -------------------------------------------------------------
 
     def _publish(self, stream: _Stream, now: float) -> None:
-        """Sample trajectories into the target and publish it. Caller holds the lock."""
+        """Sample trajectories into the target, publish it through the reflex's gate, and
+        store the stream's hold for the reflex. Caller holds the lock."""
         if stream.trajectories:
             finished = []
             for traj in stream.trajectories:
@@ -289,7 +384,18 @@ class MotionStreamer:
             return
         np.clip(q, stream.lower, stream.upper, out=q)
         stream.record[stream.cmd_field]["q"] = q
-        self.io.write_record(stream.cmd_key, stream.record)
+        data = stream.codec.encode(stream.record)
+        if not self._gate.publish(stream.slot, data, self._seen_trips):
+            # the reflex tripped after this period began: send its hold, not this command
+            self._adopt()
+            q = stream.target
+            stream.record[stream.cmd_field]["q"] = q
+            data = stream.codec.encode(stream.record)
+            self._gate.publish(stream.slot, data, self._seen_trips)
+        if self._held:  # the hold being sent: the reflex sends it as it is
+            self._gate.store_hold(stream.slot, data)
+        else:  # frozen where it is measured now (the reflex may find a newer measurement)
+            self._gate.store_hold(stream.slot, self._hold_bytes(stream), True)
         if self.on_publish is not None:
             self.on_publish(stream.topic, q.copy(), self._held)
 
@@ -297,6 +403,7 @@ class MotionStreamer:
         """One period: publish every engaged stream (the thread calls this; tests may too)."""
         with self._lock:
             t = self.clock() if now is None else now
+            self._adopt()
             for stream in self._streams.values():
                 if stream.engaged:
                     self._publish(stream, t)
