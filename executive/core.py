@@ -35,6 +35,7 @@ from behaviours.context import RobotContext
 from behaviours.state import GatherRobotState
 from executive.motion.streamer import MotionStreamer
 from executive.profile import STATE_TOPICS
+from executive.reflex import Reflex, Trip, install
 from executive.robot_io import RobotIO, Stamped
 from executive.safety import (
     Activity,
@@ -170,15 +171,20 @@ class Executive:
     _requests: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] = field(
         default_factory=queue.SimpleQueue
     )
+    # the e-stop reflex (hold and cancel in C, no GIL); None: the Python fast path holds
+    reflex: Reflex | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.reaction = SafetyReaction(self.streamer.hold, self.context.commands)
         self.watchdog = SafetyWatchdog(self.monitor, self.reaction, self.activity)
         fast = EstopFastPath(self.monitor, self.reaction)
-        if "emergency_state" in self.io.readers:  # the hold must not wait for a tick
+        # the hold must not wait for a tick, nor for the interpreter: the reflex holds and
+        # cancels in C, then tells us (an undecodable e-stop sample trips it too)
+        self.reflex = install(self.io, self.streamer, self._reflex_tripped)
+        if self.reflex is None and "emergency_state" in self.io.readers:
             self.io.readers["emergency_state"].add_callback(fast)
         for topic in self.monitor.max_age:  # nor for a safety source we cannot understand
-            if topic in self.io.readers:
+            if topic in self.io.readers and not (self.reflex and topic == "emergency_state"):
                 self.io.readers[topic].on_undecodable(fast.undecodable(topic))
         self.slot = MissionSlot()
         self.selector = py_trees.composites.Selector(
@@ -191,6 +197,15 @@ class Executive:
         )
         self.tree = py_trees.trees.BehaviourTree(root)
         self.tree.setup(context=self.context)  # type: ignore[arg-type]  # py_trees types **kwargs as int
+
+    def _reflex_tripped(self, trip: Trip) -> None:
+        """The reflex has held and canceled: the rest of the reaction (STOP_REMOTE if remote
+        driving; the streamer takes the reflex's hold), then the latch, as the fast path does."""
+        cause = Cause(trip.code, trip.message)
+        try:
+            self.reaction(cause.message)
+        finally:
+            self.monitor.trip([cause])
 
     # -- requests (any thread) ------------------------------------------------------------
 
@@ -278,6 +293,8 @@ class Executive:
         present += [Cause("not_ready", str(why)) for why in self.monitor.silent(state)]
         ok, message = self.monitor.reset(present)
         if ok and self.state is ExecState.SAFE_STOP:
+            if self.reflex is not None:
+                self.reflex.reset()  # first: the streamer stays held while the reflex is tripped
             self.streamer.release()
             self._release_robot()
             self._set_state(ExecState.IDLE)
