@@ -6,6 +6,12 @@ blocked in a call that never returns) is the one systemd's watchdog exists for. 
 tick blocks for an hour, so a test can watch the watchdog pings stop while the e-stop
 fast path (which does not need the tick loop) still holds motion. Nothing is armed in
 a normal start; the variable is named in the log when anything is.
+
+``gil-hog`` is the other way the interpreter stops: after SIGUSR2 the next tick makes one
+long C-level call that never lets go of the GIL (``hold_gil``), so no Python thread runs
+at all for ``GIL_HOG_S``: not the tick loop, not the streamer, not a DDS listener's
+Python. The e-stop reflex (``executive.reflex``) must hold through it. Both points may be
+armed; one SIGUSR2 then blocks, then hangs.
 """
 
 from __future__ import annotations
@@ -21,8 +27,29 @@ import structlog
 log = structlog.get_logger(__name__)
 
 ENV = "ATOM_EXECUTIVE_FAULTPOINTS"
-KNOWN = frozenset({"tick-hang"})
+KNOWN = frozenset({"tick-hang", "gil-hog"})
 HANG_S = 3600.0
+GIL_HOG_S = 3.0
+_CALIBRATION_N = 300_000
+
+
+def _sum_rate() -> float:
+    """Integers per second ``sum(range(n))`` adds on this machine now."""
+    started = time.perf_counter()
+    sum(range(_CALIBRATION_N))
+    return _CALIBRATION_N / max(time.perf_counter() - started, 1e-6)
+
+
+def hold_gil(seconds: float) -> float:
+    """Block every Python thread of this process for about ``seconds``; the time it took.
+
+    ``sum`` over a range runs in C from start to end: no bytecode, so no switch to another
+    thread and no signal handler until it returns (``time.sleep`` would release the GIL;
+    a garbage collection or a C extension's long call behaves like this)."""
+    n = int(_sum_rate() * seconds)
+    started = time.monotonic()
+    sum(range(n))
+    return time.monotonic() - started
 
 
 def armed() -> set[str]:
@@ -42,9 +69,24 @@ def tick_hooks() -> list[Callable[[], None]]:
         return []
     log.warning("fault points armed; this is a test run", faultpoints=sorted(names), env=ENV)
     hooks: list[Callable[[], None]] = []
+    hog, hang = threading.Event(), threading.Event()  # one SIGUSR2 sets both
+
+    def on_usr2(*_: object) -> None:
+        hog.set()
+        hang.set()
+
+    signal.signal(signal.SIGUSR2, on_usr2)
+    if "gil-hog" in names:
+
+        def hog_gil() -> None:
+            if hog.is_set():
+                hog.clear()
+                log.warning("fault point: the interpreter is blocked", seconds=GIL_HOG_S)
+                took = hold_gil(GIL_HOG_S)
+                log.warning("fault point: the interpreter runs again", seconds=round(took, 3))
+
+        hooks.append(hog_gil)
     if "tick-hang" in names:
-        hang = threading.Event()
-        signal.signal(signal.SIGUSR2, lambda *_: hang.set())
 
         def hang_tick() -> None:
             if hang.is_set():
