@@ -174,3 +174,48 @@ def test_a_run_is_an_mcap_file_and_a_live_view(live: Live, recorded: RunChannels
     assert any(latched for _, latched, _ in data.safety)
     png = draw(data, path.with_suffix(".png"))
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 20_000
+
+
+def test_the_service_as_a_process_serves_the_live_view_and_writes_the_mcap(
+    tmp_path: Path,
+) -> None:
+    """As deployed: ``foxglove: {enabled: true, port: 0}`` in the config; the port is the
+    one the service logs. A run stopped by the operator leaves its MCAP file, finished
+    when the service ends on SIGTERM."""
+    from executive.stack import LogTail, running_stack
+
+    with running_stack(tmp_path) as stack:
+        stack.write_config(foxglove={"enabled": True, "host": "127.0.0.1", "port": 0})
+        stack.start_sim("--seed", "2")
+        stack.start_service()
+        tail = LogTail(stack.log_path("executive"))
+        urls: list[str] = []  # the service logs where the view listens
+
+        def logged() -> bool:
+            urls.extend(e["url"] for e in tail.read() if e.get("event") == "foxglove live view")
+            return bool(urls)
+
+        assert wait_until(logged, 10)
+        host, port = urls[0].removeprefix("ws://").rsplit(":", 1)
+        assert host == "127.0.0.1"
+        client = FoxgloveClient(host, int(port))
+        try:
+            sub = client.subscribe("/robot/emergency")  # idle, the robot's state is live
+            assert client.wait(lambda: len(client.received(sub)) >= 5, 10)
+            assert client.received(sub)[-1].json()["any"] is False
+        finally:
+            client.close()
+        reply = stack.client.request("start", {"mission": "head_scan", "params": {"sweeps": 1}})
+        assert reply.code == 0, reply.message
+        assert stack.client.wait_status(lambda s: s.run_id == reply.message, 10) is not None
+        time.sleep(1.0)
+        assert stack.client.request("stop").code == 0
+        assert stack.client.wait_status(lambda s: s.state == "ABORTED", 10) is not None
+        assert stack.stop("executive") == 0
+        _, messages, metadata = _read(stack.data_dir / "runs" / f"{reply.message}.mcap")
+        states = [
+            json.loads(m.data)["state"]
+            for _, c, m in messages
+            if c.topic == "/executive/events" and json.loads(m.data)["event"] == "state"
+        ]
+        assert states == ["RUNNING", "ABORTED"] and metadata["result"]["result"] == "ABORTED"
