@@ -734,6 +734,67 @@ def restart_after_hang(m: Matrix, row: Row, mark: Any, t_inject: float, seen: fl
     row.notes.append("restarted with the e-stop still pressed, the new service latches it at once")
 
 
+def gil_hog_row(m: Matrix, row: Row) -> None:
+    """The interpreter blocked (``gil-hog``: one C call holding the GIL for 3 s) when the
+    e-stop comes: the reflex holds and cancels in C meanwhile; Python latches afterwards."""
+    st, client = m.stack, m.stack.client
+    row.details["expected"] = (
+        "the hold and the CANCEL_TASK sent while no Python thread runs, within a few ms of "
+        "the e-stop; no motion after the hold; SAFE_STOP (estop) once Python runs again; "
+        "reset refused while pressed, accepted after release; IDLE, nothing resumed"
+    )
+    st.stop("executive")
+    pid = st.start_service(env={**m.notify.env(), faultpoints.ENV: "gil-hog"}).pid
+    m.armed = False  # (not tick-hang: the row that needs it restarts the service)
+    m.ready()
+    mark = m.tail.mark()
+    m.skip_log()
+    run_id = m.start_busy()
+    row.expect(m.wait_moving(run_id), "the mission never got the arm and the base moving")
+    t_signal = time.monotonic()
+    os.kill(pid, signal.SIGUSR2)
+    blocked = m.seen("fault point: the interpreter is blocked", t_signal - 0.5)
+    row.expect(blocked is not None, "the interpreter was never blocked")
+    t_inject = time.monotonic()
+    st.sim.inject("estop-soft")
+    free = m.seen("fault point: the interpreter runs again", t_inject, faultpoints.GIL_HOG_S + 5)
+    row.expect(free is not None, "the interpreter never ran again")
+    seen = m.seen("safe stop", t_inject - 0.5)
+    status = client.wait_status(lambda s: s.state == "SAFE_STOP", TIMEOUT) or client.status()
+    row.reaction = f"held in C while blocked; {status.state} after"
+    row.reason, row.latched = status.safety_reason, status.safety == "SAFE_STOP"
+    row.expect(row.latched and "estop:" in status.safety_reason, f"latched: {status.safety_reason}")
+    reply = client.request("reset")
+    row.reset_present = "refused" if reply.code != 0 else "accepted"
+    row.expect(reply.code != 0, f"reset with the e-stop still pressed: {reply.message}")
+    st.sim.clear("estop-soft")
+    accepted, attempts, t_reset = m.reset_until_accepted(5.0)
+    row.reset_clear = f"accepted -> IDLE ({attempts} tries)" if accepted else "REFUSED"
+    row.expect(accepted, "reset refused after the e-stop was released")
+    rec = m.record_after(mark, time.monotonic())
+    t_fault = fault_time(rec, "estop-soft", after=t_inject - 1.0)
+    row.expect(not math.isnan(t_fault), "the sim's record has no line for the e-stop")
+    m.judge_hold(row, hold_report(rec, t_fault, seen or t_inject, t_reset))
+    # stricter than from the latch on: nothing that moves from the reflex's hold on
+    first = min(rec.commands(after=t_fault), key=lambda c: c.sent, default=None)
+    cancels = [
+        e.t
+        for e in rec.event_commands("amr_cmd", after=t_fault)
+        if e.fields.get("command_type") == "CANCEL_TASK"
+    ]
+    t_free = free or t_fault
+    row.expect(first is not None and first.sent < t_free, "no hold while Python was blocked")
+    row.expect(bool(cancels) and cancels[0] < t_free, "no cancel while Python was blocked")
+    if first is not None:
+        row.motion_after = len(rec.motion_commands(first.sent - 1e-6, before=t_reset))
+        row.expect(row.motion_after == 0, "motion after the reflex's hold")
+        row.details["hold_sent_ms_after_the_estop"] = round((first.sent - t_fault) * 1e3, 2)
+        row.details["hold_sent_s_before_python_ran"] = round(t_free - first.sent, 3)
+    if cancels:
+        row.details["cancel_ms_after_the_estop"] = round((cancels[0] - t_fault) * 1e3, 2)
+    m.after_reset(row, mark, t_reset)
+
+
 # -- the matrix --------------------------------------------------------------------------
 
 DROPOUT_WHY = (
@@ -772,6 +833,7 @@ ROWS: list[tuple[str, str, str, RowBody]] = [  # key, the fault as shown, interf
     ("bad-requests", "bad and unauthenticated requests", SEED, bad_requests_row),
     ("killed", "service killed (SIGKILL) and restarted", SEED, killed_row),
     ("tick-hang", "tick loop hung (watchdog) + e-stop", SEED, tick_hang_row),
+    ("gil-hog", "interpreter blocked (GIL held 3 s) + e-stop", SEED, gil_hog_row),
     ("estop-di", "e-stop DI flag (estop-di, sdk-1.1.0)", SDK_1_1, latch("estop-di", "estop")),
 ]
 # fmt: on
