@@ -13,6 +13,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+import structlog
 
 from executive import operator
 from executive.auth import write_key_file
@@ -214,6 +215,7 @@ def test_status_exits_quietly_while_status_pours_in(
     publisher = subprocess.Popen(
         [sys.executable, "-c", FAST_STATUS, "60"], env={**os.environ}, cwd=ROOT
     )
+    logging = structlog.get_config()  # the CLI configures it for the process
     try:
         rounds = 0
         deadline = time.monotonic() + 40
@@ -223,6 +225,7 @@ def test_status_exits_quietly_while_status_pours_in(
     finally:
         publisher.kill()
         publisher.wait()
+        structlog.configure(**logging)
     assert rounds >= 20, rounds
     assert not unraisable, f"{len(unraisable)} in {rounds} runs: {sorted(set(unraisable))}"
 

@@ -89,8 +89,9 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Work]:
     garbage.chmod(0o600)
     other = d / "other.yaml"
     write_key_file(other, {"someone-else": os.urandom(32)})
+    logging = structlog.get_config()  # ``run`` and ``start`` configure it for the process
     yield Work(d, d / "not-a-dir", d / "missing" / "x.yaml", loose, garbage, other)
-    structlog.reset_defaults()  # ``run`` and ``start`` configure logging for the process
+    structlog.configure(**logging)
 
 
 @dataclass
