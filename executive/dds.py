@@ -6,6 +6,12 @@ process can talk to each other and a participant's lifetime is explicit.
 
 Network settings are CycloneDDS's own (``CYCLONEDDS_URI``); this module only chooses the
 domain id: ``ATOM_DDS_DOMAIN`` when set, else 0, so test runs can each take their own.
+
+Every participant made here says when it was created, in its USER_DATA QoS
+(``atom-executive started_ns=<wall clock ns>``): discovery carries host and pid
+(CycloneDDS's ``__Hostname`` and ``__Pid`` properties) but no time, and two executives on
+one domain must agree on which was there first (executive/peers.py). It is set at
+creation so the very first discovery message carries it.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ log = structlog.get_logger(__name__)
 
 DOMAIN_ENV = "ATOM_DDS_DOMAIN"
 MAX_DOMAIN_ID = 232  # the highest id whose RTPS ports (7400 + 250 * id + ...) fit in 16 bits
+STARTED_PREFIX = b"atom-executive started_ns="  # USER_DATA of every participant made here
 
 
 def domain_id_from_env(default: int = 0) -> int:
@@ -93,7 +100,7 @@ def make_participant(
     attempts = 0
     while True:
         try:
-            participant = DomainParticipant(did)
+            participant = DomainParticipant(did, qos=participant_qos())
         except DDSException as e:
             if time.monotonic() >= deadline:
                 raise
@@ -107,6 +114,12 @@ def make_participant(
             if attempts:
                 log.info("DDS is up", domain=did, retries=attempts)
             return participant
+
+
+def participant_qos(started_ns: int | None = None) -> Qos:
+    """USER_DATA saying when the participant was created (see the module's docstring)."""
+    stamp = time.time_ns() if started_ns is None else started_ns
+    return Qos(Policy.Userdata(STARTED_PREFIX + str(stamp).encode()))
 
 
 def close_participant(participant: DomainParticipant) -> None:
