@@ -27,6 +27,7 @@ from executive.config import ConfigError, ServiceConfig, check_data_dir, load_co
 from executive.core import Executive
 from executive.mcaprecord import record_runs
 from executive.missions import MissionStore
+from executive.peers import PeerWatch
 from executive.profile import ProfileError, RobotProfile, load_profile
 from executive.recovery import PreviousInstance
 from executive.requests import RequestServer
@@ -130,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
         profile=profile.name,
         domain=participant.domain_id if hasattr(participant, "domain_id") else None,
     )
-    _supervise(stop, runtime, TypeWatch(participant, interface))
+    _supervise(stop, runtime, TypeWatch(participant, interface), PeerWatch(participant), publisher)
     notify.stopping()
     log.info("stopping: holding motion and releasing control")
     server.stop()
@@ -178,13 +179,25 @@ def _wire(
     runtime.after_tick.append(after_tick)
 
 
-def _supervise(stop: threading.Event, runtime: Runtime, types: TypeWatch) -> None:
-    """The main thread until SIGTERM: discovery's types against ours, the tick loop's health."""
+def _supervise(
+    stop: threading.Event,
+    runtime: Runtime,
+    types: TypeWatch,
+    peers: PeerWatch,
+    publisher: StatusPublisher,
+) -> None:
+    """The main thread until SIGTERM: discovery's types against ours, other controllers of
+    the robot (executive/peers.py: conflicts refuse missions; a newcomer that stands by is
+    one of the status' problems), the tick loop's health."""
     ex = runtime.executive
+    problems = publisher.problems
+    publisher.problems = lambda: problems() + list(peers.verdict.notes)
+    peers.watch(ex)  # at once (executive/peers.py: when it first looks)
     while not stop.wait(0.5):
         if types.poll():
             ex.interface_mismatches = tuple(map(str, types.mismatches))
             notify.status("INTERFACE MISMATCH: " + "; ".join(ex.interface_mismatches))
+        peers.watch(ex)
         if not runtime.ticker.healthy():
             log.error("tick loop is not ticking; the watchdog ping has stopped")
 
