@@ -39,6 +39,7 @@ import math
 import os
 import platform
 import signal
+import socket
 import sys
 import time
 from collections.abc import Callable
@@ -49,6 +50,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script: python bench/faults.py
     sys.path.insert(0, str(ROOT))
+
+import yaml  # noqa: E402
+from cyclonedds.core import Policy, Qos  # noqa: E402
+from cyclonedds.sub import DataReader  # noqa: E402
+from cyclonedds.topic import Topic  # noqa: E402
 
 from bench.fault_tools import (  # noqa: E402
     HoldReport,
@@ -64,9 +70,12 @@ from bench.fault_tools import (  # noqa: E402
     wait_record_flushed,
 )
 from executive import faultpoints  # noqa: E402
-from executive.requests import MAX_FIELD, Code  # noqa: E402
+from executive.profile import load_profile  # noqa: E402
+from executive.requests import MAX_FIELD, REPLY_TOPIC, REQUEST_QOS, Code  # noqa: E402
 from executive.sim.faults import parse_fault  # noqa: E402
 from executive.stack import LogTail, Stack, log_time, running_stack  # noqa: E402
+from executive.status import STATUS_TOPIC  # noqa: E402
+from executive.wire.gen.own.atom_executive.msg import Reply_, Status_  # noqa: E402
 
 MISSIONS = ROOT / "bench" / "missions"
 RESULTS = ROOT / "bench" / "results"
@@ -581,6 +590,151 @@ def bad_requests_row(m: Matrix, row: Row) -> None:
     row.expect(not row.latched, "latched")
 
 
+class OnDomain:
+    """Each executive's latest status, and every reply to a request (each service on the
+    domain answers it): what a row with two executives must tell apart."""
+
+    def __init__(self, m: Matrix) -> None:
+        self.m, p = m, m.stack.dds
+        self.host = socket.gethostname()
+        qos = Qos(Policy.Reliability.Reliable(0), Policy.History.KeepLast(256))
+        self.statuses: DataReader[Any] = DataReader(p, Topic(p, STATUS_TOPIC, Status_), qos=qos)
+        self.replies: DataReader[Any] = DataReader(
+            p, Topic(p, REPLY_TOPIC, Reply_), qos=REQUEST_QOS
+        )
+        self.latest: dict[str, Any] = {}
+
+    def status(self, pid: int | None, what: Callable[[Any], bool], timeout: float) -> Any:
+        """The status of the executive ``pid`` once ``what`` holds (or the last one seen)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for s in self.statuses.take(N=256):
+                if isinstance(s, Status_):
+                    self.latest[s.executive_id] = s
+            s = self.latest.get(f"{self.host}:{pid}")
+            if (s is not None and what(s)) or time.monotonic() >= deadline:
+                return s
+            time.sleep(0.05)
+
+    def ask(self, request: Any, count: int) -> list[Any]:
+        """Send; the first ``count`` replies (fewer after ``TIMEOUT``)."""
+        self.m.raw.writer.write(request)
+        got: list[Any] = []
+        deadline = time.monotonic() + TIMEOUT
+        while len(got) < count and time.monotonic() < deadline:
+            got += [r for r in self.replies.take(N=64) if r.request_id == request.request_id]
+            time.sleep(0.02)
+        return got
+
+    def instances(self, count: int) -> list[str | None]:
+        """The instance ids of the services that answer ``status`` (None: not given)."""
+        status = self.m.raw.make("status", signed=False)
+        return [json.loads(r.payload or "{}").get("instance") for r in self.ask(status, count)]
+
+    def start(self, args: dict[str, Any], instance: str | None) -> list[Any]:
+        """A start signed for the service ``instance`` (executive/auth.py); every reply."""
+        nonce = f"{instance}/{os.urandom(16).hex()}" if instance else None
+        return self.ask(self.m.raw.make("start", args, nonce=nonce), 2)
+
+    def start_second(self) -> int:
+        """``atom-executive run`` again (``executive2``): same keys, its own data dir."""
+        st = self.m.stack
+        config = yaml.safe_load(st.config_path.read_text())
+        config["data_dir"] = str(st.workdir / "data2")
+        (st.workdir / "config2.yaml").write_text(yaml.safe_dump(config))
+        return st.spawn("executive2", "run", "--config", str(st.workdir / "config2.yaml")).pid
+
+    def close(self) -> None:
+        self.statuses.__del__()
+        self.replies.__del__()
+
+
+RECOVERY_NOTE = (
+    "the newcomer joins while the first is idle: one that joins while the first holds "
+    "upper-body control releases it at boot, taking it for a killed instance's "
+    "(executive/recovery.py; xfail in tests/integration/test_two_executives.py)"
+)
+
+
+def upper_cmd_rate(m: Matrix, mark: Any, seconds: float = 1.0) -> float:
+    """Joint commands per second sent on rt/upper/cmd over the next ``seconds`` (by their
+    source timestamps: the writers' rate, however late the sim took them)."""
+    t0 = time.monotonic()
+    time.sleep(seconds)
+    t1 = time.monotonic()
+    sent = m.record_after(mark, t1).commands("upper_cmd", after=t0)
+    return sum(1 for c in sent if c.sent <= t1) / (t1 - t0)
+
+
+def second_executive_row(m: Matrix, row: Row) -> None:
+    """A second ``atom-executive run`` joins the domain: it stands by, the first runs
+    ``busy`` (the start accepted once), a start signed for the second is refused naming the
+    first, the robot hears one streamer (no doubled command rate); stopped, the second
+    releases nothing and the first's mission runs on."""
+    st = m.stack
+    row.details["expected"] = (
+        "the newcomer stands by; the first's start runs on it alone; a start for the "
+        "newcomer refused naming the first; one command stream (the rate of one executive); "
+        "stopping the newcomer sends no switch_upper_control false, the first runs on"
+    )
+    m.ready()
+    domain, first = OnDomain(m), st.pid("executive")
+    ours = domain.instances(1)
+    mark = m.tail.mark()
+    second = domain.start_second()
+    names = f"executive {domain.host}:{first} commands this robot"
+    try:
+        # heard the robot: its look for a killed instance's leftovers is over (RECOVERY_NOTE)
+        s2 = domain.status(
+            second, lambda s: names in s.not_ready and "not known" not in s.not_ready, 30.0
+        )
+        stands_by = s2 is not None and names in s2.not_ready
+        row.expect(stands_by, f"the second does not stand by: {s2}")
+        row.reaction, row.reason = ("stands by", s2.not_ready) if stands_by else ("-", "-")
+        s1 = domain.status(first, lambda s: any(f":{second}" in p for p in s.problems), TIMEOUT)
+        row.expect(s1 is not None and bool(s1.problems), "the first's status omits the second")
+        # one signed start, addressed to the domain as any is, signed for the first: it runs
+        # there only (refused by the second, for its instance or for the first's presence)
+        theirs = [i for i in domain.instances(2) if i not in ours] or [None]
+        m.tag = FAR_TAGS[1] if m.tag == FAR_TAGS[0] else FAR_TAGS[0]
+        answers = domain.start({"mission": "busy", "params": {"tag": m.tag}}, ours[0])
+        accepted = [r.message for r in answers if r.code == Code.OK]
+        row.expect(len(accepted) == 1, f"the first's start accepted {len(accepted)} times")
+        run_id = accepted[0] if accepted else ""
+        row.expect(m.wait_moving(run_id), "the mission never got the arm and the base moving")
+        # a start signed for the second (its instance from its status reply): refused there
+        answers = domain.start({"mission": "busy"}, theirs[0])
+        row.details["start_on_second"] = [(Code(r.code).name, r.message) for r in answers]
+        refused = not any(r.code == Code.OK for r in answers) and any(
+            r.code == Code.REFUSED and names in r.message for r in answers
+        )
+        row.expect(refused, f"start on the second: {row.details['start_on_second']}")
+        row.reset_present = "start refused" if refused else "start not refused"
+        # one command stream: the rate of one executive
+        rate, want = upper_cmd_rate(m, mark), load_profile().command_hz
+        row.details["upper_cmd_hz"] = {"measured": round(rate, 1), "one_executive": want}
+        row.expect(0.4 * want < rate < 1.3 * want, f"rt/upper/cmd at {rate:.0f} Hz, not {want:g}")
+        # the second stopped: nothing released; the first's mission runs on
+        stopping = time.monotonic()
+        row.expect(st.stop("executive2") == 0, "the second did not exit 0 on SIGTERM")
+        s1 = domain.status(first, lambda s: not s.problems, 5.0)
+        rec = m.record_after(mark, time.monotonic())
+        off = rec.event_commands("switch_upper_control", after=stopping)
+        row.motion_after = sum(1 for e in off if not e.fields["flag"])
+        row.expect(row.motion_after == 0, "stopping the second released upper-body control")
+        row.expect(
+            s1 is not None and (s1.state, s1.run_id, s1.safety) == ("RUNNING", run_id, "CLEAR"),
+            f"the first's mission after the second stopped: {s1}",
+        )
+        row.latched = False
+        row.reset_clear = f"one stream ({rate:.0f} Hz); first runs on"
+        row.notes.append(RECOVERY_NOTE)
+    finally:
+        st.stop("executive2")
+        domain.close()
+    m.stack.client.request("stop")  # only the first answers now
+
+
 def killed_row(m: Matrix, row: Row) -> None:
     """SIGKILL mid-mission; restarted (as systemd's Restart=on-failure), it is IDLE."""
     st, client = m.stack, m.stack.client
@@ -831,6 +985,7 @@ ROWS: list[tuple[str, str, str, RowBody]] = [  # key, the fault as shown, interf
     ("amr-failed", "AMR FAILED (amr-failure)", SEED, failure(("Drive", "amr_failed"), mid="amr-failure")),
     ("fsm-unconfirmed", "FSM never confirmed (refuse-fsm)", SEED, failure(("Set FSM", "never confirmed"), before_start="refuse-fsm", fsm="stand", fsm_timeout=1.5)),
     ("bad-requests", "bad and unauthenticated requests", SEED, bad_requests_row),
+    ("second-executive", "second executive on the domain", SEED, second_executive_row),
     ("killed", "service killed (SIGKILL) and restarted", SEED, killed_row),
     ("tick-hang", "tick loop hung (watchdog) + e-stop", SEED, tick_hang_row),
     ("gil-hog", "interpreter blocked (GIL held 3 s) + e-stop", SEED, gil_hog_row),
