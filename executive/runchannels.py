@@ -53,7 +53,7 @@ import structlog
 
 from executive import __version__
 from executive.batches import Batches
-from executive.core import Executive
+from executive.core import Executive, MissionRun
 from executive.motion.streamer import STREAMS, MotionStreamer
 from executive.motion.trajectory import FloatArray
 from executive.profile import RobotProfile
@@ -401,10 +401,14 @@ class RunChannels:
             self._causes = causes
             self._put(("safety", now_ns, ex.monitor.latched, causes, self._run_id))
 
-    def _tree(self, ex: Executive, now_ns: int) -> None:
+    def _tree(self, ex: Executive, now_ns: int, ended: MissionRun | None = None) -> None:
         """The tree, if a status changed (or only feedback, at most every FEEDBACK_S).
         Every tick compares identities and statuses only: no strings are built unless
-        something is sent (a UUID compare, ``node.id``, cost more than the rest)."""
+        something is sent (a UUID compare, ``node.id``, cost more than the rest).
+
+        ``ended``: a run that has just ended, whose subtree the executive has already
+        pruned; its final statuses are sent grafted under the slot, once (the next
+        tick then sends the tree without it)."""
         nodes: list[Any] = []  # node, status, node, status...
         stack = [ex.tree.root]
         while stack:
@@ -414,22 +418,26 @@ class RunChannels:
         statuses = tuple(nodes)
         feedback = tuple(n.feedback_message for n in nodes[::2])
         now = time.monotonic()
-        if statuses == self._statuses and (
-            feedback == self._feedback or now - self._tree_at < FEEDBACK_S
-        ):
-            return
-        self._statuses, self._feedback, self._tree_at = statuses, feedback, now
+        if ended is None:
+            if statuses == self._statuses and (
+                feedback == self._feedback or now - self._tree_at < FEEDBACK_S
+            ):
+                return
+            self._statuses, self._feedback, self._tree_at = statuses, feedback, now
         snapshot: list[tuple[str, str, str, str, int]] = []
 
         def visit(node: py_trees.behaviour.Behaviour, path: str, depth: int) -> None:
             snapshot.append(
                 (path, type(node).__name__, node.status.value, node.feedback_message, depth)
             )
-            for child in node.children:
+            children = node.children
+            if ended is not None and node is ex.slot and not children:
+                children = [ended.root]
+            for child in children:
                 visit(child, f"{path}/{child.name}", depth + 1)
 
         visit(ex.tree.root, ex.tree.root.name, 0)
-        run = ex.run
+        run = ex.run or ended
         mission = run.name if run else ""
         self._put(("tree", now_ns, ex.state.value, mission, run.run_id if run else "", snapshot))
 
@@ -450,6 +458,7 @@ class RunChannels:
             self._put(("begin", now_ns, ex.run.run_id, info))
         elif ex.run is None and run is not None and run.run_id == self._run_id:
             self._run_id = ""
+            self._tree(ex, now_ns, ended=run)  # its final statuses, as the JSON-lines record
             event["result"] = run.result.value if run.result else ""
             event["reason"] = run.reason
             event["causes"] = [_cause(c) for c in ex.monitor.reasons]

@@ -155,9 +155,13 @@ def _from_mcap(path: Path) -> RunData:
 
 
 def _rebase(data: RunData, t0: float) -> None:
-    """Make ``t0`` the origin of everything read so far (the pre-roll goes negative)."""
+    """Make ``t0`` the origin of everything read so far (the pre-roll goes negative).
+
+    The pre-roll's robot state is kept (how the run found the robot); its tree and events
+    are dropped: they are the previous run's (its end, when this run began in its tail)."""
     shift = t0 - (data.t0 or t0)
     data.t0 = t0
+    data.nodes, data.node_order, data.states, data.safety = {}, [], [], []
 
     def moved(points: list[Any]) -> list[Any]:
         return [(p[0] - shift, *p[1:]) for p in points]

@@ -240,3 +240,24 @@ def test_the_foxglove_key_is_off_by_default_and_checked() -> None:
 def test_a_channel_schema_is_deterministic_bytes() -> None:
     channel = Channel("/x", "X", {"type": "object", "b": 1, "a": 2})
     assert channel.schema_data == b'{"a": 2, "b": 1, "type": "object"}'
+
+
+def test_the_timeline_keeps_the_preroll_robot_state_not_the_previous_runs_events(
+    tmp_path: Path,
+) -> None:
+    from executive.timeline import load
+
+    rec = McapRecorder(tmp_path, CHANNELS.values())
+    t0 = time.time_ns()
+    ms = 1_000_000
+    before = {"event": "state", "state": "SUCCEEDED", "mission": "old", "run_id": "old"}
+    rec.write(Message("/executive/events", t0 - 500 * ms, t0, json.dumps(before).encode()))
+    joints = {"position": {"head_yaw": 0.1}, "velocity": {"head_yaw": 0.0}}
+    rec.write(Message("/robot/joints/upper", t0 - 400 * ms, t0, json.dumps(joints).encode()))
+    rec.begin("new", {}, t0)
+    event = {"event": "state", "state": "RUNNING", "mission": "m", "run_id": "new"}
+    rec.write(Message("/executive/events", t0, t0, json.dumps(event).encode()))
+    rec.close()
+    run = load(rec.path("new"))
+    assert [s for _, s, _ in run.states] == ["RUNNING"] and run.run_id == "new"
+    assert run.measured["head_yaw"] == [(pytest.approx(-0.4), 0.1)]  # before the start

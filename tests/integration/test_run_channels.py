@@ -162,6 +162,14 @@ def test_a_run_is_an_mcap_file_and_a_live_view(live: Live, recorded: RunChannels
     # the tree: the mission's nodes, with their statuses as they changed
     paths = {n["path"] for t in decoded["/executive/tree"] for n in t["nodes"]}
     assert any(p.endswith("/Look ahead") for p in paths), sorted(paths)
+    # the run's final statuses, sent once after the executive pruned its subtree: the
+    # preemption stopped every node (INVALID), nothing is left running
+    with_run = [
+        t for t in decoded["/executive/tree"] if any("/Look ahead" in n["path"] for n in t["nodes"])
+    ]
+    final = [n["status"] for n in with_run[-1]["nodes"] if "/Mission Slot/" in n["path"]]
+    assert with_run[-1]["state"] == "SAFE_STOP" and with_run[-1]["run_id"] == run_id
+    assert final and set(final) <= {"INVALID", "SUCCESS", "FAILURE"}, final
     assert metadata["run"]["run_id"] == run_id and metadata["run"]["mission"] == "head_scan"
     assert metadata["result"]["result"] == "SAFE_STOP"
 
