@@ -156,16 +156,16 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(out)
 
 
-REALTIME_PRIORITY = 80  # the stream_priority deploy/README.md suggests
+REALTIME_PRIORITY = 80  # the stream_priority the service asks for by default
 
 
 def service_scheduling(realtime: bool) -> tuple[dict[str, Any], dict[str, str]]:
-    """The service's config overrides and environment: normal scheduling, or the motion
-    streamer thread under SCHED_FIFO ``REALTIME_PRIORITY`` (``stream_priority``). Only
-    the service's streamer gets it: the robot, the peers and the hog stay ordinary.
-    Raises when this process may not grant it."""
+    """The service's config overrides and environment: normal scheduling (said in the
+    config: the default is SCHED_FIFO), or the motion streamer thread under SCHED_FIFO
+    ``REALTIME_PRIORITY`` (``stream_priority``). Only the service's streamer gets it: the
+    robot, the peers and the hog stay ordinary. Raises when this process may not grant it."""
     if not realtime:
-        return {}, {}
+        return {"stream_priority": None}, {}
     from executive.realtime import fifo_permitted
 
     refused = fifo_permitted(REALTIME_PRIORITY)

@@ -52,7 +52,10 @@ class ServiceConfig:
     domain: int | None = None  # DDS domain; None: ATOM_DDS_DOMAIN or 0
     tick_hz: float = 50.0
     stream_hz: float | None = None  # None: the profile's command rate
-    stream_priority: int | None = None  # SCHED_FIFO 1..99 for the streamer thread; None: normal
+    # SCHED_FIFO 1..99 for the streamer thread; None: normal scheduling. On by default: where
+    # the unit's LimitRTPRIO (or CAP_SYS_NICE) refuses it the streamer says so in one line
+    # and runs at normal priority (executive/realtime.py)
+    stream_priority: int | None = 80
     missions_dir: str = "missions"
     data_dir: str = "/var/lib/atom-executive"
     status_hz: float = 2.0  # heartbeat of the status topic

@@ -22,7 +22,7 @@ from executive.operator import render_tree, summary
 from executive.robot_io import TOPICS, RobotIO, Side
 from executive.sim.client import SimClient
 from executive.sim.record import Recording
-from executive.stack import ROOT, Stack, running_stack
+from executive.stack import ROOT, LogTail, Stack, running_stack
 
 
 def say(text: str) -> None:
@@ -87,6 +87,8 @@ def run(demo: Demo, stack: Stack, started: float) -> int:
         f"executive ready: {status.state}, interface {status.interface_variant}, profile {status.profile}",
         status.state == "IDLE",
     )
+    for line in realtime_report(stack):
+        print(f"  {line}", flush=True)  # noqa: T201
     reply = client.request("list_missions")
     print("  missions:", reply.payload, flush=True)  # noqa: T201
 
@@ -153,6 +155,24 @@ def pictures(demo: Demo, stack: Stack) -> list[Path]:
         len(runs) == 2 and all(f.stat().st_size > 0 for f in files),
     )
     return files
+
+
+def realtime_report(stack: Stack) -> list[str]:
+    """What the service got, from its log: the streamer's scheduling (SCHED_FIFO by default,
+    normal priority where refused) and whether the e-stop reflex is armed."""
+    found: dict[str, str] = {}
+    deadline = time.monotonic() + 5
+    log = LogTail(stack.log_path("executive"))
+    while len(found) < 2 and time.monotonic() < deadline:
+        for e in log.read():
+            event = str(e.get("event", ""))
+            if event in ("motion streamer scheduling", "motion streamer runs at normal priority"):
+                refused = f" (wanted {e.get('wanted')}: {e.get('reason')})" if "reason" in e else ""
+                found["streamer"] = f"motion streamer: {e.get('policy')}{refused}"
+            elif event.startswith("e-stop reflex"):
+                found["reflex"] = event
+        time.sleep(0.05)
+    return list(found.values())
 
 
 def accepted(client: ExecutiveClient, reply: Any) -> bool:

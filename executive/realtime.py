@@ -5,11 +5,17 @@ Linux lets each thread have its own scheduling, so the 500 Hz streamer can run u
 by ``bench/stream.py`` on a shared 2-core VM: a thread sleeping to 2 ms deadlines wakes
 with a p99 lateness of ~0.57 ms at normal priority and ~0.16 ms under ``SCHED_FIFO``.
 
+The service asks for it by default (``stream_priority: 80``). It was off while the e-stop
+fast path was Python on CycloneDDS's receive thread: a FIFO thread taking one of two CPUs
+delayed that thread's GIL-bound hold. The e-stop reflex (``executive.reflex``) holds in C
+without the GIL, so that trade is gone (docs/benchmarks.md).
+
 Real-time priority needs ``RLIMIT_RTPRIO`` (systemd's ``LimitRTPRIO=``, see
 ``deploy/atom-executive.service``) or ``CAP_SYS_NICE``. Without either the streamer still
-runs, at normal priority, and says so: the service is degraded, not broken. The kernel's
-real-time throttling (``sched_rt_runtime_us``, 95 % by default) keeps a runaway FIFO
-thread from starving the machine; the streamer itself sleeps most of each period.
+runs, at normal priority, and says so in one line: the service is degraded, not broken.
+The kernel's real-time throttling (``sched_rt_runtime_us``, 95 % by default) keeps a
+runaway FIFO thread from starving the machine; the streamer itself sleeps most of each
+period.
 """
 
 from __future__ import annotations
@@ -63,6 +69,12 @@ def fifo(priority: int) -> str | None:
     try:
         os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
     except PermissionError:
+        if _rtprio_limit() >= priority:  # the limit allows it: the cgroup does not
+            return (
+                f"SCHED_FIFO {priority} refused although RLIMIT_RTPRIO allows it: the "
+                "service's cgroup has no real-time budget (cpu.rt_runtime_us, with "
+                "CONFIG_RT_GROUP_SCHED); give it one or run it in the root cgroup"
+            )
         return (
             f"SCHED_FIFO {priority} not permitted: give the service LimitRTPRIO={priority} "
             "or CAP_SYS_NICE (deploy/atom-executive.service)"
@@ -70,6 +82,17 @@ def fifo(priority: int) -> str | None:
     except OSError as e:
         return f"SCHED_FIFO {priority}: {e.strerror}"
     return None
+
+
+def _rtprio_limit() -> int:
+    """The soft RLIMIT_RTPRIO of this process (0 where there is none)."""
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_RTPRIO)[0]
+        return max(FIFO_PRIORITIES) if soft == resource.RLIM_INFINITY else int(soft)
+    except (ImportError, AttributeError, OSError, ValueError):
+        return 0
 
 
 def policy() -> str:

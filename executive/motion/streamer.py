@@ -409,16 +409,22 @@ class MotionStreamer:
                     self._publish(stream, t)
 
     def _schedule(self) -> None:
-        """Name the thread, tighten its timer, and raise it to SCHED_FIFO when configured.
-        A refusal is logged and the stream runs at normal priority: later, not never."""
+        """Name the thread, tighten its timer, and raise it to SCHED_FIFO when configured
+        (the service's default). A refusal is a fallback, not an error: one line says what
+        the stream got, what it asked for and how to grant it; it runs at normal priority."""
         realtime.name_thread("motion-streamer")
         realtime.tight_timer()
-        if self.priority is not None:
-            refused = realtime.fifo(self.priority)
-            if refused is not None:
-                log.warning("motion streamer runs at normal priority", reason=refused)
+        refused = realtime.fifo(self.priority) if self.priority is not None else None
         self.stats.scheduling = realtime.policy()
-        log.info("motion streamer scheduling", policy=self.stats.scheduling)
+        if refused is not None:
+            log.warning(
+                "motion streamer runs at normal priority",
+                policy=self.stats.scheduling,
+                wanted=f"SCHED_FIFO {self.priority}",
+                reason=refused,
+            )
+        else:
+            log.info("motion streamer scheduling", policy=self.stats.scheduling)
 
     def _run(self) -> None:
         self._schedule()
