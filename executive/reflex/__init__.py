@@ -14,6 +14,9 @@ hung interpreter held nothing. The reflex (``_reflex.c``) needs no Python:
   (Python blocked: nothing refreshed the hold, and the arm went on towards its target);
 - every joint command passes the reflex's gate (``publish``), which refuses one computed
   before a trip the streamer has not seen: nothing that moves leaves after the hold;
+- with the streamer under SCHED_FIFO, CycloneDDS's thread that runs the reflex is put one
+  priority above it the first time it calls the reflex (a refusal: one line, and it runs
+  as it was);
 - Python learns afterwards: ``on_trip`` runs on the reflex's dispatcher thread (or at
   once, when the sample was written from Python in this process) and the executive
   latches SAFE_STOP as it always has; ``reset()`` clears the latch with the executive's.
@@ -143,6 +146,8 @@ class Measured:
 class Streamer(Protocol):
     """The motion streamer, as far as the reflex is concerned."""
 
+    priority: int | None  # its SCHED_FIFO priority; the reflex's threads get one more
+
     def command_keys(self) -> tuple[str, ...]: ...
 
     def measured_from(self) -> tuple[Measured, ...]:
@@ -222,8 +227,23 @@ class Reflex:
     def _tripped(self) -> None:
         """From C, after the reflex has written (dispatcher thread, or the writing thread)."""
         trip = self.last_trip()
-        if trip is not None and self.on_trip is not None:
+        if trip is None:
+            return
+        if self.on_trip is not None:
             self.on_trip(trip)
+        log.info(  # after the latch: everything the reflex did is done by now
+            "e-stop reflex held",
+            reason=trip.message,
+            held=list(trip.held),
+            at_newer_measurement=list(trip.measured),
+            sample_to_hold_us=round((trip.first_hold_ns - trip.sample_ns) / 1e3, 1)
+            if trip.first_hold_ns
+            else None,
+            sample_to_cancel_us=round((trip.cancel_ns - trip.sample_ns) / 1e3, 1)
+            if trip.cancel_ns
+            else None,
+            python_learned_ms=round((time.monotonic_ns() - trip.sample_ns) / 1e6, 3),
+        )
 
     def stats(self) -> dict[str, int]:
         return self._core.stats() or {}
@@ -316,6 +336,8 @@ def install(io: RobotIO, streamer: Streamer, on_trip: Callable[[Trip], None]) ->
         if reflex is not None:
             reflex._tripped()
 
+    # the hold goes first: CycloneDDS's delivering thread above the streamer
+    rt = min(streamer.priority + 1, 99) if streamer.priority else 0
     core = _reflex.Core(
         participant=io.participant._ref,
         estop_topic=estop.reader.topic._ref,
@@ -328,6 +350,8 @@ def install(io: RobotIO, streamer: Streamer, on_trip: Callable[[Trip], None]) ->
         cancel_stamp_at=stamp_at,
         cancel_id=CANCEL_ID_BIT | (time.time_ns() // 1000) % CANCEL_ID_BIT,
         on_trip=tripped,
+        rt_priority=rt,
+        on_thread=_thread_scheduled,
     )
     reflex = Reflex(core, io, keys)
     reflex.on_trip = on_trip
@@ -340,6 +364,22 @@ def install(io: RobotIO, streamer: Streamer, on_trip: Callable[[Trip], None]) ->
     _live.add(reflex)
     log.info("e-stop reflex armed", streams=list(keys), diverted=sorted(io.readers))
     return reflex
+
+
+def _thread_scheduled(name: str, tid: int, priority: int, error: str) -> None:
+    """Once per CycloneDDS thread the reflex runs on: what it got, in one line."""
+    if not error:
+        log.info(
+            "e-stop reflex thread scheduling", thread=name, tid=tid, policy=f"SCHED_FIFO {priority}"
+        )
+    else:
+        log.warning(
+            "e-stop reflex thread runs at normal priority",
+            thread=name,
+            tid=tid,
+            wanted=f"SCHED_FIFO {priority}",
+            reason=f"{error}: give the service LimitRTPRIO={priority} or CAP_SYS_NICE",
+        )
 
 
 def _q_offsets(codec: Codec, field: str) -> list[int] | None:

@@ -26,6 +26,12 @@
  *    otherwise hands it to one dispatcher thread: the receive thread never waits for the
  *    interpreter.
  *
+ * The reflex runs on whichever CycloneDDS thread delivers the sample (recvUC, on
+ * loopback and on the robot network alike). With ``rt_priority`` each such thread is put
+ * under SCHED_FIFO the first time it calls a listener of ours, as the streamer's thread
+ * is, so a CPU hog cannot delay the hold; a refusal leaves it as it was, and Python says
+ * so once (``on_thread``).
+ *
  * The hold buffers are a double-buffered seqlock per stream: the streamer (one writer,
  * with the GIL) fills the buffer the reader is not pointed at, then flips ``current``;
  * the reflex never waits for it, and retries only if the writer lapped it mid-copy.
@@ -51,9 +57,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <math.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "dds/dds.h"
 #include "dds/ddsi/ddsi_serdata.h"
@@ -66,6 +74,7 @@
 #define SEQLOCK_TRIES 64 /* a retry needs the writer to lap twice during one memcpy */
 #define KEEP 64          /* bytes of the tripping sample kept for Python to judge */
 #define MAX_JOINTS 64
+#define MAX_THREADS 8
 
 enum why { WHY_NONE = 0, WHY_FLAGS = 1, WHY_SHORT = 2, WHY_ENCAPSULATION = 3 };
 
@@ -128,6 +137,13 @@ typedef struct {
   unsigned char data[KEEP];
 } trip_record;
 
+typedef struct {
+  _Atomic int ready, reported;
+  char name[16];
+  pid_t tid;
+  int err; /* 0: SCHED_FIFO rt_priority; else pthread_setschedparam's error */
+} thread_note;
+
 typedef struct core {
   dds_entity_t estop_reader;
   uint32_t nflags;
@@ -149,6 +165,11 @@ typedef struct core {
   bool thread_started, stopping, signalled;
   _Atomic int pending_trip;
   PyObject *on_trip; /* owned */
+  int rt_priority;   /* 0: leave CycloneDDS's threads as they are */
+  _Atomic int pending_threads;
+  _Atomic uint32_t nthreads;
+  thread_note threads[MAX_THREADS];
+  PyObject *on_thread; /* owned: on_thread(name, tid, priority, error) */
   _Atomic uint32_t ndiverted;
   diverted div[MAX_DIVERTED];
 
@@ -265,6 +286,8 @@ static void call_on_trip(core *c) {
     call_python(c->on_trip, NULL);
 }
 
+static void report_threads(core *c);
+
 static void *dispatch(void *arg) {
   core *c = arg;
   pthread_setname_np(pthread_self(), "dds-to-python");
@@ -281,6 +304,8 @@ static void *dispatch(void *arg) {
       atomic_fetch_add(&c->batches, 1);
       if (atomic_exchange(&c->pending_trip, 0)) /* Python learns of a trip first */
         call_on_trip(c);
+      if (atomic_exchange(&c->pending_threads, 0))
+        report_threads(c);
       for (uint32_t i = 0; i < c->ndiverted; i++)
         if (atomic_exchange(&c->div[i].pending, 0))
           call_python(c->div[i].callback, c->div[i].reader_obj);
@@ -292,6 +317,45 @@ static void *dispatch(void *arg) {
   return NULL;
 }
 
+/* The priority this thread was given by a reflex (a thread serves every reader). */
+static __thread int thread_priority;
+
+/* Put the CycloneDDS thread calling a listener of ours under SCHED_FIFO, once. Never a
+ * Python thread delivering its own write: that is the application's to schedule. */
+static void promote(core *c) {
+  if (c->rt_priority <= thread_priority || holds_gil())
+    return;
+  struct sched_param p = {.sched_priority = c->rt_priority};
+  int err = pthread_setschedparam(pthread_self(), SCHED_FIFO, &p);
+  thread_priority = c->rt_priority; /* refused or not: asked once */
+  uint32_t i = atomic_fetch_add(&c->nthreads, 1);
+  if (i < MAX_THREADS) {
+    thread_note *n = &c->threads[i];
+    pthread_getname_np(pthread_self(), n->name, sizeof n->name);
+    n->tid = (pid_t)gettid();
+    n->err = err;
+    atomic_store(&n->ready, 1);
+    atomic_store(&c->pending_threads, 1);
+    wake(c);
+  }
+}
+
+static void report_threads(core *c) {
+  uint32_t n = atomic_load(&c->nthreads);
+  for (uint32_t i = 0; i < n && i < MAX_THREADS; i++) {
+    thread_note *t = &c->threads[i];
+    if (!atomic_load(&t->ready) || atomic_exchange(&t->reported, 1))
+      continue;
+    if (c->on_thread == NULL || c->on_thread == Py_None)
+      continue;
+    PyObject *r = PyObject_CallFunction(c->on_thread, "siis", t->name, (int)t->tid,
+                                        c->rt_priority, t->err ? strerror(t->err) : "");
+    if (r == NULL)
+      PyErr_WriteUnraisable(c->on_thread);
+    Py_XDECREF(r);
+  }
+}
+
 /* A diverted reader's listener: its Python callback now if this thread holds the GIL
  * (a write from Python delivered locally: as before), else on the dispatcher. */
 static void on_diverted(dds_entity_t reader, void *arg) {
@@ -300,6 +364,7 @@ static void on_diverted(dds_entity_t reader, void *arg) {
   atomic_store(&d->last_ns, now_ns(CLOCK_MONOTONIC));
   if (atomic_load(&d->core->closed))
     return;
+  promote(d->core);
   if (holds_gil()) {
     atomic_fetch_add(&d->core->synchronous, 1);
     call_python(d->callback, d->reader_obj);
@@ -446,6 +511,7 @@ static void on_estop(dds_entity_t reader, void *arg) {
   t.t_sample = now_ns(CLOCK_MONOTONIC);
   if (atomic_load(&c->closed))
     return;
+  promote(c);
   dds_return_t n = dds_takecdr(reader, sd, TAKE_MAX, si, 0);
   int why = WHY_NONE;
   for (dds_return_t i = 0; i < n; i++) {
@@ -493,8 +559,10 @@ static int init_mutex(pthread_mutex_t *m) {
 static int Core_init(Core *self, PyObject *args, PyObject *kw) {
   static char *names[] = {"participant", "estop_topic", "estop_qos_from", "nflags",
                           "stream_writers", "amr_writer", "cancel", "cancel_id_at",
-                          "cancel_stamp_at", "cancel_id", "on_trip", NULL};
-  int participant, topic, qos_from, amr_writer;
+                          "cancel_stamp_at", "cancel_id", "on_trip", "rt_priority",
+                          "on_thread", NULL};
+  int participant, topic, qos_from, amr_writer, rt_priority = 0;
+  PyObject *on_thread = Py_None;
   unsigned int nflags, id_at, stamp_at, cancel_id;
   PyObject *writers, *on_trip;
   Py_buffer cancel;
@@ -502,9 +570,9 @@ static int Core_init(Core *self, PyObject *args, PyObject *kw) {
     PyErr_SetString(PyExc_RuntimeError, "already initialised");
     return -1;
   }
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "iiiIOiy*IIIO", names, &participant, &topic,
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "iiiIOiy*IIIO|iO", names, &participant, &topic,
                                    &qos_from, &nflags, &writers, &amr_writer, &cancel, &id_at,
-                                   &stamp_at, &cancel_id, &on_trip))
+                                   &stamp_at, &cancel_id, &on_trip, &rt_priority, &on_thread))
     return -1;
   PyObject *seq = PySequence_Fast(writers, "stream_writers must be a sequence of handles");
   int ret = -1;
@@ -517,8 +585,10 @@ static int Core_init(Core *self, PyObject *args, PyObject *kw) {
     PyErr_SetString(PyExc_ValueError, "reflex: too many streams or flags, or a bad cancel");
     goto out;
   }
-  if (on_trip != Py_None && !PyCallable_Check(on_trip)) {
-    PyErr_SetString(PyExc_TypeError, "on_trip must be callable or None");
+  if ((on_trip != Py_None && !PyCallable_Check(on_trip)) ||
+      (on_thread != Py_None && !PyCallable_Check(on_thread)) || rt_priority < 0 ||
+      rt_priority > 99) {
+    PyErr_SetString(PyExc_TypeError, "on_trip, on_thread: callable or None; rt_priority 0..99");
     goto out;
   }
   c = calloc(1, sizeof *c);
@@ -543,6 +613,9 @@ static int Core_init(Core *self, PyObject *args, PyObject *kw) {
   c->cancel_id = cancel_id;
   Py_INCREF(on_trip);
   c->on_trip = on_trip;
+  Py_INCREF(on_thread);
+  c->on_thread = on_thread;
+  c->rt_priority = rt_priority;
   if (init_mutex(&c->gate) || pthread_mutex_init(&c->dmu, NULL) ||
       pthread_cond_init(&c->dcond, NULL)) {
     PyErr_SetString(PyExc_OSError, "reflex: cannot create its locks");
@@ -586,6 +659,7 @@ out:
       Py_END_ALLOW_THREADS
     }
     Py_XDECREF(c->on_trip);
+    Py_XDECREF(c->on_thread);
     free(c);
   }
   Py_XDECREF(seq);
@@ -928,6 +1002,7 @@ static PyObject *Core_close(Core *self, PyObject *args, PyObject *kw) {
     c->div[i].saved = NULL;
   }
   Py_CLEAR(c->on_trip);
+  Py_CLEAR(c->on_thread);
   {
     pthread_mutex_destroy(&c->gate);
     pthread_mutex_destroy(&c->dmu);

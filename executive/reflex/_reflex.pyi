@@ -23,6 +23,8 @@ class Core:
         cancel_stamp_at: int,
         cancel_id: int,
         on_trip: Callable[[], None] | None,
+        rt_priority: int = ...,
+        on_thread: Callable[[str, int, int, str], None] | None = ...,
     ) -> None: ...
     def divert(self, reader: int, callback: Callable[[Any], None], reader_obj: Any, /) -> None: ...
     def measure(
