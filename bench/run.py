@@ -3,7 +3,7 @@
     python bench/run.py                      # everything, about 6 minutes on 2 cores
     python bench/run.py --quick              # shortened runs, to check the harness
     python bench/run.py --only estop,stream  # some of: codec startup tick stream estop
-                                             # estop_c memory
+                                             # estop_c reflex memory
 
 Each part is a module of ``bench/`` that also runs alone (``python bench/estop.py -h``):
 
@@ -15,6 +15,9 @@ Each part is a module of ``bench/`` that also runs alone (``python bench/estop.p
   CPU hog, against a plain relay and ddsperf's ping-pong;
 - ``estop_c``: the same figure with the e-stop written by the C robot (``tests/crobot``,
   CycloneDDS 0.10 and idlc, as the firmware), beside it and over the same ddsperf floor;
+- ``reflex``: the service as shipped (the e-stop reflex, the streamer SCHED_FIFO) and as
+  before, every figure against a floor measured in the same run (``bench/floor.py``: a C
+  relay, a C SCHED_FIFO loop), e-stops with the interpreter blocked, issue 14's targets;
 - ``memory``: the service's RSS after 1,000 mission runs against after 10.
 
 Every DDS participant uses the loopback config (``CYCLONEDDS_URI`` is set to
@@ -39,7 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script: python bench/run.py
     sys.path.insert(0, str(ROOT))
 
-from bench import codec, estop, estop_c, memory, startup, stream, tick  # noqa: E402
+from bench import codec, estop, estop_c, memory, reflex, startup, stream, tick  # noqa: E402
 from bench.common import (  # noqa: E402
     RESULTS,
     busy_processes,
@@ -51,7 +54,7 @@ from bench.common import (  # noqa: E402
     table,
 )
 
-PARTS = ("codec", "startup", "tick", "stream", "estop", "estop_c", "memory")
+PARTS = ("codec", "startup", "tick", "stream", "estop", "estop_c", "reflex", "memory")
 FLAT_KIB_PER_RUN = 1.0  # "flat": the second half's slope stays under this
 
 
@@ -73,6 +76,8 @@ def summary_rows(results: dict[str, Any]) -> list[list[str]]:
     ):
         if results.get(part):
             rows += rows_of(results[part])
+    if results.get("reflex"):  # issue 14's targets, each against its floor
+        rows += [[what, "cpu hog, shipped", figure, "", "", verdict] for what, figure, verdict in reflex.verdicts(results["reflex"], results.get("tick"))]  # fmt: skip
     return rows
 
 
@@ -368,6 +373,11 @@ def main() -> int:
         "estop": (lambda: both(lambda rt: estop.run(events, realtime=rt)), estop.report),
         # after estop: its idle ddsperf figure is the floor (measured here when it did not run)
         "estop_c": (lambda: estop_c.run(c_events, floor=c_floor(results)), estop_c.report),
+        # the service as shipped and as before, every figure against a C floor of this run
+        "reflex": (
+            lambda: reflex.run(events if q else 150, 3 if q else 15, 4.0 if q else 10.0),
+            lambda r: reflex.report(r, results.get("tick")),
+        ),
         "memory": (lambda: memory.run(runs, 10.0 if q else 120.0), memory.report),
     }
     began = time.monotonic()
@@ -399,6 +409,9 @@ def main() -> int:
         else:
             for path in plots.make(results, args.plots):
                 print(f"plot: {path}")
+            if results.get("reflex"):
+                for path in reflex.plot(results["reflex"], args.plots):
+                    print(f"plot: {path}")
     return 0
 
 
