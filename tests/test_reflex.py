@@ -23,9 +23,10 @@ from executive.wire.codec import raw_write
 from tests.rigs import Rig, make_rig
 
 PROFILE = load_profile()
-_reflex: Any = pytest.importorskip(
-    "executive.reflex._reflex", reason="the reflex extension is not built (pip install -e .)"
-)
+# not skipped when missing: make test builds it, and a service without it is slower and
+# holds nothing while Python is blocked (reflex.MISSING says why the import failed)
+assert reflex.MISSING is None, f"the reflex extension is not built: {reflex.MISSING} (make venv)"
+_reflex: Any = reflex._reflex
 
 
 def bare_core(streams: int = 3) -> Any:
