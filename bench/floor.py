@@ -5,12 +5,14 @@
 Two C programs (``bench/floor_c/``), built here at run time (Debian's ``idlc -l c`` over the
 two wire types they need, gcc, ``-lddsc``), as ``tests/wire/c_interop.py`` builds its C:
 
-- ``relay``: CycloneDDS in C and nothing else. An ``EmergencyState_`` with a flag set in, an
-  ``UpperCmd_`` out from the listener on the receive thread, its positions the marker of
-  that e-stop (``bench/robot.py``). Between the same publisher and subscriber as the
-  executive's e-stop figures (``relay_events``: this process publishes and stamps,
-  ``bench.estop_peer holds`` receives and stamps), it is the floor of e-stop -> hold:
-  two DDS hops, and C in the middle;
+- ``relay``: CycloneDDS in C and nothing else. An ``EmergencyState_`` with a flag set in;
+  out, from the listener on the receive thread, what the executive sends: the three
+  joint streams' commands at that e-stop's marker (``bench/robot.py``), then a
+  ``CANCEL_TASK``. Between the same publisher and subscribers as the executive's e-stop
+  figures (``relay_events``: this process publishes and stamps, ``bench.estop_peer
+  holds`` and ``amr`` receive and stamp), it is the floor of e-stop -> first hold, -> all
+  three holds and -> cancel: two DDS hops and C in the middle, the subscribers' own
+  handling of three samples in a row included as it is in the executive's figures;
 - ``loop``: a thread under SCHED_FIFO (the service's ``stream_priority``) waking to 2 ms
   deadlines, timed as the motion streamer times its periods, with no work in them: the
   floor of the stream's lateness and missed periods. ``Loop`` runs it beside a window of
@@ -47,7 +49,7 @@ from bench.common import (  # noqa: E402
     summary,
     table,
 )
-from bench.estop import RNG, Peer  # noqa: E402
+from bench.estop import RNG, STREAM_NAMES, Peer  # noqa: E402
 from bench.robot import MARKERS, marker  # noqa: E402
 from executive import dds  # noqa: E402
 from executive.profile import load_profile  # noqa: E402
@@ -61,11 +63,11 @@ PERIOD_US = 2000  # the streamer's period at the profile's 500 Hz
 
 @dataclass(frozen=True)
 class Floors:
-    """The built programs, and the markers file the relay reads."""
+    """The built programs, and the markers files the relay reads (upper, lower, hands)."""
 
     relay: Path
     loop: Path
-    markers: Path
+    markers: tuple[Path, ...]
 
 
 def _run(cmd: list[str | Path]) -> None:
@@ -83,7 +85,7 @@ def build(workdir: Path) -> Floors:
     types = workdir / "dobot_atom"
     types.mkdir(parents=True, exist_ok=True)
     objects = []
-    for name in ("motor_cmd", "upper_cmd", "emergency_state"):
+    for name in ("motor_cmd", "upper_cmd", "lower_cmd", "hands_cmd", "amr_cmd", "emergency_state"):
         _run([idlc, "-l", "c", "-o", types, IDL / f"{name}.idl"])
         obj = workdir / f"{name}.o"
         _run([gcc, "-std=gnu11", "-O2", "-c", "-I", types, "-o", obj, types / f"{name}.c"])
@@ -94,18 +96,28 @@ def build(workdir: Path) -> Floors:
     loop = workdir / "loop"
     _run([gcc, *strict, "-o", loop, SOURCES / "loop.c"])
     profile = load_profile()
-    markers = workdir / "markers.f32"
-    np.stack([marker(profile, "upper", k) for k in range(MARKERS)]).astype("<f4").tofile(markers)
-    return Floors(relay, loop, markers)
+    markers = []
+    for topic in STREAM_NAMES:  # as bench.robot.marker_table expects the holds to come
+        lower, upper = profile.limits(topic)
+        rows = [
+            np.clip(marker(profile, topic, k).astype("<f4"), lower, upper) for k in range(MARKERS)
+        ]
+        path = workdir / f"{topic}.f32"
+        np.stack(rows).astype("<f4").tofile(path)
+        markers.append(path)
+    return Floors(relay, loop, tuple(markers))
 
 
-def relay_events(floors: Floors, env: dict[str, str], domain: int, events: int) -> list[float]:
-    """Publisher -> C ``relay`` -> ``estop_peer holds``, ``events`` times, in ``domain``: e-stop
-    to hold (ms), measured as ``bench/estop.py``'s Python relay is (its loop, this relay)."""
+def relay_events(
+    floors: Floors, env: dict[str, str], domain: int, events: int
+) -> dict[str, list[float]]:
+    """Publisher -> C ``relay`` -> ``estop_peer holds`` and ``amr``, ``events`` times, in
+    ``domain``: e-stop to the first hold, to all three, to the cancel (ms), measured as
+    ``bench/estop.py`` measures the executive and its Python relay."""
     env = {**env, dds.DOMAIN_ENV: str(domain)}
-    subscriber = Peer(env, "holds")
+    subscriber, amr = Peer(env, "holds"), Peer(env, "amr")
     relay = subprocess.Popen(
-        [str(floors.relay), str(floors.markers)],
+        [str(floors.relay), *map(str, floors.markers)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         env=env,
@@ -125,27 +137,42 @@ def relay_events(floors: Floors, env: dict[str, str], domain: int, events: int) 
         )
         rec = io.codec("emergency_state").zeros()
         flag = (rec.dtype.names or ())[0]
-        latencies: list[float] = []
+        out: dict[str, list[float]] = {"hold": [], "hold_all": [], "cancel": []}
         warm = 10  # the first answers also wait for discovery: not counted
         deadline = time.monotonic() + 30
-        while len(latencies) < events:
+
+        def answered(sent: int) -> bool:
+            holds = list(subscriber.holds.values())
+            return (
+                len(holds) == 1
+                and len(holds[0]) == len(STREAM_NAMES)
+                and amr.cancel_after(sent) is not None
+            )
+
+        while len(out["hold"]) < events:
             with subscriber._cond:
                 subscriber.holds.clear()
             rec[flag] = True
             sent = time.monotonic_ns()
             io.write_record("emergency_state", rec)
-            if subscriber.wait(lambda: bool(subscriber.holds), 1.0):
-                (hold,) = subscriber.holds.values()
+            if subscriber.wait(lambda s=sent: answered(s), 1.0) and amr.wait(
+                lambda s=sent: answered(s), 1.0
+            ):
+                (holds,) = subscriber.holds.values()
+                cancel = amr.cancel_after(sent)
+                assert cancel is not None
                 if warm:
                     warm -= 1
                 else:
-                    latencies.append((hold["upper"] - sent) / 1e6)
+                    out["hold"].append((min(holds.values()) - sent) / 1e6)
+                    out["hold_all"].append((max(holds.values()) - sent) / 1e6)
+                    out["cancel"].append((cancel - sent) / 1e6)
             elif time.monotonic() > deadline:
                 raise RuntimeError("the C relay does not answer")
             rec[flag] = False
             io.write_record("emergency_state", rec)
             time.sleep(RNG.uniform(0.005, 0.015))
-        return latencies
+        return out
     finally:
         if relay.stdin is not None:
             relay.stdin.close()
@@ -155,6 +182,7 @@ def relay_events(floors: Floors, env: dict[str, str], domain: int, events: int) 
             relay.kill()
             relay.wait(5)
         subscriber.close()
+        amr.close()
         dds.close_participant(participant)
 
 
@@ -201,10 +229,10 @@ def run(
                 loop_result = loop.result()
                 relay = relay_events(floors, dict(os.environ), lease.domain, events)
             results["conditions"][name] = {
-                "relay_ms": summary(relay),
+                **{f"relay_{k}_ms": summary(v) for k, v in relay.items()},
                 "loop": loop_result,
                 "loadavg": load,
-                "samples": {"relay": relay},
+                "samples": {f"relay_{k}": v for k, v in relay.items()},
             }
     finally:
         lease.release()
@@ -215,18 +243,14 @@ def run(
 def report(results: dict[str, Any]) -> str:
     rows = []
     for name, c in results["conditions"].items():
-        r, lp = c["relay_ms"], c["loop"]
-        rows.append(
-            [
-                name,
-                "C relay: e-stop -> hold",
-                str(r["n"]),
-                fmt(r["median"]),
-                fmt(r["p99"]),
-                fmt(r["max"]),
-                "",
-            ]
-        )
+        lp = c["loop"]
+        for key, what in (
+            ("hold", "first hold"),
+            ("hold_all", "all 3 holds"),
+            ("cancel", "AMR cancel"),
+        ):
+            r = c[f"relay_{key}_ms"]
+            rows.append([name, f"C relay: e-stop -> {what}", str(r["n"]), fmt(r["median"]), fmt(r["p99"]), fmt(r["max"]), ""])  # fmt: skip
         s = lp["lateness_ms"]
         rows.append([name, f"C loop lateness ({lp['scheduling']})", str(s["n"]), fmt(s["median"]), fmt(s["p99"]), fmt(s["max"]), f"missed {lp['missed']}"])  # fmt: skip
     return table(("condition", "floor", "n", "median ms", "p99 ms", "max ms", ""), rows)

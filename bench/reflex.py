@@ -192,16 +192,18 @@ def _logged(log: LogTail, event: str, timeout: float) -> dict[str, Any] | None:
     return None
 
 
-def _estop_figures(ours: dict[str, list[float]], relay: list[float]) -> dict[str, Any]:
-    r = summary(relay)
-    out: dict[str, Any] = {"relay_ms": r, "lost": len(ours["lost"])}
+def _estop_figures(ours: dict[str, list[float]], relay: dict[str, list[float]]) -> dict[str, Any]:
+    """Each figure beside the C relay's same figure (first hold, all holds, cancel)."""
+    out: dict[str, Any] = {"lost": len(ours["lost"])}
     for key in ("hold", "hold_all", "cancel"):
-        s = summary(ours[key])
-        out[f"{key}_ms"] = s
+        s, r = summary(ours[key]), summary(relay[key])
+        out[f"{key}_ms"], out[f"relay_{key}_ms"] = s, r
         out[f"{key}_over_relay"] = {"median": s["median"] / r["median"], "p99": s["p99"] / r["p99"]}
     if "before_python" in ours:
         out["held_before_python_ran"] = int(sum(ours["before_python"]))
-    out["samples"] = {k: ours[k] for k in ("hold", "hold_all", "cancel")} | {"relay": relay}
+    out["samples"] = {k: ours[k] for k in ("hold", "hold_all", "cancel")} | {
+        ("relay" if k == "hold" else f"relay_{k}"): v for k, v in relay.items()
+    }
     return out
 
 
@@ -325,13 +327,12 @@ def report(results: dict[str, Any], tick: dict[str, Any] | None = None) -> str:
     for config, conditions in results["configs"].items():
         for name, c in conditions.items():
             where = f"{config}: {name}"
-            floor_p = c["relay_ms"]
             for label, key in (
                 ("e-stop -> first hold", "hold"),
                 ("e-stop -> all 3 holds", "hold_all"),
                 ("e-stop -> AMR cancel", "cancel"),
             ):
-                s, ratio = c[f"{key}_ms"], c[f"{key}_over_relay"]
+                s, ratio, floor_p = c[f"{key}_ms"], c[f"{key}_over_relay"], c[f"relay_{key}_ms"]
                 rows.append([
                     where, label, str(s["n"]), fmt(s["median"]), fmt(s["p99"]),
                     f"{fmt(floor_p['median'])} / {fmt(floor_p['p99'])}",

@@ -1,31 +1,47 @@
 /*
  * The floor of the e-stop figures (bench/floor.py): plain C against CycloneDDS, no
- * executive. An EmergencyState_ with any flag set in, one UpperCmd_ out, written from the
- * listener on CycloneDDS's receive thread; its positions are marker n for the n-th e-stop
- * (bench/robot.py), so the bench's subscriber knows which e-stop it answers.
+ * executive. An EmergencyState_ with any flag set in; out, from the listener on
+ * CycloneDDS's receive thread, what the executive sends: an UpperCmd_, a LowerCmd_ and a
+ * HandsCmd_ whose positions are marker n for the n-th e-stop (bench/robot.py: the bench's
+ * subscriber knows which e-stop they answer), then an AMRCommand_ CANCEL_TASK.
  *
- *   relay MARKERS.f32          (ATOM_DDS_DOMAIN, CYCLONEDDS_URI from the environment)
+ *   relay UPPER.f32 LOWER.f32 HANDS.f32     (ATOM_DDS_DOMAIN, CYCLONEDDS_URI: environment)
  *
- * MARKERS.f32: the markers' positions, float32, one row of 17 per marker. Prints "ready"
- * once its entities exist; runs until its standard input closes.
+ * Each .f32: the markers' positions for that stream, float32, one row per marker. Prints
+ * "ready" once its entities exist; runs until its standard input closes.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dds/dds.h"
+#include "dobot_atom/amr_cmd.h"
 #include "dobot_atom/emergency_state.h"
+#include "dobot_atom/hands_cmd.h"
+#include "dobot_atom/lower_cmd.h"
 #include "dobot_atom/upper_cmd.h"
 
-#define MOTORS (sizeof(((dobot_atom_msg_dds__UpperCmd_ *)0)->motor_cmd) / \
-                sizeof(((dobot_atom_msg_dds__UpperCmd_ *)0)->motor_cmd[0]))
+#define LEN(a) (sizeof(a) / sizeof((a)[0]))
 #define TAKE 16
 
-static dds_entity_t writer;
-static float *markers;
-static size_t nmarkers;
+typedef struct {
+  float *rows;
+  size_t n, width;
+} markers;
+
+static dds_entity_t upper_w, lower_w, hands_w, amr_w;
+static markers upper_m, lower_m, hands_m;
 static unsigned long count;
-static dobot_atom_msg_dds__UpperCmd_ cmd;
+static dobot_atom_msg_dds__UpperCmd_ upper;
+static dobot_atom_msg_dds__LowerCmd_ lower;
+static dobot_atom_msg_dds__HandsCmd_ hands;
+static dobot_atom_msg_dds__AMRCommand_ cancel;
+
+static void fill(dobot_atom_msg_dds__MotorCmd_ *motors, const markers *m) {
+  const float *q = m->rows + (count % m->n) * m->width;
+  for (size_t j = 0; j < m->width; j++)
+    motors[j].q = q[j];
+}
 
 static void on_estop(dds_entity_t reader, void *arg) {
   dobot_atom_msg_dds__EmergencyState_ s[TAKE];
@@ -40,36 +56,54 @@ static void on_estop(dds_entity_t reader, void *arg) {
         !(s[i].soft_emergency_triggered || s[i].hard_emergency_triggered ||
           s[i].amr_emergency_triggered))
       continue;
-    const float *q = markers + (count % nmarkers) * MOTORS;
-    for (size_t j = 0; j < MOTORS; j++)
-      cmd.motor_cmd[j].q = q[j];
-    dds_write(writer, &cmd);
+    fill(upper.motor_cmd, &upper_m);
+    fill(lower.motor_cmd, &lower_m);
+    fill(hands.hands, &hands_m);
+    dds_write(upper_w, &upper); /* the holds, then the cancel: the executive's order */
+    dds_write(lower_w, &lower);
+    dds_write(hands_w, &hands);
+    cancel.command_id = (uint32_t)count;
+    dds_write(amr_w, &cancel);
     count++;
   }
 }
 
-int main(int argc, char **argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: relay MARKERS.f32\n");
-    return 2;
-  }
-  FILE *f = fopen(argv[1], "rb");
+static int load(const char *path, size_t width, markers *m) {
+  FILE *f = fopen(path, "rb");
   if (f == NULL) {
-    perror(argv[1]);
-    return 2;
+    perror(path);
+    return -1;
   }
   fseek(f, 0, SEEK_END);
   long bytes = ftell(f);
   fseek(f, 0, SEEK_SET);
-  nmarkers = (size_t)bytes / (MOTORS * sizeof(float));
-  markers = malloc((size_t)bytes);
-  if (markers == NULL || nmarkers == 0 || fread(markers, 1, (size_t)bytes, f) != (size_t)bytes) {
-    fprintf(stderr, "%s: no markers\n", argv[1]);
+  m->width = width;
+  m->n = (size_t)bytes / (width * sizeof(float));
+  m->rows = malloc((size_t)bytes);
+  size_t got = m->rows ? fread(m->rows, 1, (size_t)bytes, f) : 0;
+  fclose(f);
+  if (m->n == 0 || got != (size_t)bytes) {
+    fprintf(stderr, "%s: no markers\n", path);
+    return -1;
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 4) {
+    fprintf(stderr, "usage: relay UPPER.f32 LOWER.f32 HANDS.f32\n");
     return 2;
   }
-  fclose(f);
-  for (size_t j = 0; j < MOTORS; j++)
-    cmd.motor_cmd[j].kp = 1.0f;
+  if (load(argv[1], LEN(upper.motor_cmd), &upper_m) || load(argv[2], LEN(lower.motor_cmd), &lower_m) ||
+      load(argv[3], LEN(hands.hands), &hands_m))
+    return 2;
+  for (size_t j = 0; j < LEN(upper.motor_cmd); j++)
+    upper.motor_cmd[j].kp = 1.0f;
+  for (size_t j = 0; j < LEN(lower.motor_cmd); j++)
+    lower.motor_cmd[j].kp = 1.0f;
+  for (size_t j = 0; j < LEN(hands.hands); j++)
+    hands.hands[j].kp = 1.0f;
+  cancel.command_type = dobot_atom_msg_dds__CANCEL_TASK;
 
   const char *env = getenv("ATOM_DDS_DOMAIN");
   dds_domainid_t domain = env ? (dds_domainid_t)atoi(env) : 0;
@@ -80,24 +114,38 @@ int main(int argc, char **argv) {
   }
   dds_entity_t estop_topic = dds_create_topic(pp, &dobot_atom_msg_dds__EmergencyState__desc,
                                               "rt/emergency/state", NULL, NULL);
-  dds_entity_t cmd_topic =
+  dds_entity_t upper_t =
       dds_create_topic(pp, &dobot_atom_msg_dds__UpperCmd__desc, "rt/upper/cmd", NULL, NULL);
+  dds_entity_t lower_t =
+      dds_create_topic(pp, &dobot_atom_msg_dds__LowerCmd__desc, "rt/lower/cmd", NULL, NULL);
+  dds_entity_t hands_t =
+      dds_create_topic(pp, &dobot_atom_msg_dds__HandsCmd__desc, "rt/hands/cmd", NULL, NULL);
+  dds_entity_t amr_t =
+      dds_create_topic(pp, &dobot_atom_msg_dds__AMRCommand__desc, "rt/amr/cmd", NULL, NULL);
   /* the executive's QoS (executive/dds.py): a best-effort state reader, a reliable stream writer */
   dds_qos_t *rq = dds_create_qos();
   dds_qset_reliability(rq, DDS_RELIABILITY_BEST_EFFORT, 0);
   dds_qset_history(rq, DDS_HISTORY_KEEP_LAST, 8);
-  dds_qos_t *wq = dds_create_qos();
+  dds_qos_t *wq = dds_create_qos(); /* streams: reliable, keep last 1 */
   dds_qset_reliability(wq, DDS_RELIABILITY_RELIABLE, DDS_MSECS(10));
   dds_qset_history(wq, DDS_HISTORY_KEEP_LAST, 1);
-  writer = dds_create_writer(pp, cmd_topic, wq, NULL);
+  dds_qos_t *eq = dds_create_qos(); /* one-shot commands: reliable, keep last 16 */
+  dds_qset_reliability(eq, DDS_RELIABILITY_RELIABLE, DDS_MSECS(100));
+  dds_qset_history(eq, DDS_HISTORY_KEEP_LAST, 16);
+  upper_w = dds_create_writer(pp, upper_t, wq, NULL);
+  lower_w = dds_create_writer(pp, lower_t, wq, NULL);
+  hands_w = dds_create_writer(pp, hands_t, wq, NULL);
+  amr_w = dds_create_writer(pp, amr_t, eq, NULL);
   dds_listener_t *l = dds_create_listener(NULL);
   dds_lset_data_available(l, on_estop);
   dds_entity_t reader = dds_create_reader(pp, estop_topic, rq, l);
   dds_delete_listener(l);
   dds_delete_qos(rq);
   dds_delete_qos(wq);
-  if (estop_topic < 0 || cmd_topic < 0 || writer < 0 || reader < 0) {
-    fprintf(stderr, "entities: %d %d %d %d\n", estop_topic, cmd_topic, writer, reader);
+  dds_delete_qos(eq);
+  if (estop_topic < 0 || upper_w < 0 || lower_w < 0 || hands_w < 0 || amr_w < 0 || reader < 0) {
+    fprintf(stderr, "entities: %d %d %d %d %d %d\n", estop_topic, upper_w, lower_w, hands_w,
+            amr_w, reader);
     return 1;
   }
   printf("ready\n");
@@ -106,6 +154,8 @@ int main(int argc, char **argv) {
   while (fgets(line, sizeof line, stdin) != NULL)
     ;
   dds_delete(pp);
-  free(markers);
+  free(upper_m.rows);
+  free(lower_m.rows);
+  free(hands_m.rows);
   return 0;
 }
