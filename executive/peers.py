@@ -108,6 +108,7 @@ from executive.status import STATUS_TOPIC, state_line
 log = structlog.get_logger(__name__)
 
 GRACE_S = 1.0
+SETTLE_S = 1.5  # s of discovery before "no other controller" is believed (recovery)
 COMMAND_TOPICS = frozenset(s.name for s in TOPICS.values() if s.kind in (Kind.STREAM, Kind.EVENT))
 
 
@@ -305,10 +306,22 @@ class PeerWatch:
         self._publications = BuiltinDataReader(participant, BuiltinTopicDcpsPublication)
         self.verdict = Verdict()
         self._stood_by = ""  # the run we stopped, so it is said once
+        self._first_poll: float | None = None
+
+    def alone(self, settle: float = SETTLE_S) -> bool | None:
+        """Whether no other controller is on the domain: None until the watch has looked for
+        ``settle`` s (discovery takes a moment), then the verdict's answer. Any thread."""
+        first = self._first_poll
+        if first is None or self.clock() - first < settle:
+            return None
+        v = self.verdict
+        return not (v.conflicts or v.notes or v.stand_by)
 
     def poll(self) -> Verdict:
         """Take what discovery brought since the last call; the verdict now."""
         now = self.clock()
+        if self._first_poll is None:
+            self._first_poll = now
         for sample in _take_all(self._participants):
             key = str(sample.key)
             if _alive(sample):

@@ -11,7 +11,10 @@ started, and acts per the config's ``previous_control``:
 - ``report``: leave both as they are, and say so in the log and in the status' problems
   until the executive takes control itself or the robot reports neither any more.
 
-It runs on the tick thread (``on_tick``), where every other command is written.
+It runs on the tick thread (``on_tick``), where every other command is written. It waits
+until the peer watch (executive/peers.py) has looked, and touches nothing while another
+executive or controller is on the domain: control that is on may be theirs, not a dead
+instance's (a second executive once released the first one's control at its first ticks).
 """
 
 from __future__ import annotations
@@ -32,7 +35,11 @@ class PreviousInstance:
     """One look at the robot's control and base task left over from before this start."""
 
     def __init__(
-        self, executive: Executive, policy: str, clock: Callable[[], float] = time.monotonic
+        self,
+        executive: Executive,
+        policy: str,
+        clock: Callable[[], float] = time.monotonic,
+        alone: Callable[[], bool | None] = lambda: True,
     ) -> None:
         if policy not in ("release", "report"):
             raise ValueError(f"previous_control: {policy!r} is not release or report")
@@ -40,6 +47,7 @@ class PreviousInstance:
         self.policy = policy
         self.clock = clock
         self.until = clock() + LOOK_FOR_S
+        self.alone = alone  # no other controller on the domain? (None: not known yet)
         self.done = False
         self.found: list[str] = []
 
@@ -56,7 +64,13 @@ class PreviousInstance:
         amr = ex.io.readers["amr_state"].latest if "amr_state" in ex.io.readers else None
         if upper is None or amr is None:
             return
+        alone = self.alone()
+        if alone is None:
+            return  # the peer watch has not looked long enough yet
         self.done = True
+        if not alone:
+            log.info("another controller is on the domain: what is on the robot may be theirs")
+            return
         tasking = ex.io.interface.DeviceStatus_.TASKING.value
         control = bool(upper.sample["is_upper_control"]) and not ex.context.control_acquired
         task = int(amr.sample["device_status"]) == tasking
@@ -64,17 +78,20 @@ class PreviousInstance:
             self.found.append("upper-body control is on and no mission of ours took it")
         if task:
             self.found.append(f"the base is running task {int(amr.sample['task_id'])}")
-        if not self.found:
-            return
-        if self.policy == "release":
-            if control:
-                ex.context.commands.switch_upper_control(False)
-            if task:
-                ex.context.commands.amr("CANCEL_TASK")
-            log.warning("a previous instance left the robot commanded: released", found=self.found)
-            self.found = []
-        else:
+        if self.found:
+            self._act(control, task)
+
+    def _act(self, control: bool, task: bool) -> None:
+        commands = self.executive.context.commands
+        if self.policy == "report":
             log.warning("a previous instance left the robot commanded: reported", found=self.found)
+            return
+        if control:
+            commands.switch_upper_control(False)
+        if task:
+            commands.amr("CANCEL_TASK")
+        log.warning("a previous instance left the robot commanded: released", found=self.found)
+        self.found = []
 
     def _still_there(self) -> bool:
         ex = self.executive

@@ -123,11 +123,16 @@ class Runtime:
                     self.executive.counters.tick_errors += 1
                     log.error("stalled-loop hook failed", error=repr(e))
 
-    def close(self) -> None:
-        """Stop ticking, hold what moves, hand control back, and delete the participant."""
+    def stop_supervisor(self) -> None:
+        """Before stopping the tick loop on purpose: a stopped loop is not a stalled one."""
         self._supervisor_stop.set()
         if self._supervisor is not None:
             self._supervisor.join(1.0)
+            self._supervisor = None
+
+    def close(self) -> None:
+        """Stop ticking, hold what moves, hand control back, and delete the participant."""
+        self.stop_supervisor()
         self.ticker.stop()
         self.streamer.hold("shutting down")
         ex = self.executive

@@ -107,7 +107,8 @@ def run(args: argparse.Namespace) -> int:
     recorder = RunRecorder(config.data_dir)
     recorder.close_unfinished()  # runs a killed instance left RUNNING: ABORTED (crash)
     channels = record_runs(ex, profile, config.data_dir, config.foxglove)  # MCAP, live view
-    previous = PreviousInstance(ex, config.previous_control)
+    peers = PeerWatch(participant)
+    previous = PreviousInstance(ex, config.previous_control, alone=peers.alone)
     publisher = StatusPublisher(
         participant,
         ex,
@@ -131,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
         profile=profile.name,
         domain=participant.domain_id if hasattr(participant, "domain_id") else None,
     )
-    _supervise(stop, runtime, TypeWatch(participant, interface), PeerWatch(participant), publisher)
+    _supervise(stop, runtime, TypeWatch(participant, interface), peers, publisher)
     notify.stopping()
     log.info("stopping: holding motion and releasing control")
     server.stop()

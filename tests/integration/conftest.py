@@ -48,5 +48,6 @@ def live(start_sim: Callable[..., Sim], dds_domain: int) -> Iterator[Live]:  # n
         try:
             yield Live(sim, runtime, MissionStore(ROOT / "missions", profile))
         finally:
+            runtime.stop_supervisor()
             runtime.ticker.stop()
             runtime.streamer.stop()

@@ -109,10 +109,14 @@ def test_after_a_crash_the_record_is_closed_and_left_control_released_or_reporte
         if policy == "release":
             released = stack.sim.wait_status(lambda s: not s.is_upper_control, 15)
             assert released is not None
-            events = Recording.load(stack.record_path).event_commands(
-                "switch_upper_control", after=killed_at
-            )
-            assert [e.fields["flag"] for e in events] == [False]
+            def released_in_record() -> list[object]:  # the sim flushes its record at 10 Hz
+                events = Recording.load(stack.record_path).event_commands(
+                    "switch_upper_control", after=killed_at
+                )
+                return [e.fields["flag"] for e in events]
+
+            assert stack.wait_for(lambda: released_in_record() != [], 5.0)
+            assert released_in_record() == [False]
         else:
             status = stack.client.wait_status(lambda s: len(s.problems) > 0, 15)
             assert status is not None
