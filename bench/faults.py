@@ -38,8 +38,10 @@ import json
 import math
 import os
 import platform
+import shutil
 import signal
 import socket
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -314,7 +316,7 @@ class Matrix:
             row.expect(report.cancels >= 1, "no AMR CANCEL_TASK after the trigger")
         row.expect(report.moves_after == 0, "an AMR task was sent after the trigger")
 
-    def after_reset(self, row: Row, mark: Any, t_reset: float) -> None:
+    def after_reset(self, row: Row, mark: Any, t_reset: float, tol: float = 0.02) -> None:
         """IDLE and staying so, with nothing sent that moves (the record after the reset)."""
         client = self.stack.client
         idle = client.wait_status(lambda s: s.state == "IDLE" and s.safety == "CLEAR", TIMEOUT)
@@ -324,7 +326,7 @@ class Matrix:
             "something resumed after the reset",
         )
         rec = self.record_after(mark, time.monotonic())
-        moving = rec.motion_commands(t_reset)
+        moving = rec.motion_commands(t_reset, tol=tol)  # the hold still in flight is no motion
         tasks = [
             e
             for e in rec.event_commands("amr_cmd", after=t_reset)
@@ -409,13 +411,16 @@ def latch_row(
     t_fault = fault_time(rec, kind, after=t_inject - 1.0)
     row.expect(not math.isnan(t_fault), "the sim's record has no line for the fault")
     m.judge_hold(row, hold_report(rec, t_fault, seen or t_inject, t_reset, tol=tol))
-    m.after_reset(row, mark, t_reset)
+    m.after_reset(row, mark, t_reset, tol)
 
 
 def judge_run_record(m: Matrix, row: Row, run_id: str, result: str) -> None:
     """The run's record ends with ``result``, and no node of it is left RUNNING."""
-    events = run_events(m.stack.data_dir, run_id)
-    end = run_result(events)
+    deadline = time.monotonic() + TIMEOUT  # the record is written by its own thread
+    while (end := run_result(events := run_events(m.stack.data_dir, run_id))) is None:
+        if time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
     row.details["run_record"] = end
     row.expect(end is not None and end.get("result") == result, f"run record result: {end}")
     still = left_running(events)
@@ -650,9 +655,8 @@ class OnDomain:
 
 
 RECOVERY_NOTE = (
-    "the newcomer joins while the first is idle: one that joins while the first holds "
-    "upper-body control releases it at boot, taking it for a killed instance's "
-    "(executive/recovery.py; xfail in tests/integration/test_two_executives.py)"
+    "the newcomer joins while the first is idle; one that joins while the first holds "
+    "upper-body control leaves it alone (tests/integration/test_two_executives.py)"
 )
 
 
@@ -736,12 +740,23 @@ def second_executive_row(m: Matrix, row: Row) -> None:
 
 
 def killed_row(m: Matrix, row: Row) -> None:
-    """SIGKILL mid-mission; restarted (as systemd's Restart=on-failure), it is IDLE."""
+    """SIGKILL mid-mission; restarted (as systemd's Restart=on-failure), it is IDLE, closes
+    the killed run's record as ABORTED, releases the control and the base task the killed
+    instance left, and refuses the captured signed start replayed to it."""
     st, client = m.stack, m.stack.client
-    row.details["expected"] = "restarted: READY=1, IDLE, no mission, nothing sent, nothing resumed"
+    row.details["expected"] = (
+        "restarted: READY=1, IDLE, no mission, nothing resumed; the killed run's record closed "
+        "ABORTED (crash); upper control released and the base task canceled; the start that "
+        "was captured before the kill, replayed, refused as signed for another instance"
+    )
     m.ready()
     mark = m.tail.mark()
-    run_id = m.start_busy()
+    raw = RawRequests(st.dds, st.key)
+    m.tag = FAR_TAGS[1] if m.tag == FAR_TAGS[0] else FAR_TAGS[0]
+    captured = raw.make("start", {"mission": "busy", "params": {"tag": m.tag}})
+    reply = raw.ask(captured, TIMEOUT)
+    row.expect(reply is not None and reply.code == 0, f"the captured start: {reply}")
+    run_id = str(reply.message) if reply is not None else ""
     row.expect(m.wait_moving(run_id), "the mission never got the arm and the base moving")
     t_kill = time.monotonic()
     old = st.pid("executive")
@@ -756,23 +771,34 @@ def killed_row(m: Matrix, row: Row) -> None:
     status = (
         client.wait_status(lambda s: s.executive_id.endswith(f":{pid}"), TIMEOUT) or client.status()
     )
-    row.reaction = f"restarted {status.state}"
+    row.reaction = f"restarted {status.state}; replay refused"
     row.reason = f"pid {old} killed; pid {pid} up, mission {status.mission or 'none'}"
     row.latched = status.safety == "SAFE_STOP"
     row.expect(
         status.state == "IDLE" and not status.mission and not row.latched,
         f"after the restart: {status.state} {status.mission}",
     )
+    replayed = raw.ask(captured, TIMEOUT)
+    row.details["replay"] = replayed.message if replayed is not None else None
     row.expect(
-        m.stays(lambda s: s.state == "IDLE" and not s.mission, 2.0),
-        "something resumed after the restart",
+        replayed is not None
+        and replayed.code == Code.UNAUTHENTICATED
+        and "another service instance" in replayed.message,
+        f"the replayed start: {replayed}",
     )
-    events = run_events(st.data_dir, run_id)
-    row.details["killed_run_record"] = {"events": len(events), "ended": run_result(events)}
-    if run_result(events) is None:
-        row.notes.append("the killed run's record stops mid-run (no result): it was never resumed")
+    row.expect(
+        m.stays(lambda s: s.state == "IDLE" and not s.mission and s.runs == 0, 2.0),
+        "something resumed (or the replay ran) after the restart",
+    )
+    released = st.sim.wait_status(lambda s: not s.is_upper_control, TIMEOUT)
+    row.expect(released is not None, "upper-body control left on after the restart")
+    end = run_result(run_events(st.data_dir, run_id))
+    row.details["killed_run_record"] = end
+    row.expect(
+        end is not None and end.get("result") == "ABORTED" and "crash" in str(end.get("reason")),
+        f"the killed run's record: {end}",
+    )
     rec = m.record_after(mark, time.monotonic())
-    sent = rec.commands(after=t_kill)
     tasks = [
         e
         for e in rec.event_commands("amr_cmd", after=t_kill)
@@ -781,24 +807,88 @@ def killed_row(m: Matrix, row: Row) -> None:
     row.motion_after = len(rec.motion_commands(t_kill))
     row.expect(
         row.motion_after == 0 and not tasks,
-        f"after the kill: {len(sent)} joint commands, {len(tasks)} AMR tasks",
+        f"after the kill: {row.motion_after} motion commands, {len(tasks)} AMR tasks",
     )
     amr = [e.fields.get("command_type") for e in rec.event_commands("amr_cmd", after=t_kill)]
     row.details["amr_commands_after_kill"] = amr
-    if "CANCEL_TASK" not in amr:
-        row.notes.append(
-            "the base's task is not canceled (the killed service cannot, the new one does not): "
-            "the base drives on to its tag"
+    row.expect("CANCEL_TASK" in amr, f"the left base task was not canceled: {amr}")
+
+
+def full_disk_row(m: Matrix, row: Row) -> None:
+    """The data dir's disk fills mid-mission: a 256 KiB tmpfs mounted in the service's own
+    mount namespace (``unshare --mount``, as root), filled from outside through
+    ``/proc/PID/root``. Run records and MCAP writes fail; each is counted and shown in the
+    status' problems, the tick loop and the mission go on, nothing raises."""
+    st, client = m.stack, m.stack.client
+    row.details["expected"] = (
+        "record writes fail with ENOSPC: a problem in the status, no traceback; the mission "
+        "runs on (RUNNING, CLEAR, ticks advancing); a stop is answered"
+    )
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        row.reaction, row.reason = "skipped", "needs root and unshare for a real full disk"
+        row.notes.append("not run: a full disk here needs a tmpfs in a mount namespace (root)")
+        return
+    m.ready()
+    st.stop("executive", signal.SIGTERM)
+    data = st.workdir / "full-disk"
+    data.mkdir(exist_ok=True)
+    config = yaml.safe_load(st.config_path.read_text())
+    config["data_dir"] = str(data)
+    config_path = st.workdir / "config-full-disk.yaml"
+    config_path.write_text(yaml.safe_dump(config))
+    script = (
+        'mount -t tmpfs -o size=256k tmpfs "$1" && exec "$2" -m executive.cli run --config "$3"'
+    )
+    with st.log_path("executive").open("ab") as log:
+        proc = subprocess.Popen(
+            [
+                *("unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh"),
+                *(str(data), sys.executable, str(config_path)),
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env={**st.env(), **m.notify.env()},
         )
-    sim_status = st.sim.status()
-    if sim_status is not None and sim_status.is_upper_control:
-        row.notes.append(
-            "the robot still has upper-body control on: the killed service never handed it "
-            "back, the new one does not touch it"
-        )
-    reply = client.request("reset")
-    row.reset_present = "n/a (not latched)" if reply.code == 0 else f"refused: {reply.message}"
-    row.reset_clear = "n/a (not latched)"
+    st.procs["executive"] = proc  # stack.close() ends it; unshare and sh exec: one pid
+    up = client.wait_status(
+        lambda s: s.executive_id.endswith(f":{proc.pid}") and not s.not_ready, 30
+    )
+    row.expect(up is not None, "the service on the small disk never came up")
+    fd = os.open(f"/proc/{proc.pid}/root{data}/filler", os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        while True:
+            os.write(fd, b"\0" * 4096)  # unbuffered: the ENOSPC comes here, not at close
+    except OSError as e:
+        row.details["filled"] = e.strerror
+    finally:
+        os.close(fd)
+    run_id = m.start_busy()
+    row.expect(m.wait_moving(run_id), "the mission never got the arm and the base moving")
+    full = client.wait_status(
+        lambda s: any("No space left on device" in p for p in s.problems), TIMEOUT
+    )
+    status = full or client.status()
+    row.details["problems"] = list(status.problems)
+    row.expect(full is not None, f"no full-disk problem in the status: {list(status.problems)}")
+    ticks = status.ticks
+    row.expect(
+        client.wait_status(lambda s: s.ticks > ticks + 25, TIMEOUT) is not None,
+        "the tick loop stopped",
+    )
+    status = client.status()
+    row.expect(
+        status.state == "RUNNING" and status.safety == "CLEAR" and status.run_id == run_id,
+        f"the mission did not go on: {status.state} {status.safety}",
+    )
+    reply = client.request("stop")
+    row.expect(reply.code == 0, f"stop: {reply.message}")
+    log = st.log_path("executive").read_text(errors="replace")
+    row.expect("Traceback" not in log, "a traceback in the service's log")
+    row.reaction = "problem reported; mission went on"
+    row.reason = (list(status.problems) or ["-"])[0][:80]
+    row.latched = False
+    st.stop("executive", signal.SIGTERM)
+    m.start_service(armed=m.armed)  # back on the stack's own data dir for the next row
 
 
 def tick_hang_row(m: Matrix, row: Row) -> None:
@@ -806,8 +896,9 @@ def tick_hang_row(m: Matrix, row: Row) -> None:
     path; killed and restarted as systemd would, it latches on the e-stop still pressed."""
     st, client = m.stack, m.stack.client
     row.details["expected"] = (
-        "no WATCHDOG=1 for longer than WatchdogSec; the e-stop held by the fast path (no motion "
-        "after); reset answered BUSY; restarted: SAFE_STOP (e-stop still pressed), reset refused, "
+        "no WATCHDOG=1 for longer than WatchdogSec; SAFE_STOP internal in the status (published by "
+        "the supervisor); the e-stop held by the fast path (no motion after); reset answered BUSY; "
+        "restarted: SAFE_STOP (e-stop still pressed), reset refused, "
         "accepted after release; IDLE, nothing resumed"
     )
     if not m.armed:
@@ -833,13 +924,18 @@ def tick_hang_row(m: Matrix, row: Row) -> None:
     st.sim.inject("estop-soft")
     seen = m.seen("safe stop", t_inject - 0.5)
     row.expect(seen is not None, "the fast path did not trip (no 'safe stop' logged)")
-    status = client.status()
-    row.details["status_while_hung"] = {"state": status.state, "safety": status.safety}
-    if status.safety != "SAFE_STOP":
-        row.notes.append(
-            f"while the loop hangs the status stays {status.state}/{status.safety} (it is "
-            "published from the loop): the latch shows only in the log until the restart"
-        )
+    # the supervisor publishes the status while no tick does, with the latch in it
+    status = client.wait_status(lambda s: s.safety == "SAFE_STOP", TIMEOUT) or client.status()
+    row.details["status_while_hung"] = {
+        "state": status.state,
+        "safety": status.safety,
+        "reason": status.safety_reason,
+    }
+    row.expect(status.safety == "SAFE_STOP", f"status while hung: {status.safety}")
+    row.expect(
+        "estop:" in status.safety_reason and "internal: tick loop" in status.safety_reason,
+        f"status while hung does not name both causes: {status.safety_reason!r}",
+    )
     # a reset cannot be answered by a loop that does not tick: BUSY, in words
     reply = client.request("reset", timeout=TIMEOUT)
     row.reset_present = f"{Code(reply.code).name} (loop hung)"
@@ -856,7 +952,7 @@ def tick_hang_row(m: Matrix, row: Row) -> None:
     gap = (late or time.monotonic()) - last
     row.details["ping_gap_s"] = round(gap, 2)
     row.expect(late is None, f"a WATCHDOG=1 ping {(late or t_hung) - t_hung:.2f} s into the hang")
-    row.reaction = f"pings stopped {gap:.1f} s; fast-path hold; status frozen {status.state}"
+    row.reaction = f"pings stopped {gap:.1f} s; fast-path hold; status {status.safety} (internal)"
     row.reason = "no WATCHDOG=1 > WatchdogSec"
     row.latched = True
     restart_after_hang(m, row, mark, t_inject, seen)
@@ -951,9 +1047,6 @@ def gil_hog_row(m: Matrix, row: Row) -> None:
 
 # -- the matrix --------------------------------------------------------------------------
 
-DROPOUT_WHY = (
-    "stale_state is a cause only while a mission commands motion, and none does after the stop"
-)
 REVOKE_WHY = (
     "control_revoked is a cause only while a mission holds control, and none does after the stop"
 )
@@ -979,16 +1072,17 @@ ROWS: list[tuple[str, str, str, RowBody]] = [  # key, the fault as shown, interf
     ("bms-lower", "BMS alarm lower (bms-alarm:lower=0x80)", SEED, latch("bms-alarm:lower=0x80", "bms_alarm")),
     ("amr-estop", "AMR e-stop (amr-estop)", SEED, latch("amr-estop", "amr_estop")),
     ("servo-error", "servo error (servo-error:right_elbow_pitch)", SEED, latch("servo-error:right_elbow_pitch=0x2310", "servo_error")),
-    ("dropout", "state dropout (dropout:upper_state)", SEED, latch("dropout:upper_state", "stale_state", tol=0.1, reset_while_present=None, why_accepted=DROPOUT_WHY)),
+    ("dropout", "state dropout (dropout:upper_state)", SEED, latch("dropout:upper_state", "stale_state", tol=0.1)),
     ("control-revoked", "upper control revoked (revoke-upper-control)", SEED, latch("revoke-upper-control", "control_revoked", reset_while_present=None, why_accepted=REVOKE_WHY)),
     ("battery-critical", "battery critical (battery=4)", SEED, latch("battery=4", "battery_critical")),
     ("amr-failed", "AMR FAILED (amr-failure)", SEED, failure(("Drive", "amr_failed"), mid="amr-failure")),
     ("fsm-unconfirmed", "FSM never confirmed (refuse-fsm)", SEED, failure(("Set FSM", "never confirmed"), before_start="refuse-fsm", fsm="stand", fsm_timeout=1.5)),
     ("bad-requests", "bad and unauthenticated requests", SEED, bad_requests_row),
     ("second-executive", "second executive on the domain", SEED, second_executive_row),
-    ("killed", "service killed (SIGKILL) and restarted", SEED, killed_row),
+    ("killed", "service killed (SIGKILL), restarted, start replayed", SEED, killed_row),
     ("tick-hang", "tick loop hung (watchdog) + e-stop", SEED, tick_hang_row),
     ("gil-hog", "interpreter blocked (GIL held 3 s) + e-stop", SEED, gil_hog_row),
+    ("full-disk", "data dir's disk full mid-mission (tmpfs)", SEED, full_disk_row),
     ("estop-di", "e-stop DI flag (estop-di, sdk-1.1.0)", SDK_1_1, latch("estop-di", "estop")),
 ]
 # fmt: on
