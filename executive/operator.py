@@ -72,6 +72,16 @@ def summary(status: Status_) -> str:
             f"last: {p(status.last_result)}"
             + (f" ({p(status.last_reason)})" if status.last_reason else "")
         )
+    if getattr(status, "not_ready", ""):  # why a start is refused now: silence, a peer ...
+        parts.append(f"not ready: {p(status.not_ready)}")
+    problems: list[str] = list(getattr(status, "problems", ()))
+    parts += [f"problem: {p(problem)}" for problem in problems]
+    sources: list[Any] = list(getattr(status, "sources", ()))
+    parts += [
+        f"decode errors: {p(s.topic)} {s.decode_errors} ({p(s.last_error)})"
+        for s in sources
+        if s.decode_errors
+    ]
     return "\n".join(parts)
 
 

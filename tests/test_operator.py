@@ -123,6 +123,9 @@ def test_summary_and_tree_show_escapes_as_text() -> None:
         safety_reason=HOSTILE,
         last_result="FAILED",
         last_reason=HOSTILE,
+        not_ready="rt/emergency/state silent for 3.00 s" + HOSTILE,
+        problems=["run records: 1 writes failed" + HOSTILE],
+        sources=[SimpleNamespace(topic="rt/emergency/state", decode_errors=2, last_error=HOSTILE)],
         tree=[
             _node("Atom", "RUNNING", "", 0),
             _node("Atom/" + HOSTILE, "SUCCESS", HOSTILE, 1),
@@ -137,6 +140,12 @@ def test_summary_and_tree_show_escapes_as_text() -> None:
         "safety: CLEAR (\\x1b[2J\\x1b[Hstate: IDLE\\nsafety: CLEAR\\x07\\x9b31m\\u202e)"
     ]
     assert "    ✓ \\x1b[2J" in text and len(max(lines, key=len)) < 400
+    shown = [line for line in lines if line.startswith(("not ready", "problem", "decode"))]
+    assert [line.split("\\x1b")[0] for line in shown] == [
+        "not ready: rt/emergency/state silent for 3.00 s",
+        "problem: run records: 1 writes failed",
+        "decode errors: rt/emergency/state 2 (",
+    ]
 
 
 @pytest.mark.parametrize(
