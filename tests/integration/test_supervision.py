@@ -109,6 +109,7 @@ def test_after_a_crash_the_record_is_closed_and_left_control_released_or_reporte
         if policy == "release":
             released = stack.sim.wait_status(lambda s: not s.is_upper_control, 15)
             assert released is not None
+
             def released_in_record() -> list[object]:  # the sim flushes its record at 10 Hz
                 events = Recording.load(stack.record_path).event_commands(
                     "switch_upper_control", after=killed_at
