@@ -23,7 +23,7 @@ def test_the_default_asks_for_sched_fifo_within_the_units_limit() -> None:
     unit = (DEPLOY / "atom-executive.service").read_text()
     limit = int(re.search(r"^LimitRTPRIO=(\d+)", unit, re.M).group(1))  # type: ignore[union-attr]
     default = ServiceConfig().stream_priority
-    assert default is not None and 1 <= default and default + 1 <= limit  # + 1: the reflex
+    assert default is not None and default >= 1 and default + 1 <= limit  # + 1: the reflex
     assert parse_config({"stream_priority": None}).stream_priority is None  # normal, if asked
 
 
