@@ -108,10 +108,11 @@ class ReaderHealth:
 
 
 class LatestReader(Generic[T]):
-    """A reader that keeps the newest sample; thread-safe; callbacks run on DDS's thread.
+    """A reader that keeps the newest sample; thread-safe; callbacks run on a DDS thread.
 
-    ``add_callback`` callbacks are for fast paths that must not wait for a tick (the
-    e-stop hold); they run on CycloneDDS's receive thread and must be short. One that
+    ``add_callback`` callbacks are for fast paths that must not wait for a tick; they run
+    on CycloneDDS's listener thread (or, with the e-stop reflex built, on the reflex's
+    ``dds-to-python`` thread, so no Python listener delays the reflex) and must be short. One that
     raises is counted and logged, and the others still run. ``on_undecodable`` callbacks
     get the reason a sample could not be decoded, on the same thread.
 
