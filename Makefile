@@ -12,11 +12,13 @@ SYSTEM_PACKAGES := cyclonedds-dev cyclonedds-tools libsystemd-dev pkg-config gcc
 # Every DDS participant we start here stays on loopback (see executive/resources).
 export CYCLONEDDS_URI := file://$(CURDIR)/executive/resources/cyclonedds-loopback.xml
 
-.PHONY: help system-deps venv idl idl-check lint typecheck pytest test demo sim clean bench-stream \
+.PHONY: help system-deps venv idl idl-check lint typecheck pytest test test-fast demo sim clean \
+	bench-stream \
 	bench faults fuzz soak
 
 help:
 	@echo "make test   - lint, type-check and run every test (sets up .venv first)"
+	@echo "make test-fast - lint, type-check and the tests that start no DDS (the loop)"
 	@echo "make demo   - run the simulated Atom and the executive on loopback DDS"
 	@echo "make idl    - regenerate the Python wire types from idl/ with idlc"
 	@echo "make bench  - benchmarks: e-stop to hold, stream jitter, tick, load, memory"
@@ -70,6 +72,10 @@ pytest: venv
 	$(BIN)/pytest
 
 test: lint typecheck idl-check pytest
+
+# the loop's tier: lint, types and every test that starts no DDS participant or process
+test-fast: lint typecheck
+	$(BIN)/pytest -q -m "not dds"
 
 sim: venv
 	$(BIN)/atom-executive sim
