@@ -320,7 +320,7 @@ def _draw_nodes(ax: Any, data: RunData, order: list[tuple[str, int]]) -> None:
             ax.barh(row, max(until - t, 0.02), left=t, height=0.7, color=colour)
     labels = ["  " * (d - base_depth) + p.rsplit("/", 1)[-1] for p, d in order]
     ax.set_yticks(range(len(order)), labels, fontsize=8)
-    ax.set_ylim(len(order) - 0.5, -0.5)
+    ax.set_ylim(max(len(order), 1) - 0.5, -0.5)  # a run with no node: one empty row
     ax.set_title("nodes", loc="left", fontsize=9)
     from matplotlib.patches import Patch
 
