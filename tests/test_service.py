@@ -104,7 +104,8 @@ def test_killed_mid_mission_and_restarted_it_comes_up_idle(
     try:
         with dds.open_participant(dds_domain) as participant:
             client = ExecutiveClient(participant, key=key)
-            client.status(30)
+            # it refuses missions until it has heard every safety source of the sim
+            assert client.wait_status(lambda s: s.state == "IDLE" and not s.not_ready, 30)
             reply = client.request("start", {"mission": "head_scan"}, timeout=10)
             assert reply.code == 0
             assert client.wait_status(lambda s: s.state == "RUNNING" and s.active_node, 10)
