@@ -22,21 +22,19 @@ import numpy as np
 import numpy.typing as npt
 import yaml
 
+from executive import robots
+from executive.robots import RobotSpec
+
 PROFILES_DIR = Path(__file__).resolve().parent / "profiles"
 DEFAULT_PROFILE = "atom-sdk"
 
 GROUPS = ("legs", "torso", "arms", "head", "hands")
-TOPIC_SIZES = {"upper": 17, "lower": 12, "hands": 12}
-STATE_TOPICS = (
-    "upper_state",
-    "lower_state",
-    "hands_state",
-    "amr_state",
-    "emergency_state",
-    "main_nodes_state",
-)
+# the Atom's state topics; kept while the code below the seam still imports it from here
+STATE_TOPICS = robots.SPECS["atom"].sources
 _TOP_KEYS = {
     "extends",
+    "robot",
+    "capabilities",
     "name",
     "description",
     "motor_mode",
@@ -67,8 +65,8 @@ class ProfileError(ValueError):
 class Joint:
     name: str
     group: str
-    topic: str  # "upper", "lower" or "hands"
-    index: int  # motor index on that topic
+    topic: str  # the joint stream carrying it (the robot's: "upper", "lower", "hands", "body")
+    index: int  # motor index in that stream's command
     lower: float  # rad
     upper: float  # rad
     max_velocity: float  # rad/s, cap for planned motion
@@ -106,6 +104,15 @@ class RobotProfile:
     # AMR floor tags the robot's map has (None: not known, so not checked). Validation warns
     # about a navigate_to_tag outside it; the simulated Atom's default map is these tags.
     tags: frozenset[int] | None = None
+    robot: str = "atom"  # the adapter (executive.robots.SPECS)
+    # what this robot can do (the spec's, or fewer where the profile says so)
+    capabilities: frozenset[str] = frozenset()
+    whole_body: bool = False  # one command carries every motor (executive.robots.RobotSpec)
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        """The robot's state sources (the adapter's keys)."""
+        return robots.spec(self.robot).sources
 
     def topic_joints(self, topic: str) -> list[Joint]:
         """The joints on ``topic`` in motor-index order."""
@@ -226,6 +233,7 @@ class _Validator:
     def __init__(self, source: str) -> None:
         self.source = source
         self.problems: list[str] = []
+        self.spec: RobotSpec = robots.spec("atom")
 
     def bad(self, key: str, message: str) -> None:
         self.problems.append(f"{key}: {message}")
@@ -251,6 +259,13 @@ class _Validator:
         return v
 
     def build(self, data: dict[str, Any]) -> RobotProfile:
+        robot = data.get("robot", "atom")
+        try:
+            self.spec = robots.spec(str(robot))
+        except KeyError as e:
+            self.bad("robot", str(e.args[0]))
+            raise ProfileError(self.source, self.problems) from None
+        capabilities = self._capabilities(data.get("capabilities"))
         for key in sorted(set(data) - _TOP_KEYS):
             self.bad(key, f"unknown key (known: {', '.join(sorted(_TOP_KEYS - {'extends'}))})")
         name = data.get("name")
@@ -271,7 +286,7 @@ class _Validator:
         topics = self._topics(self.mapping(data, "topics"))
         joints = self._joints(self.mapping(data, "joints"), topics, caps, gains)
         joint_sets = self._joint_sets(data.get("joint_sets") or {}, joints)
-        fsm = self._fsm(self.mapping(data, "fsm"))
+        fsm = self._fsm(self.mapping(data, "fsm") if self.spec.fsm_id_max else {})
         joint_control = data.get("fsm_joint_control") or []
         if not isinstance(joint_control, list):
             self.bad("fsm_joint_control", "must be a list of FSM state names")
@@ -298,7 +313,26 @@ class _Validator:
             fsm_joint_control=frozenset(joint_control),
             safety_sources=safety_sources,
             tags=tags,
+            robot=self.spec.name,
+            capabilities=capabilities,
+            whole_body=self.spec.whole_body,
         )
+
+    def _capabilities(self, raw: Any) -> frozenset[str]:
+        """The spec's capabilities, or the subset a profile lists (a site without a base)."""
+        if raw is None:
+            return self.spec.capabilities
+        if not isinstance(raw, list) or not all(isinstance(c, str) for c in raw):
+            self.bad("capabilities", "must be a list of capability names")
+            return self.spec.capabilities
+        for i, c in enumerate(raw):
+            if c not in self.spec.capabilities:
+                self.bad(
+                    f"capabilities[{i}]",
+                    f"{self.spec.name} has no {c!r} "
+                    f"(it has: {', '.join(sorted(self.spec.capabilities))})",
+                )
+        return frozenset(raw) & self.spec.capabilities
 
     def _tags(self, raw: Any) -> frozenset[int] | None:
         """The optional ``tags:`` list: AMR tag ids (uint32 on the wire), each once."""
@@ -324,13 +358,14 @@ class _Validator:
             self.bad("safety_sources", "missing or not a mapping of state topic to max age (s)")
             return {}
         out: dict[str, float] = {}
-        for topic in STATE_TOPICS:
+        sources = self.spec.sources
+        for topic in sources:
             if topic not in raw:
                 self.bad(f"safety_sources.{topic}", "missing")
         for topic, age in raw.items():
             where = f"safety_sources.{topic}"
-            if topic not in STATE_TOPICS:
-                self.bad(where, f"unknown state topic (known: {', '.join(STATE_TOPICS)})")
+            if topic not in sources:
+                self.bad(where, f"unknown state source (known: {', '.join(sources)})")
                 continue
             out[topic] = self.number(age, where, positive=True)
             hz = state_hz.get(topic)
@@ -345,14 +380,15 @@ class _Validator:
         if not isinstance(raw, dict):
             self.bad("rates.state_hz", "must be a mapping of topic to Hz")
             raw = {}
-        for topic in STATE_TOPICS:
+        sources = self.spec.sources
+        for topic in sources:
             if topic not in raw:
                 self.bad(f"rates.state_hz.{topic}", "missing")
         for topic, hz in raw.items():
-            if topic not in STATE_TOPICS:
+            if topic not in sources:
                 self.bad(
                     f"rates.state_hz.{topic}",
-                    f"unknown state topic (known: {', '.join(STATE_TOPICS)})",
+                    f"unknown state source (known: {', '.join(sources)})",
                 )
             else:
                 state_hz[topic] = self.number(hz, f"rates.state_hz.{topic}", positive=True)
@@ -371,21 +407,24 @@ class _Validator:
 
     def _topics(self, raw: dict[str, Any]) -> dict[str, tuple[str, ...]]:
         topics: dict[str, tuple[str, ...]] = {}
-        for topic, size in TOPIC_SIZES.items():
+        streams = self.spec.streams
+        for topic, size in streams.items():
             names = raw.get(topic)
             if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
                 self.bad(f"topics.{topic}", "missing or not a list of joint names")
                 continue
-            if len(names) != size:
+            if size is not None and len(names) != size:
                 self.bad(f"topics.{topic}", f"has {len(names)} joints, the wire carries {size}")
+            if not names:
+                self.bad(f"topics.{topic}", "lists no joint")
             seen: set[str] = set()
             for i, n in enumerate(names):
                 if n in seen:
                     self.bad(f"topics.{topic}[{i}]", f"{n!r} listed twice")
                 seen.add(n)
             topics[topic] = tuple(names)
-        for topic in sorted(set(raw) - set(TOPIC_SIZES)):
-            self.bad(f"topics.{topic}", f"unknown topic (known: {', '.join(TOPIC_SIZES)})")
+        for topic in sorted(set(raw) - set(streams)):
+            self.bad(f"topics.{topic}", f"unknown joint stream (known: {', '.join(streams)})")
         return topics
 
     def _joints(
@@ -444,7 +483,10 @@ class _Validator:
             )
             if name not in where:
                 self.bad(
-                    key, "is on no topic (add it to topics.upper, topics.lower or topics.hands)"
+                    key,
+                    "is on no joint stream (add it to "
+                    + " or ".join(f"topics.{t}" for t in self.spec.streams)
+                    + ")",
                 )
                 continue
             topic, index = where[name]
@@ -477,14 +519,14 @@ class _Validator:
                 self.bad(key, "must be a mapping with id (and placeholder)")
                 continue
             state_id = spec.get("id")
+            top = self.spec.fsm_id_max
             if (
                 not isinstance(state_id, int)
                 or isinstance(state_id, bool)
-                or not 0 <= state_id <= 65535
+                or not 0 <= state_id <= top
             ):
                 self.bad(
-                    f"{key}.id",
-                    f"must be an integer 0..65535 (uint16 on the wire), got {state_id!r}",
+                    f"{key}.id", f"must be an integer 0..{top} on this robot, got {state_id!r}"
                 )
                 continue
             if state_id in ids:

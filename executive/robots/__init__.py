@@ -1,0 +1,85 @@
+"""Robots as adapters: what each robot kind is (``RobotSpec``) and how to open one.
+
+A profile names its robot (``robot: atom``); the spec says what the profile must describe
+for it (its joint streams and their wire sizes, its state sources, what it can do) and
+is plain data, so profiles and missions validate with no middleware loaded. The adapter
+itself (``executive.robots.<name>``) is imported only when a robot is opened.
+
+Adding a robot: a spec here, a package ``executive/robots/<name>/`` with an ``open``
+function returning a ``ports.RobotAdapter``, a profile, and a simulator. Nothing above
+the seam changes (``tests/test_seam.py``).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from executive.profile import RobotProfile
+    from executive.robots.ports import RobotAdapter
+
+
+@dataclass(frozen=True)
+class RobotSpec:
+    """What a robot kind is, for profile and mission validation."""
+
+    name: str
+    description: str
+    # joint stream -> motors its command carries (None: as many as the profile lists)
+    streams: Mapping[str, int | None]
+    # state sources (the adapter's keys), each checked for silence by the watchdog
+    sources: tuple[str, ...]
+    capabilities: frozenset[str]
+    # one command carries every motor: moving any joint streams them all, the rest held
+    whole_body: bool = False
+    fsm_id_max: int = 0  # largest FSM id on the wire (0: no FSM)
+    tag_max: int = 0  # largest navigation tag id on the wire (0: no navigation)
+
+
+SPECS: dict[str, RobotSpec] = {
+    "atom": RobotSpec(
+        name="atom",
+        description="Dobot Atom (DDS, CycloneDDS 0.10; seeds 000/001)",
+        streams={"upper": 17, "lower": 12, "hands": 12},
+        sources=(
+            "upper_state",
+            "lower_state",
+            "hands_state",
+            "amr_state",
+            "emergency_state",
+            "main_nodes_state",
+        ),
+        capabilities=frozenset(
+            {
+                "control",
+                "fsm",
+                "joints",
+                "hands",
+                "navigation",
+                "clear_faults",
+                "battery",
+                "buttons",
+            }
+        ),
+        fsm_id_max=2**16 - 1,  # SetFsmId_.id is uint16
+        tag_max=2**32 - 1,  # AMRCommand_.target_id is uint32
+    ),
+}
+
+
+def spec(name: str) -> RobotSpec:
+    """The spec of robot kind ``name``; KeyError naming the known ones."""
+    try:
+        return SPECS[name]
+    except KeyError:
+        raise KeyError(f"unknown robot {name!r}; known: {', '.join(sorted(SPECS))}") from None
+
+
+def open_adapter(profile: RobotProfile, **options: Any) -> RobotAdapter:
+    """Open the robot of ``profile`` (its package's ``open(profile, **options)``)."""
+    module = importlib.import_module(f"executive.robots.{profile.robot}")
+    adapter: RobotAdapter = module.open(profile, **options)
+    return adapter
