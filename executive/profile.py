@@ -271,7 +271,9 @@ class _Validator:
         name = data.get("name")
         if not isinstance(name, str) or not name:
             self.bad("name", "missing or not a string")
-        motor_mode = data.get("motor_mode")
+        # a robot without joint streams (the GRX's user API) describes no joints
+        has_joints = bool(self.spec.streams)
+        motor_mode = data.get("motor_mode", 0 if not has_joints else None)
         if (
             not isinstance(motor_mode, int)
             or isinstance(motor_mode, bool)
@@ -279,12 +281,15 @@ class _Validator:
         ):
             self.bad("motor_mode", f"must be an integer 0..255, got {motor_mode!r}")
 
-        command_hz, state_hz = self._rates(self.mapping(data, "rates"))
-        caps = self.mapping(data, "velocity_caps")
-        gains = self.mapping(data, "gains")
-        self._per_group(caps, gains)
-        topics = self._topics(self.mapping(data, "topics"))
-        joints = self._joints(self.mapping(data, "joints"), topics, caps, gains)
+        command_hz, state_hz = self._rates(self.mapping(data, "rates"), has_joints)
+        caps = self.mapping(data, "velocity_caps") if has_joints else {}
+        gains = self.mapping(data, "gains") if has_joints else {}
+        if has_joints:
+            self._per_group(caps, gains)
+        topics = self._topics(self.mapping(data, "topics") if has_joints else {})
+        joints = self._joints(
+            self.mapping(data, "joints") if has_joints else {}, topics, caps, gains
+        )
         joint_sets = self._joint_sets(data.get("joint_sets") or {}, joints)
         fsm = self._fsm(self.mapping(data, "fsm") if self.spec.fsm_id_max else {})
         joint_control = data.get("fsm_joint_control") or []
@@ -373,8 +378,12 @@ class _Validator:
                 self.bad(where, f"{out[topic]:g} s is under two periods of {hz:g} Hz")
         return out
 
-    def _rates(self, rates: dict[str, Any]) -> tuple[float, dict[str, float]]:
-        command_hz = self.number(rates.get("command_hz"), "rates.command_hz", positive=True)
+    def _rates(self, rates: dict[str, Any], has_joints: bool) -> tuple[float, dict[str, float]]:
+        command_hz = (
+            self.number(rates.get("command_hz"), "rates.command_hz", positive=True)
+            if has_joints or "command_hz" in rates
+            else 50.0
+        )
         raw = rates.get("state_hz") or {}
         state_hz: dict[str, float] = {}
         if not isinstance(raw, dict):
