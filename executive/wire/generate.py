@@ -10,6 +10,11 @@ types plus the default files they include (idlc's Python backend does not emit i
 files, and the variant package must be self-contained). The executive's own types
 (``idl/atom_executive``: simulator faults, status, requests) become
 ``executive/wire/gen/own``.
+
+The PND Adam (``idl/pnd_adam``) has two interface variants, each a folder beside the
+shared ``common/`` folder: ``idl/pnd_adam/<variant>`` becomes
+``executive/wire/gen/adam_<variant>`` holding the variant's types, every ``common/`` type
+and whatever they include (``executive.robots.adam.interface`` picks the package).
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ ROOT = Path(__file__).resolve().parents[2]
 IDL_DIR = ROOT / "idl"
 GEN_DIR = Path(__file__).resolve().parent / "gen"
 PREFIX = "executive.wire.gen"
+# idl/pnd_adam/<folder> -> generated package; each also gets every file of idl/pnd_adam/common
+ADAM_VARIANTS = {"seed": "adam_seed", "sdk12": "adam_sdk12"}
 _INCLUDE = re.compile(r'^\s*#include\s+"([^"]+)"', re.MULTILINE)
 
 
@@ -58,6 +65,11 @@ def packages() -> dict[str, list[Path]]:
         pkgs["own"] = _with_includes(own)
     for variant in sorted(p for p in (IDL_DIR / "variants").iterdir() if p.is_dir()):
         pkgs[variant.name] = _with_includes(sorted(variant.glob("*.idl")))
+    adam = IDL_DIR / "pnd_adam"
+    for folder, package in ADAM_VARIANTS.items():
+        if (adam / folder).is_dir():
+            files = sorted((adam / folder).glob("*.idl")) + sorted((adam / "common").glob("*.idl"))
+            pkgs[package] = _with_includes(files)
     return pkgs
 
 
