@@ -67,6 +67,22 @@ SPECS: dict[str, RobotSpec] = {
         fsm_id_max=2**16 - 1,  # SetFsmId_.id is uint16
         tag_max=2**32 - 1,  # AMRCommand_.target_id is uint32
     ),
+    # PND Adam (seed 002; ../shared/reference/robots.md section 1). Pro 31 motors, Standard
+    # (the vendor's "SP") 29, Lite 23: one LowCmd_ sequence whose length is the model's, so
+    # the profile's topics.body list sets it. The DDS interface offers joints and hands only:
+    # no control authority (publishing rt/lowcmd takes every motor, nothing confirms it), no
+    # FSM (mode switching is gRPC SetMode, a later transport), no e-stop signal, no base
+    # (gRPC SetVelocity is "reserved"); battery_data (sdk-1.2 only) has volts, no percent.
+    "adam": RobotSpec(
+        name="adam",
+        description="PND Adam Pro/Standard/Lite (DDS, CycloneDDS 0.10; seed 002)",
+        streams={"body": None, "hands": 12},
+        sources=("low_state", "hand_state"),
+        capabilities=frozenset({"joints", "hands"}),
+        whole_body=True,
+        fsm_id_max=0,
+        tag_max=0,
+    ),
 }
 
 
