@@ -14,6 +14,10 @@ breaks, each line made printable; an exception's message (which may quote a miss
 stays on its one line, its newlines shown as ``\n``. JSON lines need nothing (``json.dumps`` escapes control
 characters); the journal stores fields as given (``journalctl`` shows them as blobs
 unless asked otherwise).
+
+An event that can repeat many times a second (a tick overrun, a refused unsigned request)
+goes through ``RateLimitedLog``: its first occurrence, then at most one line per 10 s with
+the count since the previous line, so a healthy idle service logs almost nothing.
 """
 
 from __future__ import annotations
@@ -21,7 +25,10 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import threading
+import time
 import traceback
+from collections.abc import Callable
 from typing import Any
 
 import structlog
@@ -168,3 +175,51 @@ def configure(
         logger_factory=structlog.ReturnLoggerFactory() if use_journal else _stderr_logger,
         cache_logger_on_first_use=False,
     )
+
+
+AGGREGATE_INTERVAL = 10.0  # s: at most one line per interval about one repeated event
+
+
+class RateLimitedLog:
+    """One repeated event, logged quietly: its first occurrence at once, then at most one
+    line per ``interval`` carrying ``since_last_line``, the occurrences not logged since
+    the previous line (as ``LatestReader`` logs a topic's undecodable samples).
+
+    ``log(level, event, **fields)`` keys on ``event`` (or ``key=``, for one event whose
+    kinds are counted apart); the keys are the caller's constants, never text from a
+    request, so a flood of distinct senders costs one key, not one per sender. A burst
+    that stops inside the interval leaves its count untold until the event comes again:
+    quiet is the point, and a count is never lost, only carried to the next line.
+    Thread-safe: DDS listeners and the request worker call it at once."""
+
+    def __init__(
+        self,
+        logger: Any,
+        interval: float = AGGREGATE_INTERVAL,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.logger = logger
+        self.interval = interval
+        self.clock = clock
+        self._logged_at: dict[str, float] = {}
+        self._unlogged: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def log(self, level: str, event: str, *, key: str | None = None, **fields: Any) -> bool:
+        """Log ``event`` now, or count it for the next line; True if a line was written."""
+        k = event if key is None else key
+        now = self.clock()
+        with self._lock:
+            last = self._logged_at.get(k)
+            if last is not None and now - last < self.interval:
+                self._unlogged[k] = self._unlogged.get(k, 0) + 1
+                return False
+            self._logged_at[k] = now
+            since = self._unlogged.pop(k, 0)
+        getattr(self.logger, level)(event, **fields, since_last_line=since)
+        return True
+
+    def unlogged(self, key: str) -> int:
+        """Occurrences of ``key`` counted since its last line (for tests and status)."""
+        with self._lock:
+            return self._unlogged.get(key, 0)

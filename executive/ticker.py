@@ -9,6 +9,10 @@ The loop never dies of an exception: ``work()`` raising is counted, handed to
 ``on_error`` (the runtime holds motion and latches SAFE_STOP ``internal``), and the
 loop goes on; such a tick does not count as completed, so a loop that fails every tick
 is as unhealthy as a hung one. ``where()`` names the line a hung tick is stuck on.
+
+Overruns are logged quietly (``executive.logs.RateLimitedLog``): the first, then at most
+one line per 10 s with how many were not logged since and the running total; the
+status carries the exact count.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ import traceback
 from collections.abc import Callable
 
 import structlog
+
+from executive.logs import RateLimitedLog
 
 log = structlog.get_logger(__name__)
 
@@ -46,6 +52,8 @@ class Ticker:
         self.max_tick = 0.0
         self.errors = 0
         self.on_error: Callable[[Exception], None] | None = None
+        # overruns: the first logged, then one line per interval with the count since
+        self.overrun_log = RateLimitedLog(log, clock=clock)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -89,8 +97,13 @@ class Ticker:
                 missed = int((end - deadline) / self.period) + 1
                 self.overruns += missed
                 deadline += missed * self.period
-                log.warning(
-                    "tick overrun", loop=self.name, took=round(end - start, 4), missed=missed
+                self.overrun_log.log(
+                    "warning",
+                    "tick overrun",
+                    loop=self.name,
+                    took=round(end - start, 4),
+                    missed=missed,
+                    overruns=self.overruns,
                 )
             self._stop.wait(max(0.0, deadline - self.clock()))
 

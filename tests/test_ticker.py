@@ -5,6 +5,9 @@ from __future__ import annotations
 import threading
 import time
 
+import structlog
+
+from executive.logs import RateLimitedLog
 from executive.ticker import Ticker
 
 
@@ -88,3 +91,39 @@ def test_where_names_the_line_a_hung_tick_waits_on() -> None:
     finally:
         release.set()
         t.stop()
+
+
+def test_overruns_are_logged_once_then_counted() -> None:
+    """Every tick overruns here; the log gets the first, not one line per overrun."""
+    t = Ticker(lambda: time.sleep(0.006), rate_hz=250)
+    with structlog.testing.capture_logs() as lines:
+        t.start()
+        deadline = time.monotonic() + 5
+        while t.overruns < 20 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        t.stop()
+    overruns = [line for line in lines if line["event"] == "tick overrun"]
+    assert t.overruns >= 20
+    assert len(overruns) == 1 and overruns[0]["since_last_line"] == 0, overruns
+    assert t.overrun_log.unlogged("tick overrun") >= 10
+
+
+def test_rate_limited_log_carries_the_count_to_the_next_line() -> None:
+    now = [100.0]
+    logger = structlog.get_logger("t")
+    limited = RateLimitedLog(logger, interval=10.0, clock=lambda: now[0])
+    with structlog.testing.capture_logs() as lines:
+        assert limited.log("warning", "tick overrun", took=0.1)
+        for _ in range(5):
+            now[0] += 1.0
+            assert not limited.log("warning", "tick overrun", took=0.2)
+        assert limited.log("error", "other event")  # its own key, its own first line
+        now[0] += 5.5  # 10.5 s after the first line
+        assert limited.log("warning", "tick overrun", took=0.3)
+        assert not limited.log("warning", "tick overrun", took=0.3)
+    assert [(x["event"], x["log_level"], x["since_last_line"]) for x in lines] == [
+        ("tick overrun", "warning", 0),
+        ("other event", "error", 0),
+        ("tick overrun", "warning", 5),
+    ]
+    assert lines[-1]["took"] == 0.3 and limited.unlogged("tick overrun") == 1
