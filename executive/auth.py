@@ -40,8 +40,12 @@ accepting its unbound nonces would reopen the replay. A new client talking to an
 service (no ``instance`` in the status reply) sends unbound nonces, which that service
 accepts as before.
 
-Keys live in a YAML file ``{client_id: hex key}`` that must not be readable by group or
-others; a looser file stops start-up, as sshd does with private keys.
+Keys live in a YAML file ``{client_id: hex key}`` (at least 16 bytes, hex) that must not
+be readable by group or others; a looser file stops start-up, as sshd does with private
+keys. The service's file holds every client's key; a client's own file (its
+``--key-file``) has the same format and holds at least its own. ``atom-executive keygen
+CLIENT`` writes a client's file and prints the line for the service's (README.md,
+"Command keys").
 """
 
 from __future__ import annotations
@@ -149,10 +153,23 @@ def load_keys(path: str | Path) -> dict[str, bytes]:
 
 
 def write_key_file(path: str | Path, keys: Mapping[str, bytes]) -> None:
-    """Create a key file with safe permissions (for deployment tooling and tests)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        yaml.safe_dump({c: k.hex() for c, k in keys.items()}, f)
+    """Write a key file ``{client_id: hex key}`` with mode 600 (``keygen``, deployment
+    tooling, tests). A new file is written beside ``path`` and renamed over it: the
+    keys are never in a file others can read, even for an instant, and an existing
+    file with a looser mode is replaced, not truncated and kept at its mode."""
+    target = Path(path)
+    temp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            os.fchmod(f.fileno(), 0o600)  # whatever the umask
+            yaml.safe_dump({c: k.hex() for c, k in keys.items()}, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temp, target)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
 
 
 class Authenticator:

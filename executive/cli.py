@@ -44,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("variants", help="list the interface variant presets")
     p.set_defaults(handler=_variants_cmd)
 
-    from executive import operator, posepreview, service, timeline
+    from executive import authoring, operator, posepreview, service, timeline
     from executive.mission import cli as mission_cli
     from executive.sim import cli as sim_cli
 
@@ -54,6 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     mission_cli.add_parsers(sub)
     timeline.add_parser(sub)
     posepreview.add_parser(sub)
+    authoring.add_parsers(sub)  # poses, gestures, keygen
     return parser
 
 

@@ -25,6 +25,7 @@ import yaml
 
 from executive import dds, logs
 from executive.auth import KeyFileError, load_keys
+from executive.authoring import describe_missions, format_missions
 from executive.client import ExecutiveClient, NoExecutiveError
 from executive.text import printable
 from executive.wire.gen.own.atom_executive.msg import Status_
@@ -136,14 +137,35 @@ def _fail(message: object) -> None:
     print(f"atom-executive: {printable(message)}", file=sys.stderr)
 
 
+def _local_missions(args: argparse.Namespace) -> int:
+    """``missions --dir DIR``: the mission files of a directory, described, no service."""
+    from executive.profile import ProfileError, load_profile
+
+    directory = Path(args.dir)
+    try:
+        profile = load_profile(args.profile)
+    except ProfileError as e:
+        _fail(f"robot profile: {e}")
+        return EXIT_USAGE
+    if not directory.is_dir():
+        _fail(f"{directory}: not a directory")
+        return EXIT_USAGE
+    names = sorted(p.stem for p in directory.glob("*.yaml"))
+    entries = describe_missions(directory, profile, names)
+    print(format_missions([e["name"] for e in entries] if args.names else entries))
+    return EXIT_REFUSED if any("problem" in e for e in entries) else 0
+
+
 def run(args: argparse.Namespace) -> int:
     logs.configure(console=True)  # anything logged here is for the person at the terminal
+    if args.command == "missions" and args.dir is not None:
+        return _local_missions(args)
     try:  # everything from the command line first: a mistake there sends nothing
-        request_args = (
-            {"mission": args.mission, "params": _params(args.param)}
-            if args.command == "start"
-            else {}
-        )
+        request_args: dict[str, Any] = {}
+        if args.command == "start":
+            request_args = {"mission": args.mission, "params": _params(args.param)}
+        elif args.command == "missions" and not args.names:
+            request_args = {"detail": True}  # an older service ignores it: names only
         domain = _domain(args)
         key = _key(args)
     except UsageError as e:
@@ -185,7 +207,7 @@ def _dispatch(
     reply = client.request(verb, request_args, timeout=args.timeout)
     names = _names(reply.payload) if args.command == "missions" and reply.code == 0 else None
     if names is not None:
-        print("\n".join(map(printable, names)))
+        print(format_missions(names))
     else:
         print(printable(reply.message))
     return 0 if reply.code == 0 else EXIT_REFUSED
@@ -231,6 +253,8 @@ def _watch(client: ExecutiveClient, args: argparse.Namespace) -> int:
 
 
 def add_parsers(sub: Any) -> None:
+    from executive.profile import DEFAULT_PROFILE
+
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "--domain", type=int, default=None, help="DDS domain (default: $ATOM_DDS_DOMAIN or 0)"
@@ -248,7 +272,18 @@ def add_parsers(sub: Any) -> None:
     p.add_argument(
         "--duration", type=_seconds, default=0.0, help="stop after this many seconds (0: never)"
     )
-    sub.add_parser("missions", parents=[common], help="list the missions the executive has loaded")
+    p = sub.add_parser(
+        "missions",
+        parents=[common],
+        help="list the executive's missions: description, parameters (types, defaults)",
+    )
+    p.add_argument("--names", action="store_true", help="names only, one a line")
+    p.add_argument(
+        "--dir",
+        type=Path,
+        help="describe the missions of this directory instead (no executive needed)",
+    )
+    p.add_argument("--profile", default=DEFAULT_PROFILE, help="robot profile, with --dir")
     p = sub.add_parser("start", parents=[common], help="start a mission")
     p.add_argument("mission")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")

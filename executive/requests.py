@@ -9,6 +9,12 @@ off DDS by a listener that only queues them; a worker thread answers, so a slow
 request can never delay CycloneDDS's receive thread (which also delivers the e-stop).
 Anything that touches the tree is handed to the executive's tick thread.
 
+Refused commands (unsigned, a bad signature, a replay) and requests that are not even a
+``Request_`` are logged quietly (``executive.logs.RateLimitedLog``): the first, then one
+line per 10 s with the count since; anyone on the domain can send them in a loop. A
+start or validate of an unknown mission says which known names are close ("did you
+mean"); ``list_missions`` with ``{"detail": true}`` describes every mission.
+
 The ``status`` reply's payload carries ``instance``: this service start's id, which a
 command's nonce must be bound to (executive/auth.py says why), so a command signed for
 one instance of the service is refused by every other.
@@ -25,6 +31,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 import py_trees
@@ -37,7 +44,9 @@ from cyclonedds.topic import Topic
 from cyclonedds.util import duration
 
 from executive.auth import Authenticator
+from executive.authoring import describe_missions, not_found
 from executive.core import Executive
+from executive.logs import RateLimitedLog
 from executive.wire.codec import raw_take
 from executive.wire.gen.own.atom_executive.msg import Reply_, Request_
 
@@ -53,6 +62,7 @@ REQUEST_QOS = Qos(
 MAX_FIELD = 64 * 1024  # bytes of any one string field
 ECHO_OVERSIZED = 256  # characters of an oversized request_id/client_id the reply echoes
 MAX_QUEUE = 256
+LOGGED_ID = 64  # characters of a client id a log line repeats
 MUTATING = frozenset({"start", "stop", "reset", "reload"})
 VERBS = frozenset({"list_missions", "validate", "status", *MUTATING})
 
@@ -169,6 +179,9 @@ class RequestServer:
         )
         self._stop = threading.Event()
         self._worker = threading.Thread(target=self._run, name="request-server", daemon=True)
+        # refused unsigned/unauthentic commands and undecodable requests: anyone on the
+        # domain can send them as fast as they like; the first is logged, then a count
+        self.quiet_log = RateLimitedLog(log)
 
     def start(self) -> None:
         self._worker.start()
@@ -185,7 +198,7 @@ class RequestServer:
             try:
                 request, not_text = decode_request(data)
             except UndecodableError as e:
-                log.warning("request dropped", reason=str(e), size=len(data))
+                self.quiet_log.log("warning", "request dropped", reason=str(e), size=len(data))
                 continue
             try:
                 self._queue.put_nowait((request, not_text))
@@ -221,12 +234,18 @@ class RequestServer:
                 payload=payload,
             )
         )
-        log.info(
-            "request",
-            verb=getattr(request, "verb", ""),
-            client=getattr(request, "client_id", ""),
-            code=answer.code.name,
-        )
+        verb, client = getattr(request, "verb", ""), getattr(request, "client_id", "")
+        if answer.code is Code.UNAUTHENTICATED:
+            self.quiet_log.log(
+                "warning",
+                "request refused",
+                key="unauthenticated",
+                verb=str(verb)[:LOGGED_ID],
+                client=str(client)[:LOGGED_ID],
+                why=answer.message,
+            )
+        else:
+            log.info("request", verb=verb, client=client, code=answer.code.name)
 
     # -- the decision, testable without DDS --------------------------------------------------
 
@@ -274,15 +293,29 @@ class RequestServer:
         return Answer(Code.OK if ok else Code.REFUSED, message)
 
     def _verb_list_missions(self, args: dict[str, Any]) -> Answer:
+        """The mission names; with ``{"detail": true}`` each mission's description and
+        parameters (``executive.authoring.describe_mission``) instead of its bare name."""
         names = self.library.names()
+        if args.get("detail") is True:
+            return Answer(Code.OK, f"{len(names)} missions", self._details(names))
         return Answer(Code.OK, f"{len(names)} missions", names)
+
+    def _details(self, names: list[str]) -> list[Any]:
+        """Description and parameters of each mission, read from the store's directory
+        (a ``MissionStore``: ``directory`` and ``profile``); names only from a library
+        that has no files to read."""
+        directory = getattr(self.library, "directory", None)
+        profile = getattr(self.library, "profile", None)
+        if directory is None or profile is None:
+            return [{"name": n} for n in names]
+        return describe_missions(Path(directory), profile, names)
 
     def _verb_validate(self, args: dict[str, Any]) -> Answer:
         name = args.get("mission")
         if not isinstance(name, str):
             return Answer(Code.BAD_REQUEST, "args.mission: a mission name is required")
-        if name not in self.library.names():
-            return Answer(Code.NOT_FOUND, f"no mission {name!r}")
+        if name not in (names := self.library.names()):
+            return Answer(Code.NOT_FOUND, not_found("mission", name, names))
         errors = self.library.validate(name)
         return Answer(
             Code.INVALID if errors else Code.OK,
@@ -302,8 +335,8 @@ class RequestServer:
             return Answer(Code.BAD_REQUEST, "args.mission: a mission name is required")
         if not isinstance(params, dict):
             return Answer(Code.BAD_REQUEST, "args.params: must be an object of parameter values")
-        if name not in self.library.names():
-            return Answer(Code.NOT_FOUND, f"no mission {name!r}")
+        if name not in (names := self.library.names()):
+            return Answer(Code.NOT_FOUND, not_found("mission", name, names))
         root, errors = self.library.build(name, params)
         if root is None:
             return Answer(Code.INVALID, "; ".join(errors) or "the mission did not build", errors)

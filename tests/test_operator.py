@@ -87,6 +87,11 @@ def test_an_operator_session(stack: Stack) -> None:
     signed = ("--key-file", str(stack.workdir / "keys.yaml"))
     missions = run("missions")
     assert missions.returncode == 0 and "head_scan" in missions.stdout.split()
+    assert "      sweeps (integer, 1..20): default 2" in missions.stdout, missions.stdout
+    typo = run("start", "head_scn", *signed)
+    assert (
+        typo.returncode == 1 and "no mission 'head_scn' (did you mean 'head_scan'?)" in typo.stdout
+    )
     started = run("start", "head_scan", "--param", "sweeps=20", *signed)  # outlasts the test
     assert started.returncode == 0, started
     run_id = started.stdout.strip()

@@ -8,10 +8,12 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import py_trees
 import pytest
+import structlog
 from cyclonedds.core import Listener
 from cyclonedds.pub import DataWriter
 from cyclonedds.sub import DataReader
@@ -20,6 +22,7 @@ from cyclonedds.topic import Topic
 from behaviours.actions.basic import Wait
 from executive import dds
 from executive.auth import Authenticator, new_nonce, sign
+from executive.profile import DEFAULT_PROFILE, load_profile
 from executive.requests import (
     MAX_FIELD,
     REPLY_TOPIC,
@@ -35,6 +38,7 @@ from executive.wire.codec import raw_write
 from executive.wire.gen.own.atom_executive.msg import Reply_, Request_
 from tests.rigs import Rig
 
+ROOT = Path(__file__).resolve().parents[1]
 KEY = b"k" * 32
 INSTANCE = "5" * 32  # the served instance's id; requests are bound to it unless told not
 
@@ -356,3 +360,55 @@ def test_over_dds_the_reply_echoes_a_long_request_id_whole(served: Served, dds_d
         )
     finally:
         served.server.stop()
+
+
+def test_an_unknown_mission_gets_a_did_you_mean(served: Served) -> None:
+    for verb, key in (("start", KEY), ("validate", None)):
+        answer = served.server.answer(request(verb, {"mission": "wiat"}, key=key))
+        assert answer.code is Code.NOT_FOUND
+        assert answer.message == "no mission 'wiat' (did you mean 'wait'?)", answer
+    far = served.server.answer(request("start", {"mission": "zzzzzz"}))
+    assert far.message == "no mission 'zzzzzz' (known: broken, wait)"
+
+
+def test_list_missions_in_detail_describes_each_mission(served: Served) -> None:
+    """The service's store has its directory and profile: descriptions and parameters
+    come from the files; a library without files gives names in the same shape."""
+    plain = served.server.answer(request("list_missions", {"detail": True}, key=None))
+    assert plain.payload == [{"name": "broken"}, {"name": "wait"}]
+    store = ShippedLibrary()
+    served.server.library = store
+    answer = served.server.answer(request("list_missions", {"detail": True}, key=None))
+    assert answer.code is Code.OK
+    entries = {e["name"]: e for e in answer.payload}
+    assert set(entries) == set(store.names())
+    scan = entries["head_scan"]
+    assert scan["description"].strip()
+    sweeps = next(p for p in scan["params"] if p["name"] == "sweeps")
+    assert sweeps["type"] == "integer" and sweeps["required"] is False and "default" in sweeps
+    json.dumps(answer.payload)  # what the reply carries
+
+
+class ShippedLibrary(Library):
+    """The shipped missions directory, as the service's MissionStore exposes it."""
+
+    directory = ROOT / "missions"
+    profile = load_profile(DEFAULT_PROFILE)
+
+    def names(self) -> list[str]:
+        return sorted(p.stem for p in self.directory.glob("*.yaml"))
+
+
+def test_refused_commands_are_logged_once_then_counted(served: Served) -> None:
+    """Anyone on the domain can send unsigned commands in a loop: the first refusal is
+    logged, the rest are counted for the next line, not one line each."""
+    with structlog.testing.capture_logs() as lines:
+        for _ in range(50):
+            req = request("stop", key=None)
+            served.server._reply(req, served.server.answer(req))
+        ok = request("list_missions", key=None)
+        served.server._reply(ok, served.server.answer(ok))
+    refused = [x for x in lines if x["event"] == "request refused"]
+    assert len(refused) == 1 and refused[0]["why"] == "refused: bad signature", refused
+    assert served.server.quiet_log.unlogged("unauthenticated") == 49
+    assert [x["verb"] for x in lines if x["event"] == "request"] == ["list_missions"]
