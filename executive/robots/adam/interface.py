@@ -17,7 +17,10 @@ Everything else asks ``AdamInterface`` for the classes instead of importing gene
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from executive.wire.codec import Codec
 
 # variant name -> generated package (executive/wire/gen/<package>, from idl/pnd_adam/<folder>)
 VARIANTS: dict[str, str] = {"sdk-1.2": "adam_sdk12", "seed": "adam_seed"}
@@ -34,6 +37,11 @@ TOPICS: dict[str, str] = {
 MOTOR_COUNTS: dict[str, int] = {"pro": 31, "standard": 29, "lite": 23}
 HAND_POSITIONS = 12  # HandCmd_/HandState_.position: 0 (closed) .. 1000 (open)
 HAND_RANGE = (0, 1000)
+# the motor sequence of each type that has one
+SEQUENCES: dict[str, str] = {"LowCmd_": "motor_cmd", "LowState_": "motor_state"}
+# bytes kept of sdk-1.2's free-text LowState_.battery_data.status; a longer one does not
+# decode (executive.wire.codec: strings are never cut silently)
+STATUS_CAPACITY = 256
 
 
 class AdamVariantError(ValueError):
@@ -87,3 +95,17 @@ class AdamInterface:
             return self._types[TOPICS[topic]]
         except KeyError:
             raise KeyError(f"{topic!r} is no PND Adam topic; known: {sorted(TOPICS)}") from None
+
+    def codec(
+        self, name: str, motors: int | None = None, max_string: int = STATUS_CAPACITY
+    ) -> Codec:
+        """The numpy codec of type ``name``; ``motors`` (the model's motor count,
+        ``MOTOR_COUNTS``) is required for ``LowCmd_`` and ``LowState_``."""
+        from executive.wire.codec import Codec
+
+        lengths: dict[str, int] = {}
+        if name in SEQUENCES:
+            if motors is None:
+                raise ValueError(f"{name} needs the motor count (e.g. {MOTOR_COUNTS})")
+            lengths[SEQUENCES[name]] = motors
+        return Codec(getattr(self, name), sequence_lengths=lengths, max_string=max_string)
