@@ -277,6 +277,7 @@ def keygen_cmd(args: argparse.Namespace) -> int:
 
     key = secrets.token_bytes(KEY_BYTES)
     try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # ~/.config/atom-executive
         write_key_file(path, {client: key})
     except OSError as e:
         _say(f"atom-executive: {printable(path)}: {printable(e.strerror)}", file=sys.stderr)

@@ -84,7 +84,7 @@ def test_an_unknown_pose_or_gesture_gets_a_did_you_mean(
 def test_keygen_writes_a_private_key_the_service_line_verifies(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    out = tmp_path / "alice.yaml"
+    out = tmp_path / "config" / "alice.yaml"  # the folder is made too
     assert main(["keygen", "alice", "-o", str(out)]) == 0
     captured = capsys.readouterr()
     assert stat.S_IMODE(out.stat().st_mode) == 0o600
