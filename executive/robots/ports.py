@@ -137,6 +137,8 @@ class RobotSnapshot:
     base: Stamped[BaseState] | None = None
     buttons: Stamped[frozenset[str]] | None = None  # gamepad buttons held now
     sources: Mapping[str, Source] = field(default_factory=dict)
+    # the firmware task running now and whether it is still in process (the GRX's task id)
+    task: Stamped[tuple[int, bool]] | None = None
 
     def position(self, joint: str) -> Stamped[float] | None:
         """The measured position of ``joint`` (None: unknown joint or no state yet)."""
@@ -207,6 +209,16 @@ class RobotCommands(Protocol):
         """Cancel the base's task (and stop any remote driving)."""
         ...
 
+    def set_velocity(self, vx: float, vy: float, yaw: float, ttl: float = 0.5) -> None:
+        """Walk or drive the base: forward, lateral and yaw rates as fractions in [-1, 1] of
+        the robot's maximum, streamed by the adapter until ``ttl`` s pass without another
+        call (then, or on all zeros, the robot is sent zero)."""
+        ...
+
+    def run_task(self, task_id: int) -> None:
+        """Start the firmware task ``task_id`` (the GRX's TID); confirmed by ``snapshot().task``."""
+        ...
+
 
 class NoCommands:
     """A robot's verbs it does not have: each raises, naming the capability."""
@@ -230,6 +242,12 @@ class NoCommands:
 
     def cancel_base(self) -> int:
         raise self._missing("navigation")
+
+    def set_velocity(self, vx: float, vy: float, yaw: float, ttl: float = 0.5) -> None:
+        raise self._missing("base_velocity")
+
+    def run_task(self, task_id: int) -> None:
+        raise self._missing("tasks")
 
 
 SafetyEvent = Callable[[str, str], None]  # (cause code, message): on the adapter's thread
