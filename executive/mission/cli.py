@@ -7,7 +7,10 @@ any is an error, 0 otherwise; a file that cannot even be read is just another pr
 a value that is no value at all (broken YAML, a tag, a date, NaN) is a usage error: one
 line naming the parameter, exit 2.
 ``schema`` prints the JSON Schema of mission (or library) files; ``render`` draws a
-mission's tree as ASCII, Graphviz dot or SVG.
+mission's tree as ASCII, Graphviz dot or SVG. The ASCII tree shows each node's key fields
+beside its name (pose, gesture, duration, speed, timeout, tag, button...; a decorator's
+count or seconds), and every name and value from the file passes ``printable`` first:
+a mission may hold anything, and ``render`` prints it to a terminal.
 
 ``add_parsers(sub)`` registers the three on the main CLI; ``python -m
 executive.mission.cli`` runs them on their own.
@@ -19,9 +22,11 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+import py_trees
 
 from executive.mission.build import BuildError, build, placeholder_builders
 from executive.mission.diagnostics import Diagnostic
@@ -30,6 +35,7 @@ from executive.mission.params import StartArgError, parse_start_arg
 from executive.mission.render import FORMATS, RenderError, render
 from executive.mission.schema import library_schema, mission_schema
 from executive.profile import DEFAULT_PROFILE, ProfileError, RobotProfile, load_profile
+from executive.text import printable
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 
@@ -187,7 +193,10 @@ def render_cmd(args: argparse.Namespace) -> int:
         return EXIT_INVALID
     try:
         tree = build(result.mission, placeholder_builders(), for_display=True)
+        fields = _printable_names(tree)
         text = render(tree, args.format)
+        if args.format == "ascii":
+            text = with_fields(text, tree, fields)
     except (BuildError, RenderError) as e:
         print(f"error: {e}", file=sys.stderr)  # noqa: T201 - CLI output
         return EXIT_INVALID
@@ -196,6 +205,112 @@ def render_cmd(args: argparse.Namespace) -> int:
     else:
         print(text)  # noqa: T201 - CLI output
     return EXIT_OK
+
+
+# -- the key fields render shows -------------------------------------------------------------
+
+# a leaf's fields in the order shown; any other plain value follows (the targets' joint
+# maps and the FSM's numeric id do not: the pose or gesture and the state name say them)
+KEY_FIELDS = (
+    "pose",
+    "gesture",
+    "tag",
+    "theta",
+    "state",
+    "button",
+    "min_level",
+    "seconds",
+    "duration",
+    "speed",
+    "tolerance",
+    "timeout",
+    "message",
+)
+HIDDEN_FIELDS = frozenset({"targets", "fsm_id"})
+UNITS = {
+    "seconds": " s",
+    "duration": " s",
+    "timeout": " s",
+    "speed": " rad/s",
+    "tolerance": " rad",
+    "theta": " rad",
+    "min_level": " %",
+}
+SHOWN_MESSAGE = 40  # characters of a log message shown
+
+
+def _preorder(node: py_trees.behaviour.Behaviour) -> Iterator[py_trees.behaviour.Behaviour]:
+    """The nodes as the ASCII tree lists them: parents first, children in order."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(current.children))
+
+
+def _printable_names(tree: py_trees.behaviour.Behaviour) -> list[str]:
+    """Make every name in ``tree`` printable (in place: the tree is for display only) and
+    return each node's key fields, in the order the ASCII tree lists the nodes."""
+    out = []
+    for node in _preorder(tree):
+        node.name = printable(node.name)
+        out.append(key_fields(node))
+    return out
+
+
+def _value(name: str, value: Any) -> str:
+    if isinstance(value, float):
+        text = f"{value:g}"
+    elif name == "message":
+        text = str(value)
+        text = repr(text if len(text) <= SHOWN_MESSAGE else text[: SHOWN_MESSAGE - 3] + "...")
+    else:
+        text = str(value)  # an unset subtree parameter shows as ${name}
+    return printable(text + UNITS.get(name, ""))
+
+
+def key_fields(node: py_trees.behaviour.Behaviour) -> str:
+    """``pose home, duration 2.5 s, timeout 6 s``: what a node does, beyond its name.
+    Leaves (``Placeholder``: kind and validated args) show their plain fields; retry,
+    repeat and timeout their count or seconds; composites nothing."""
+    args = getattr(node, "args", None)
+    parts: list[str] = []
+    if isinstance(args, Mapping):
+        names = [*KEY_FIELDS, *sorted(set(args) - set(KEY_FIELDS))]
+        for name in names:
+            value = args.get(name)
+            if name in HIDDEN_FIELDS or value is None or isinstance(value, Mapping | list | tuple):
+                continue
+            parts.append(f"{name} {_value(name, value)}")
+        targets = args.get("targets")
+        if isinstance(targets, Mapping) and "pose" not in args and "gesture" not in args:
+            parts.insert(0, f"{len(targets)} joints")
+    elif isinstance(node, py_trees.decorators.Retry):
+        parts.append(f"attempts {node.num_failures}")
+    elif isinstance(node, py_trees.decorators.Repeat):
+        parts.append(f"times {node.num_success}")
+    elif isinstance(node, py_trees.decorators.Timeout):
+        parts.append(f"timeout {node.duration:g} s")
+    return ", ".join(parts)
+
+
+def with_fields(text: str, tree: py_trees.behaviour.Behaviour, fields: Sequence[str]) -> str:
+    """py_trees' ASCII tree with each node's key fields after its name, aligned. The
+    ASCII tree lists one node a line, depth first: if it ever does not (a py_trees
+    change), the tree is shown as drawn, never with fields beside the wrong nodes."""
+    lines = text.splitlines()
+    nodes = list(_preorder(tree))
+    if (
+        len(lines) != len(nodes)
+        or len(fields) != len(nodes)
+        or not all(line.endswith(n.name) for line, n in zip(lines, nodes, strict=True))
+    ):
+        return text
+    width = max(len(line) for line in lines)
+    return "\n".join(
+        f"{line:<{width}}   {field}" if field else line
+        for line, field in zip(lines, fields, strict=True)
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
