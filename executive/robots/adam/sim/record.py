@@ -15,6 +15,7 @@ three stream topics by name, which is all this class changes.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 from executive.sim import record as atom_record
@@ -46,6 +47,13 @@ class Recording(atom_record.Recording):
                 if cmd is not None:
                     last[cmd.topic] = cmd
                     self.streams.append(cmd)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Recording:
+        """Parse the file; an unfinished last line (the sim mid-write) is skipped."""
+        rec = super().load(path)
+        assert isinstance(rec, Recording)
+        return rec
 
     @staticmethod
     def _stream(t: float, obj: dict[str, Any], prev: StreamCommand | None) -> StreamCommand | None:
