@@ -166,7 +166,7 @@ class SimAdam:
         self.profile = load_profile(cfg.profile)
         if self.profile.robot != "adam":
             raise ValueError(
-                f"profile {self.profile.name!r} describes a {self.profile.robot}, not an adam"
+                f"profile {self.profile.name!r} is for robot {self.profile.robot!r}, not adam"
             )
         self.iface = AdamInterface(cfg.interface)
         self.rates = self._rates(cfg.rates)
