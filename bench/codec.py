@@ -14,6 +14,11 @@ States are decoded as a CycloneDDS 0.10 C firmware sends them (XCDR1 little-endi
 the padding count in the options, DESIGN.md 3.2), plus the e-stop and servo-error types
 whose padding is not zero, and, for the joint states, the encodings a conforming peer may
 also send (big-endian XCDR1, plain XCDR2): those decode through a converted copy.
+
+The PND Adam's rows (``adam:<variant>``): ``LowCmd_`` (31 motors, a fixed-length sequence)
+encoded, ``LowState_`` decoded as a C firmware sends it; in ``sdk-1.2`` ``LowState_`` holds
+a string (``battery_data.status``, here 11 bytes), so its decode copies the numpy prefix
+and walks the tail by hand, and its encode likewise.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ if str(ROOT) not in sys.path:  # run as a script: python bench/codec.py
     sys.path.insert(0, str(ROOT))
 
 from bench.common import cli, fmt, summary, table  # noqa: E402
+from executive.robots.adam.interface import AdamInterface  # noqa: E402
 from executive.wire import Interface  # noqa: E402
 from executive.wire.codec import Codec  # noqa: E402
 
@@ -39,6 +45,12 @@ COMMANDS = ("UpperCmd_", "LowerCmd_", "HandsCmd_")
 STATES = ("UpperState_", "LowerState_", "HandsState_", "EmergencyState_", "MainNodesState_")
 OTHER_ENCODINGS = ("UpperState_", "HandsState_")  # also decoded big-endian and as XCDR2
 TARGET_US = 10.0
+ADAM_MOTORS = 31  # the Pro
+ADAM_CASES = [
+    (variant, name, op)
+    for variant in ("sdk-1.2", "seed")
+    for name, op in (("LowCmd_", "encode"), ("LowState_", "decode C"), ("LowState_", "encode"))
+] + [("sdk-1.2", "LowState_", "decode XCDR2")]
 
 
 def _times(call: Callable[[], Any], n: int) -> list[float]:
@@ -48,6 +60,43 @@ def _times(call: Callable[[], Any], n: int) -> list[float]:
         call()
         out[i] = time.perf_counter_ns() - t
     return list(out / 1e3)  # us
+
+
+def _measure(
+    codec: Codec, rec: Any, op: str, fast_n: int, stock_n: int, label: str
+) -> dict[str, Any]:
+    """Codec against stock for one operation on one record (bytes checked equal first)."""
+    name = codec.name
+    sample = codec.to_sample(rec)
+    data = codec.encode(rec)
+    if data != sample.serialize(use_version_2=False):
+        raise AssertionError(f"{name}: the codec's bytes differ from stock")
+    if op == "encode":
+        fast = _times(lambda: codec.encode(rec), fast_n)
+        stock = _times(lambda: sample.serialize(), stock_n)
+    else:
+        if op == "decode C":  # as the C writer pads: options = padding count
+            pad = -len(data) % 4
+            data = data[:3] + bytes([pad]) + data[4:] + b"\0" * pad
+        else:
+            data = sample.serialize(
+                endianness=Endianness.Big if op == "decode BE" else Endianness.Little,
+                use_version_2=op == "decode XCDR2",
+            )
+        if codec.decode(data).tobytes() != rec.tobytes():
+            raise AssertionError(f"{name}: {op} does not give the record back")
+        t = codec.idl_type
+        fast = _times(lambda: codec.decode(data), fast_n)
+        stock = _times(lambda: t.deserialize(data), stock_n)
+    f, s = summary(fast), summary(stock)
+    return {
+        "type": label,
+        "op": op,
+        "bytes": len(data),
+        "codec_us": f,
+        "stock_us": s,
+        "speedup": s["median"] / f["median"],
+    }
 
 
 def run(fast_n: int = 20_000, stock_n: int = 1_000) -> dict[str, Any]:
@@ -61,42 +110,24 @@ def run(fast_n: int = 20_000, stock_n: int = 1_000) -> dict[str, Any]:
         motors = next((n for n in rec.dtype.names or () if "motor" in n or n == "hands"), None)
         if motors is not None:
             rec[motors]["q"] = np.linspace(-0.5, 0.5, rec[motors].shape[0])
-        sample = codec.to_sample(rec)
-        data = codec.encode(rec)
-        if data != sample.serialize(use_version_2=False):
-            raise AssertionError(f"{name}: the codec's bytes differ from stock")
-        if op == "encode":
-            fast = _times(lambda codec=codec, rec=rec: codec.encode(rec), fast_n)
-            stock = _times(lambda sample=sample: sample.serialize(), stock_n)
-        else:
-            if op == "decode C":  # as the C writer pads: options = padding count
-                pad = -len(data) % 4
-                data = data[:3] + bytes([pad]) + data[4:] + b"\0" * pad
-            else:
-                data = sample.serialize(
-                    endianness=Endianness.Big if op == "decode BE" else Endianness.Little,
-                    use_version_2=op == "decode XCDR2",
-                )
-            if codec.decode(data).tobytes() != rec.tobytes():
-                raise AssertionError(f"{name}: {op} does not give the record back")
-            t = getattr(iface, name)
-            fast = _times(lambda codec=codec, data=data: codec.decode(data), fast_n)
-            stock = _times(lambda t=t, data=data: t.deserialize(data), stock_n)
-        f, s = summary(fast), summary(stock)
-        results[f"{name} {op}"] = {
-            "op": op,
-            "bytes": len(data),
-            "codec_us": f,
-            "stock_us": s,
-            "speedup": s["median"] / f["median"],
-        }
+        results[f"{name} {op}"] = _measure(codec, rec, op, fast_n, stock_n, name)
+    for variant, name, op in ADAM_CASES:
+        codec = AdamInterface(variant).codec(name, ADAM_MOTORS)
+        rec = codec.zeros()
+        seq = "motor_cmd" if name == "LowCmd_" else "motor_state"
+        rec[seq]["q"] = np.linspace(-0.5, 0.5, ADAM_MOTORS)
+        rec[seq]["mode"] = 1
+        if "battery_data" in (rec.dtype.names or ()):
+            rec["battery_data"]["status"] = b"discharging"
+        label = f"adam:{variant} {name}"
+        results[f"{label} {op}"] = _measure(codec, rec, op, fast_n, stock_n, label)
     return results
 
 
 def report(results: dict[str, Any]) -> str:
     rows = [
         [
-            name.split()[0],
+            r.get("type", name.split()[0]),
             r["op"],
             str(r["bytes"]),
             fmt(r["codec_us"]["median"], 2),
