@@ -1,0 +1,156 @@
+"""The Fourier GRX behind the seam: its zenoh "User" API as ``ports.RobotAdapter``.
+
+- ``schema.py``: keys, field names, the two schema versions (seed, m4), msgpack;
+- ``state.py``: the four server maps as one ``RobotSnapshot``, their health;
+- ``commands.py``: tasks (command, then flag), components, the virtual joystick stream;
+- ``settings.py``: what the profile does not carry yet (safe task, joystick rate, axes);
+- ``session.py``: zenoh sessions from a standard JSON5 config file;
+- ``sim/``: the simulated GRX (``python -m executive.robots.grx.sim``).
+
+The interface variant is the schema (``seed`` or ``m4``). There is no joint stream, no
+control authority and no reflex: the safe stop is zero axes, then the profile's safe task.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import zenoh
+
+from executive.profile import RobotProfile
+from executive.robots.grx import schema as wire
+from executive.robots.grx.commands import GrxCommands
+from executive.robots.grx.session import ConfigSource, close_session, load_config, open_session
+from executive.robots.grx.settings import GrxSettings
+from executive.robots.grx.state import GrxState
+from executive.robots.ports import RobotSnapshot, SafetyEvent
+
+__all__ = ["GrxAdapter", "GrxSettings", "check_interface", "open"]
+
+
+class GrxAdapter:
+    """The GRX on one zenoh session (the executive's side of the User API)."""
+
+    name = "grx"
+    streams = ()
+    command_topics: frozenset[str] = frozenset()  # not DDS: executive.peers has nothing to watch
+
+    def __init__(
+        self, profile: RobotProfile, session: zenoh.Session, settings: GrxSettings
+    ) -> None:
+        self.profile = profile
+        self.settings = settings
+        self.schema = wire.schema(settings.schema)
+        self.interface_name = self.schema.name
+        self.capabilities = profile.capabilities
+        self._session = session
+        self._callbacks: list[SafetyEvent] = []
+        self._lock = threading.Lock()
+        self.state = GrxState(self.schema, self._problem)
+        tasks = {name: s.id for name, s in profile.fsm.items()}
+        self.commands = GrxCommands(session, self.schema, settings, tasks)
+        self._subscribers = [
+            session.declare_subscriber(wire.server_key(c), self._receiver(c))
+            for c in wire.CATEGORIES
+        ]
+        self._closed = False
+
+    def _receiver(self, category: str) -> Callable[[zenoh.Sample], None]:
+        def receive(sample: zenoh.Sample) -> None:
+            self.state.receive(category, sample.payload.to_bytes())
+
+        return receive
+
+    def _problem(self, category: str, code: str, message: str) -> None:
+        """From the receiving thread: an undecodable map on a safety source, an e-stop or a
+        new error code goes to the fast path."""
+        if code == "undecodable" and category not in self.profile.safety_sources:
+            return
+        with self._lock:
+            callbacks = list(self._callbacks)
+        for callback in callbacks:
+            callback(code, message)
+
+    # -- ports.RobotAdapter ------------------------------------------------------------------
+
+    def snapshot(self) -> RobotSnapshot:
+        return self.state.snapshot()
+
+    def wire_mismatches(self) -> list[str] | None:
+        """Schemaless maps announce no type; a wrong field shows as undecodable instead."""
+        return None
+
+    def on_safety_event(self, callback: SafetyEvent) -> None:
+        with self._lock:
+            self._callbacks.append(callback)
+
+    def safe_stop(self) -> None:
+        """Zero axes (the stream ends), then the profile's safe task unless the robot is in a
+        passive task, where the safe task would energise it. Never raises."""
+        try:
+            self.commands.stop()
+        finally:
+            tid = self._safe_task()
+            if tid is not None:
+                self.commands.run_task(tid)
+
+    def _safe_task(self) -> int | None:
+        name = self.settings.safe_task
+        if name is None or name not in self.profile.fsm:
+            return None
+        passive = {
+            self.profile.fsm[n].id for n in self.settings.passive_tasks if n in self.profile.fsm
+        }
+        fsm = self.state.snapshot().fsm
+        if fsm is not None and fsm.sample in passive:
+            return None
+        return self.profile.fsm[name].id
+
+    def install_reflex(self, streamer: Any, on_trip: Callable[[Any], None]) -> Any:
+        """No native e-stop reflex: the robot's own e-stop (m4) acts on the robot."""
+        return None
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self.commands.close()
+        finally:
+            close_session(self._session)
+
+
+def check_interface(text: str) -> str | None:
+    """Why ``text`` is not a GRX interface variant (a schema name)."""
+    return (
+        None
+        if text in wire.SCHEMAS
+        else f"unknown GRX schema {text!r}; known: {', '.join(wire.SCHEMAS)}"
+    )
+
+
+def open(  # the name executive.robots.open_adapter calls
+    profile: RobotProfile,
+    *,
+    zenoh_config: ConfigSource = None,
+    zenoh_overrides: Mapping[str, str] | Iterable[str] = (),
+    interface: str | None = None,
+    settings: GrxSettings | None = None,
+    **_: Any,
+) -> GrxAdapter:
+    """The GRX adapter for ``profile`` on a new zenoh session from ``zenoh_config`` (a JSON5
+    file, a ``zenoh.Config``, None: the loopback config) with ``zenoh_overrides`` applied.
+    ``interface`` picks the schema (``seed``, ``m4``) over ``settings.schema``."""
+    settings = settings or GrxSettings()
+    if interface is not None:
+        if (why := check_interface(interface)) is not None:
+            raise ValueError(why)
+        settings = replace(settings, schema=interface)
+    config = load_config(
+        Path(zenoh_config) if isinstance(zenoh_config, str) else zenoh_config, zenoh_overrides
+    )
+    return GrxAdapter(profile, open_session(config), settings)

@@ -1,0 +1,192 @@
+"""The simulated Fourier GRX: a zenoh peer that is the robot's User API.
+
+    python -m executive.robots.grx.sim --profile grx --zenoh-config FILE [--cfg KEY:VALUE]
+
+Publishes the four server maps (comm, robot, task, grx; msgpack, string keys) every 20 ms,
+applies what arrives on the four client keys to ``model.GrxModel`` (the two-step task
+protocol, walking from the virtual joystick), and takes fault commands on stdin, one per
+line, answering each with one JSON line on stdout (``model.HELP``). The first line on
+stdout is ``{"ready": true, ...}`` once the session is open and publishing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+import zenoh
+
+from executive.profile import ProfileError, load_profile
+from executive.robots.grx import schema as wire
+from executive.robots.grx.session import ConfigError, close_session, load_config, open_session
+from executive.robots.grx.settings import GrxSettings
+from executive.robots.grx.sim.model import HELP, CommandError, GrxModel
+
+GARBAGE = b"\xc1 not msgpack"  # 0xc1 is never used in msgpack
+_OUT = threading.Lock()
+
+
+def say(answer: dict[str, Any]) -> None:
+    """One JSON line on stdout (the answers and events a test or an operator reads)."""
+    with _OUT:
+        sys.stdout.write(json.dumps(answer) + "\n")
+        sys.stdout.flush()
+
+
+class GrxSim:
+    """The model on a zenoh session: subscribers for the client keys, a 50 Hz publisher."""
+
+    def __init__(
+        self,
+        model: GrxModel,
+        session: zenoh.Session,
+        hz: float = 1 / wire.PERIOD,
+        record: TextIO | None = None,
+    ) -> None:
+        self.model = model
+        self.session = session
+        self.period = 1.0 / hz
+        self.record = record
+        self.lock = threading.Lock()
+        self.stopped = threading.Event()
+        self.overruns = 0
+        self.publishers = {
+            c: session.declare_publisher(
+                wire.server_key(c), congestion_control=zenoh.CongestionControl.DROP
+            )
+            for c in wire.CATEGORIES
+        }
+        self.subscribers = [
+            session.declare_subscriber(wire.client_key(c), self._receiver(c))
+            for c in wire.CATEGORIES
+        ]
+
+    def _receiver(self, category: str) -> Any:
+        def receive(sample: zenoh.Sample) -> None:
+            try:
+                fields = wire.decode(sample.payload.to_bytes())
+            except wire.DecodeError as e:
+                say({"event": "undecodable", "category": category, "error": str(e)})
+                return
+            with self.lock:
+                self.model.apply(category, fields)
+                if self.record is not None:
+                    line = {"t": time.time(), "key": str(sample.key_expr), "fields": fields}
+                    self.record.write(json.dumps(line, default=str) + "\n")
+                    self.record.flush()
+
+        return receive
+
+    def run(self) -> None:
+        """Publish every period until ``stopped``: deadlines on the monotonic clock."""
+        deadline = time.monotonic()
+        while not self.stopped.is_set():
+            with self.lock:
+                self.model.step(self.period)
+                maps = self.model.server_maps()
+                garbage, self.model.garbage = self.model.garbage, set()
+            for category, fields in maps.items():
+                payload = GARBAGE if category in garbage else wire.encode(fields)
+                self.publishers[category].put(payload)
+            deadline += self.period
+            delay = deadline - time.monotonic()
+            if delay < 0:
+                self.overruns += 1
+                deadline = time.monotonic()
+            else:
+                self.stopped.wait(delay)
+
+    def command(self, line: str) -> dict[str, Any]:
+        if line.strip() == "quit":
+            self.stopped.set()
+            return {"ok": True}
+        with self.lock:
+            try:
+                return self.model.command(line)
+            except CommandError as e:
+                return {"ok": False, "error": str(e)}
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m executive.robots.grx.sim",
+        description=(__doc__ or "").replace("``", ""),
+        epilog=HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--profile", default="grx", help="robot profile (default grx)")
+    p.add_argument(
+        "--zenoh-config",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="zenoh JSON5 config (default: executive/resources/zenoh-loopback.json5)",
+    )
+    p.add_argument(
+        "--cfg",
+        action="append",
+        default=[],
+        metavar="KEY:VALUE",
+        help="override a config key with a JSON5 value, as zenohd --cfg (repeatable)",
+    )
+    p.add_argument(
+        "--interface",
+        default=GrxSettings.schema,
+        choices=sorted(wire.SCHEMAS),
+        help=f"the User API schema the robot speaks (default {GrxSettings.schema})",
+    )
+    p.add_argument("--hz", type=float, default=1 / wire.PERIOD, help="server map rate (50)")
+    p.add_argument(
+        "--task-seconds", type=float, default=0.5, help="how long a task is in process (0.5)"
+    )
+    p.add_argument(
+        "--record", type=Path, default=None, help="write every client map as JSON lines here"
+    )
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        profile = load_profile(args.profile)
+        config = load_config(args.zenoh_config, args.cfg)
+        session = open_session(config)
+    except (ProfileError, ConfigError) as e:
+        sys.stderr.write(f"grx sim: {e}\n")
+        return 2
+    if profile.robot != "grx":
+        sys.stderr.write(f"grx sim: profile {profile.name!r} is for robot {profile.robot!r}\n")
+        return 2
+    model = GrxModel(
+        wire.schema(args.interface),
+        {name: s.id for name, s in profile.fsm.items()},
+        GrxSettings(schema=args.interface),
+        task_seconds=args.task_seconds,
+    )
+    record = args.record.open("a", encoding="utf-8") if args.record else None
+    sim = GrxSim(model, session, args.hz, record)
+    publisher = threading.Thread(target=sim.run, name="grx-sim", daemon=True)
+    publisher.start()
+    say({"ready": True, "zid": str(session.zid()), "schema": args.interface})
+    try:
+        for line in sys.stdin:
+            if not line.strip():
+                continue
+            say(sim.command(line))
+            if sim.stopped.is_set():
+                break
+    except KeyboardInterrupt:
+        pass
+    finally:
+        sim.stopped.set()
+        publisher.join(timeout=2)
+        close_session(session)
+        if record is not None:
+            record.close()
+    return 0

@@ -1,0 +1,178 @@
+"""The GRX's four server maps as the robot-neutral ``RobotSnapshot``: every field named here.
+
+- fsm: ``robot_task_state`` (task/server); task: it and ``flag_task_in_process`` (m4:
+  ``flag_task_running``);
+- servo_errors: each non-zero ``robot_error_codes`` (grx/server), and (m4) ``flag_robot_fault``;
+- estop (m4 only): ``flag_robot_emergent_stop`` (robot/server) when set;
+- battery (m4 only): ``robot_battery_percentage`` x 100 (grx/server);
+- sources: one per category, received = the last map that decoded and made sense. A comm
+  map whose ``flag_heart_beat`` is false does not count as heard: the robot's main program
+  says it is not running, so the watchdog sees silence.
+
+A payload that is not a msgpack map with string keys, or a map whose fields the snapshot
+reads have the wrong type, is counted and named in the source's ``ReaderHealth`` and marks
+it undecodable until the next good map; ``on_problem`` is called on the receiving thread.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from executive.robots.grx import schema as wire
+from executive.robots.ports import ReaderHealth, RobotSnapshot, Source, Stamped
+
+
+class GrxState:
+    """The newest map of each category, its health, and the snapshot made from them."""
+
+    def __init__(
+        self,
+        schema: wire.Schema,
+        on_problem: Callable[[str, str, str], None] = lambda c, k, m: None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.schema = schema
+        self.clock = clock
+        self.on_problem = on_problem  # (category, code, message) on the receiving thread
+        self._lock = threading.Lock()
+        self.maps: dict[str, dict[str, Any]] = {}
+        self.received: dict[str, float] = {}
+        self.health = {c: ReaderHealth(wire.server_key(c)) for c in wire.CATEGORIES}
+        self._last_errors: tuple[str, ...] | None = None
+        self._last_estop = False
+
+    # -- the receiving thread ------------------------------------------------------------
+
+    def receive(self, category: str, payload: bytes) -> None:
+        now = self.clock()
+        try:
+            fields = wire.decode(payload)
+            self._check(category, fields)
+        except wire.DecodeError as e:
+            with self._lock:
+                h = self.health[category]
+                first = not h.undecodable
+                self.health[category] = replace(
+                    h,
+                    errors=h.errors + 1,
+                    last_error=str(e),
+                    last_error_at=now,
+                    undecodable=True,
+                )
+            if first:
+                self.on_problem(
+                    category,
+                    "undecodable",
+                    f"{wire.server_key(category)}: undecodable sample ({e})",
+                )
+            return
+        with self._lock:
+            self.maps[category] = fields
+            if self.health[category].undecodable:
+                self.health[category] = replace(self.health[category], undecodable=False)
+            if category != "comm" or fields.get(wire.HEART_BEAT) is True:
+                self.received[category] = now
+            errors, estop = self._errors(self.maps), self._estop(self.maps)
+            new_errors = bool(errors) and errors != self._last_errors
+            new_estop = bool(estop) and not self._last_estop
+            self._last_errors, self._last_estop = errors, bool(estop)
+        # the fast path, once per new fault (not at 50 Hz while it lasts)
+        if new_estop and estop:
+            self.on_problem(category, "estop", f"emergency stop: {', '.join(estop)}")
+        if new_errors and errors:
+            self.on_problem(category, "servo_error", f"servo error: {', '.join(errors)}")
+
+    def _check(self, category: str, fields: dict[str, Any]) -> None:
+        """DecodeError if a field the snapshot reads has the wrong type."""
+
+        def need(key: str, ok: Callable[[Any], bool], what: str) -> None:
+            if key in fields and not ok(fields[key]):
+                raise wire.DecodeError(f"{key}: {fields[key]!r} is not {what}")
+
+        s = self.schema
+        if category == "comm":
+            need(wire.HEART_BEAT, lambda v: isinstance(v, bool | int), "a bool")
+        elif category == "task":
+            need(wire.TASK_STATE, _is_int, "an int")
+            need(s.task_in_process, lambda v: isinstance(v, bool | int), "a bool")
+        elif category == "grx":
+            need(wire.ERROR_CODES, lambda v: wire.error_codes(v) is not None, "error codes")
+        for flag in (s.estop, s.fault):
+            if flag is not None and flag[0] == category:
+                need(flag[1], lambda v: isinstance(v, bool | int), "a bool")
+        if s.battery is not None and s.battery[0] == category:
+            need(s.battery[1], _is_number, "a number")
+
+    # -- the tick thread -----------------------------------------------------------------
+
+    def snapshot(self) -> RobotSnapshot:
+        with self._lock:
+            maps = dict(self.maps)
+            received = dict(self.received)
+            health = dict(self.health)
+        s = self.schema
+        fsm: Stamped[int] | None = None
+        task: Stamped[tuple[int, bool]] | None = None
+        errors: Stamped[tuple[str, ...]] | None = None
+        estop: Stamped[tuple[str, ...]] | None = None
+        battery: Stamped[float] | None = None
+        if (t := maps.get("task")) is not None and _is_int(t.get(wire.TASK_STATE)):
+            at = received.get("task", 0.0)
+            state = int(t[wire.TASK_STATE])
+            fsm = Stamped(state, at)
+            task = Stamped((state, bool(t.get(s.task_in_process, False))), at)
+        if (bad := self._errors(maps)) is not None:
+            errors = Stamped(bad, received.get("grx", 0.0))
+        if (flags := self._estop(maps)) is not None and s.estop is not None:
+            estop = Stamped(flags, received.get(s.estop[0], 0.0))
+        if s.battery is not None and (m := maps.get(s.battery[0])) is not None:
+            value = m.get(s.battery[1])
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                battery = Stamped(float(value) * 100.0, received.get(s.battery[0], 0.0))
+        sources = {
+            c: Source(c, wire.server_key(c), received.get(c), health[c]) for c in wire.CATEGORIES
+        }
+        return RobotSnapshot(
+            taken=self.clock(),
+            fsm=fsm,
+            estop=estop,
+            battery=battery,
+            servo_errors=errors,
+            sources=sources,
+            task=task,
+        )
+
+    def _errors(self, maps: dict[str, dict[str, Any]]) -> tuple[str, ...] | None:
+        """The described non-zero error codes (and m4's fault flag); None: no grx map yet."""
+        g = maps.get("grx")
+        codes = None if g is None else wire.error_codes(g.get(wire.ERROR_CODES, 0))
+        if codes is None:
+            return None
+        bad = wire.describe_errors(codes, self.schema.error_codes_list)
+        fault = self.schema.fault
+        if fault is not None and (m := maps.get(fault[0])) is not None and m.get(fault[1]):
+            bad += (fault[1],)
+        return bad
+
+    def _estop(self, maps: dict[str, dict[str, Any]]) -> tuple[str, ...] | None:
+        """The e-stop flags that are on; None: the schema has none or no map yet."""
+        flag = self.schema.estop
+        if flag is None or (m := maps.get(flag[0])) is None:
+            return None
+        return (flag[1],) if m.get(flag[1]) else ()
+
+    def latest(self, category: str) -> dict[str, Any] | None:
+        with self._lock:
+            return self.maps.get(category)
+
+
+def _is_int(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_number(v: object) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
