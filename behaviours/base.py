@@ -9,18 +9,22 @@ calls ``terminate`` (double-terminate is the field's most common leaf bug, py_tr
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import py_trees
 from py_trees.common import Access, Status
 
 from behaviours.context import Failure, RobotContext
 from behaviours.state import key
+from executive.mission.kinds import LeafKind
 
 
 class RobotLeaf(py_trees.behaviour.Behaviour):
-    """Base of leaves that act on the robot. ``reads`` lists the state topics it reads."""
+    """Base of leaves that act on the robot. ``reads`` lists the state topics it reads;
+    ``kinds`` declares the mission leaf kinds the class runs (``executive.mission.registry``
+    collects them)."""
 
+    kinds: ClassVar[tuple[LeafKind, ...]] = ()
     reads: tuple[str, ...] = ()
 
     def __init__(self, name: str, timeout: float | None = None) -> None:

@@ -7,10 +7,18 @@ not leave the mission waiting for its timeout.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from py_trees.common import Status
 
 from behaviours.base import RobotLeaf
 from behaviours.state import latest
+from executive.mission.kinds import NAME, Field, FieldType, LeafKind, show, timeout
+from executive.mission.model import Unresolved
+
+if TYPE_CHECKING:
+    from executive.mission.model import Leaf
+    from executive.mission.validate import LeafChecker, LeafInput
 
 RESEND = 0.2  # s
 
@@ -48,6 +56,21 @@ class AcquireControl(_Confirmed):
     releases control when the mission ends, however it ends.
     """
 
+    kinds = (
+        LeafKind(
+            name="acquire_control",
+            doc="Takes upper-body control (rt/switch/upper/control) and waits for the robot "
+            "to confirm.",
+            fields=(NAME, timeout("the confirmation")),
+            waits=True,
+            args=("timeout",),
+            requires="control",
+            drives=("upper-body control",),
+            build=lambda leaf: AcquireControl(leaf.name, float(leaf.args["timeout"])),
+            label=lambda a: "Acquire control",
+        ),
+    )
+
     reads = ("upper_state",)
 
     def __init__(self, name: str = "Acquire Control", timeout: float = 3.0) -> None:
@@ -77,6 +100,20 @@ class ReleaseControl(_Confirmed):
     Blackboard: reads ``/robot/upper_state``.
     """
 
+    kinds = (
+        LeafKind(
+            name="release_control",
+            doc="Hands upper-body control back and waits for the robot to confirm.",
+            fields=(NAME, timeout("the confirmation")),
+            waits=True,
+            args=("timeout",),
+            requires="control",
+            drives=("upper-body control",),
+            build=lambda leaf: ReleaseControl(leaf.name, float(leaf.args["timeout"])),
+            label=lambda a: "Release control",
+        ),
+    )
+
     reads = ("upper_state",)
 
     def __init__(self, name: str = "Release Control", timeout: float = 3.0) -> None:
@@ -97,11 +134,51 @@ class ReleaseControl(_Confirmed):
         )
 
 
+def _check_set_fsm(checker: LeafChecker, inp: LeafInput) -> dict[str, Any] | None:
+    """The builder gets the state's id too (names were checked against the profile when
+    the field was read)."""
+    if "state" not in inp.vals:  # missing: reported by the field checks
+        return None
+    state = inp.value("state")
+    fsm_id = state if isinstance(state, Unresolved) else checker.profile.fsm_id(state)
+    return {"state": state, "fsm_id": fsm_id, "timeout": inp.value("timeout")}
+
+
+def _build_set_fsm(leaf: Leaf) -> SetFsm:
+    a = leaf.args
+    state: str | int = a["state"] if a.get("fsm_id") is None else a["fsm_id"]
+    return SetFsm(state, name=leaf.name, timeout=float(a["timeout"]))
+
+
 class SetFsm(_Confirmed):
     """Switch the firmware state machine; confirmed by ``fsm_id`` in upper or lower state.
 
     Blackboard: reads ``/robot/upper_state``, ``/robot/lower_state``.
     """
+
+    kinds = (
+        LeafKind(
+            name="set_fsm",
+            doc="Switches the firmware state machine and waits until the robot reports the state.",
+            fields=(
+                NAME,
+                Field(
+                    "state",
+                    FieldType.FSM_STATE,
+                    "An FSM state name from the robot profile, or a numeric id.",
+                    required=True,
+                ),
+                timeout("the robot to report the state"),
+            ),
+            waits=True,
+            args=("state", "fsm_id", "timeout"),
+            requires="fsm",
+            drives=("the FSM",),
+            check=_check_set_fsm,
+            build=_build_set_fsm,
+            label=lambda a: f"Set FSM {show(a.get('state'))}",
+        ),
+    )
 
     reads = ("upper_state", "lower_state")
 
@@ -138,6 +215,17 @@ class SetFsm(_Confirmed):
 
 class ClearErrors(RobotLeaf):
     """Ask the firmware to clear servo errors (``rt/clear/errors``); SUCCESS once sent."""
+
+    kinds = (
+        LeafKind(
+            name="clear_errors",
+            doc="Asks the firmware to clear servo errors (rt/clear/errors).",
+            fields=(NAME,),
+            requires="clear_faults",
+            build=lambda leaf: ClearErrors(leaf.name),
+            label=lambda a: "Clear errors",
+        ),
+    )
 
     def __init__(self, name: str = "Clear Errors") -> None:
         super().__init__(name)

@@ -2,18 +2,83 @@
 
 One leaf serves poses and hand gestures alike: both are joint-name -> position targets
 (poses name arm/head/torso joints, gestures name finger joints such as ``right_index``).
+The two mission kinds (``move_joints``, ``hand_gesture``) are declared on ``MoveJoints``;
+their checks against the robot profile (``_check_motion``) are below it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from py_trees.common import Status
 
 from behaviours.base import RobotLeaf
 from behaviours.state import latest
+from executive.mission.diagnostics import Location
+from executive.mission.kinds import NAME, Field, FieldType, LeafKind, show, timeout
+from executive.mission.library import limits_message
+from executive.mission.model import Unresolved
+from executive.mission.values import Val, suggest
 from executive.motion.streamer import STREAMS, HeldError
 from executive.motion.trajectory import PlanError, plan
+from executive.profile import GROUPS
+
+if TYPE_CHECKING:
+    from executive.mission.model import Leaf
+    from executive.mission.validate import LeafChecker, LeafInput
+
+
+# rad. One default for joints and fingers alike (the hand_gesture kind said 0.1 until the
+# kinds moved here, while the builder fell back to 0.05): the streamer drives fingers on
+# the same minimum-jerk trajectories and the same servo loop as arm joints, so they settle
+# as closely; and one leaf with one number is one thing for a mission author to learn. A
+# gesture that cannot get there (fingers closing on an object) says so with ``tolerance``.
+DEFAULT_TOLERANCE = 0.05
+
+_DURATION = Field(
+    "duration",
+    FieldType.NUMBER,
+    "Seconds the move takes (all joints arrive together); refused if a joint could exceed its "
+    "speed cap from where it may start (pace a joint's first move with speed instead).",
+    gt=0.0,
+    le=600.0,
+)
+_SPEED = Field(
+    "speed",
+    FieldType.NUMBER,
+    "Peak joint speed in rad/s; at most the speed cap of every joint moved. Without duration "
+    "or speed, the joints' caps set the pace.",
+    gt=0.0,
+)
+_SELECT = Field(
+    "select",
+    FieldType.SELECTION,
+    "Move only these of the target's joints: joint names, joint sets (left_arm, right_hand...) "
+    "or groups (arms, head, hands...).",
+)
+_TOLERANCE = Field(
+    "tolerance",
+    FieldType.NUMBER,
+    f"Largest error in rad at which a joint counts as arrived (default {DEFAULT_TOLERANCE:g}, "
+    "for fingers too: they track their trajectories as closely as arm joints; give more for "
+    "fingers that close on an object).",
+    default=DEFAULT_TOLERANCE,
+    gt=0.0,
+    le=0.5,
+)
+
+
+def _build(leaf: Leaf) -> MoveJoints:
+    a = leaf.args
+    return MoveJoints(
+        dict(a["targets"]),
+        name=leaf.name,
+        duration=a.get("duration"),
+        speed=a.get("speed"),
+        tolerance=float(a.get("tolerance") or DEFAULT_TOLERANCE),
+        timeout=float(a["timeout"]),
+    )
 
 
 class MoveJoints(RobotLeaf):
@@ -26,6 +91,65 @@ class MoveJoints(RobotLeaf):
     Blackboard: reads ``/robot/upper_state``, ``/robot/lower_state``, ``/robot/hands_state``.
     """
 
+    kinds = (
+        LeafKind(
+            name="move_joints",
+            doc="Moves joints to a named pose or to inline targets on a smooth trajectory, "
+            "and waits until they arrive.",
+            fields=(
+                NAME,
+                Field("pose", FieldType.POSE, "A pose from missions/poses/."),
+                Field("joints", FieldType.JOINT_TARGETS, "Inline targets: joint name -> rad."),
+                _SELECT,
+                _DURATION,
+                _SPEED,
+                _TOLERANCE,
+                timeout("the joints to arrive"),
+            ),
+            one_of=("pose", "joints"),
+            exclusive=("duration", "speed"),
+            waits=True,
+            args=("targets", "pose", "duration", "speed", "tolerance", "timeout"),
+            requires="joints",
+            moves_joints=True,
+            check=lambda checker, inp: _check_motion(checker, inp, fingers=False),
+            build=_build,
+            label=lambda a: (
+                f"Move to pose {show(a['pose'])}" if a.get("pose") is not None else "Move joints"
+            ),
+        ),
+        LeafKind(
+            name="hand_gesture",
+            doc="Moves the fingers to a named gesture or to inline finger targets, and waits "
+            "until they arrive.",
+            fields=(
+                NAME,
+                Field("gesture", FieldType.GESTURE, "A gesture from missions/gestures/."),
+                Field(
+                    "fingers",
+                    FieldType.JOINT_TARGETS,
+                    "Inline targets: finger joint (right_index, left_thumb_rotate...) -> rad.",
+                ),
+                _SELECT,
+                _DURATION,
+                _SPEED,
+                _TOLERANCE,
+                timeout("the fingers to arrive"),
+            ),
+            one_of=("gesture", "fingers"),
+            exclusive=("duration", "speed"),
+            waits=True,
+            args=("targets", "gesture", "duration", "speed", "tolerance", "timeout"),
+            requires="hands",
+            moves_joints=True,
+            check=lambda checker, inp: _check_motion(checker, inp, fingers=True),
+            build=_build,
+            label=lambda a: (
+                f"Gesture {show(a['gesture'])}" if a.get("gesture") is not None else "Move fingers"
+            ),
+        ),
+    )
+
     reads = ("upper_state", "lower_state", "hands_state")
 
     def __init__(
@@ -35,7 +159,7 @@ class MoveJoints(RobotLeaf):
         name: str = "Move Joints",
         duration: float | None = None,
         speed: float | None = None,
-        tolerance: float = 0.05,
+        tolerance: float = DEFAULT_TOLERANCE,
         timeout: float = 10.0,
     ) -> None:
         super().__init__(name, timeout)
@@ -95,3 +219,150 @@ class MoveJoints(RobotLeaf):
 
     def abort(self) -> None:
         self.ctx.motion.hold_joints(self.measured())
+
+
+# --- checks of move_joints and hand_gesture against the robot profile ---------------------
+# Joints exist and targets sit inside their limits, gestures move fingers only, a selection
+# keeps something, an explicit speed is within every moved joint's cap, a timeout is not
+# shorter than the move it waits for. Pacing across moves is executive.mission.pacing's.
+
+
+def _check_motion(checker: LeafChecker, inp: LeafInput, *, fingers: bool) -> dict[str, Any] | None:
+    named, inline = ("gesture", "fingers") if fingers else ("pose", "joints")
+    if (named in inp.vals) == (inline in inp.vals):  # reported by the field checks
+        return None
+    ok = True
+    targets: dict[str, Any] | Unresolved | None
+    if named in inp.vals:
+        targets = _named(checker, inp.vals[named], fingers)
+    else:
+        targets = _inline(checker, inp, inline, fingers)
+    if targets is None:
+        return None
+    if "select" in inp.vals and not isinstance(targets, Unresolved):
+        targets = _select(checker, inp, targets, named)
+        if targets is None:
+            return None
+    if not isinstance(targets, Unresolved):
+        ok = _speed(checker, inp, targets) and ok
+    ok = _timeout_covers_duration(checker, inp) and ok
+    if not ok:
+        return None
+    return {
+        "targets": targets if isinstance(targets, Unresolved) else dict(targets),
+        named: inp.vals[named].value if named in inp.vals else None,
+        "duration": inp.value("duration"),
+        "speed": inp.value("speed"),
+        "tolerance": inp.value("tolerance"),
+        "timeout": inp.value("timeout"),
+    }
+
+
+def _named(checker: LeafChecker, val: Val, fingers: bool) -> dict[str, Any] | Unresolved | None:
+    if isinstance(val.value, Unresolved):
+        return val.value
+    library = checker.library
+    table = library.gestures if fingers else library.poses
+    if val.value in library.broken or val.value not in table:
+        return None  # reported with the library (or by the field check)
+    return dict(table[val.value].joints)
+
+
+def _inline(
+    checker: LeafChecker, inp: LeafInput, field: str, fingers: bool
+) -> dict[str, Any] | None:
+    joints = checker.profile.joints
+    targets: dict[str, Any] = {}
+    ok = True
+    items: Mapping[str, tuple[Location, Val]] = inp.vals[field].value
+    for name, (key_where, val) in items.items():
+        path = f"{inp.path}.{field}.{name}"
+        joint = joints.get(name)
+        if joint is None:
+            checker.error(key_where, path, f"unknown joint{suggest(name, joints, 'joints')}")
+            ok = False
+            continue
+        if fingers and joint.group != "hands":
+            checker.error(
+                key_where,
+                path,
+                f"{name} is not a finger joint: hand_gesture moves hand joints "
+                "(right_index, left_thumb_rotate...); use move_joints",
+            )
+            ok = False
+            continue
+        q = val.value
+        if not isinstance(q, Unresolved) and not joint.within(q):
+            checker.error(
+                val.where, path, limits_message(name, q, joint.lower, joint.upper) + val.note
+            )
+            ok = False
+            continue
+        targets[name] = q
+    return targets if ok else None
+
+
+def _select(
+    checker: LeafChecker, inp: LeafInput, targets: Mapping[str, Any], named: str
+) -> dict[str, Any] | None:
+    profile = checker.profile
+    chosen: set[str] = set()
+    ok = True
+    known = [*profile.joint_sets, *GROUPS, "all"]
+    for i, item in enumerate(inp.vals["select"].value):
+        try:
+            chosen.update(profile.expand([item.value]))
+        except KeyError:
+            checker.error(
+                item.where,
+                f"{inp.path}.select[{i}]",
+                f"unknown joint, joint set or group {item.value!r}"
+                + suggest(item.value, [*known, *profile.joints], "names"),
+            )
+            ok = False
+    if not ok:
+        return None
+    kept = {n: q for n, q in targets.items() if n in chosen}
+    if not kept:
+        what = f"{named} {inp.vals[named].value!r}" if named in inp.vals else "the targets"
+        checker.error(
+            inp.vals["select"].where,
+            f"{inp.path}.select",
+            f"selects none of the joints of {what} ({', '.join(targets)})",
+        )
+        return None
+    return kept
+
+
+def _speed(checker: LeafChecker, inp: LeafInput, targets: Mapping[str, Any]) -> bool:
+    speed = inp.value("speed")
+    if speed is None or isinstance(speed, Unresolved):
+        return True
+    joints = [checker.profile.joints[n] for n in targets]
+    slowest = min(joints, key=lambda j: j.max_velocity)
+    if speed > slowest.max_velocity:
+        val = inp.vals["speed"]
+        checker.error(
+            val.where,
+            f"{inp.path}.speed",
+            f"{speed:g} rad/s is above the speed cap of {slowest.name} "
+            f"({slowest.max_velocity:g} rad/s in the robot profile){val.note}",
+        )
+        return False
+    return True
+
+
+def _timeout_covers_duration(checker: LeafChecker, inp: LeafInput) -> bool:
+    duration, limit = inp.value("duration"), inp.value("timeout")
+    if not isinstance(duration, float) or not isinstance(limit, float):
+        return True
+    if limit < duration:
+        val = inp.vals["timeout"]
+        checker.error(
+            val.where,
+            f"{inp.path}.timeout",
+            f"{limit:g} s is shorter than the move's duration ({duration:g} s): it would "
+            f"always time out{val.note}",
+        )
+        return False
+    return True

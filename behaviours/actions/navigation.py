@@ -14,11 +14,17 @@ or when it was not already showing (for the same task id) when we sent ours.
 from __future__ import annotations
 
 import enum
+import math
+from typing import TYPE_CHECKING, Any
 
 from py_trees.common import Status
 
 from behaviours.base import RobotLeaf
 from behaviours.state import latest
+from executive.mission.kinds import MAX_TAG, NAME, Field, FieldType, LeafKind, show, timeout
+
+if TYPE_CHECKING:
+    from executive.mission.validate import LeafChecker, LeafInput
 
 # Numeric values of the wire enums (idl/dobot_atom/amr_state.idl).
 TASKING = 2
@@ -32,11 +38,63 @@ class Phase(enum.Enum):
     RUNNING = "driving"
 
 
+def _check_navigate(checker: LeafChecker, inp: LeafInput) -> dict[str, Any] | None:
+    """A tag the robot's map lacks is a warning, not an error: the profile's ``tags`` is
+    what the executive was told about the map, which a site may change under it (a new
+    tag on the floor); the base itself refuses an unknown tag (FAILED) at run time."""
+    args = {name: inp.value(name) for name in inp.kind.args}
+    tag, known = args["tag"], checker.profile.tags
+    if known is not None and isinstance(tag, int) and tag not in known:
+        val = inp.vals["tag"]
+        shown = ", ".join(str(t) for t in sorted(known)) or "none"
+        checker.warning(
+            val.where,
+            f"{inp.path}.tag",
+            f"{inp.leaf_name(args)!r}: tag {tag} is not on the robot's map (the tags of "
+            f"profile {checker.profile.name}: {shown}){val.note}",
+        )
+    return args
+
+
 class NavigateToTag(RobotLeaf):
     """MOVE_TO_TAG ``tag`` with absolute heading ``theta``.
 
     Blackboard: reads ``/robot/amr_state``.
     """
+
+    kinds = (
+        LeafKind(
+            name="navigate_to_tag",
+            doc="Sends the wheeled base to a tag (MOVE_TO_TAG) and waits for COMPLETED.",
+            fields=(
+                NAME,
+                Field(
+                    "tag", FieldType.TAG, "The tag id (target_id).", required=True, ge=0, le=MAX_TAG
+                ),
+                Field(
+                    "theta",
+                    FieldType.NUMBER,
+                    "Absolute heading at the tag, rad.",
+                    default=0.0,
+                    ge=-math.pi,
+                    le=math.pi,
+                ),
+                timeout("the base to arrive"),
+            ),
+            waits=True,
+            args=("tag", "theta", "timeout"),
+            requires="navigation",
+            drives=("the base",),
+            check=_check_navigate,
+            build=lambda leaf: NavigateToTag(
+                int(leaf.args["tag"]),
+                float(leaf.args.get("theta") or 0.0),
+                name=leaf.name,
+                timeout=float(leaf.args["timeout"]),
+            ),
+            label=lambda a: f"Navigate to tag {show(a.get('tag'))}",
+        ),
+    )
 
     reads = ("amr_state",)
 

@@ -7,6 +7,8 @@ from py_trees.common import Status
 from behaviours.base import RobotLeaf
 from behaviours.state import latest
 from executive.gamepad import BUTTONS  # wireless_remote byte and bit of each button
+from executive.mission.kinds import BUTTONS as BUTTON_NAMES
+from executive.mission.kinds import NAME, Field, FieldType, LeafKind, show, timeout
 
 
 class CheckBattery(RobotLeaf):
@@ -14,6 +16,29 @@ class CheckBattery(RobotLeaf):
 
     Blackboard: reads ``/robot/upper_state``, ``/robot/lower_state`` (``bms_state``).
     """
+
+    kinds = (
+        LeafKind(
+            name="check_battery",
+            doc="Succeeds if the battery is at least `min_level` percent, else fails.",
+            fields=(
+                NAME,
+                Field(
+                    "min_level",
+                    FieldType.NUMBER,
+                    "Percent, 0-100.",
+                    required=True,
+                    ge=0.0,
+                    le=100.0,
+                ),
+            ),
+            condition=True,
+            args=("min_level",),
+            requires="battery",
+            build=lambda leaf: CheckBattery(float(leaf.args["min_level"]), name=leaf.name),
+            label=lambda a: f"Battery >= {show(a.get('min_level'))} %",
+        ),
+    )
 
     reads = ("upper_state", "lower_state")
 
@@ -45,6 +70,31 @@ class WaitForButton(RobotLeaf):
 
     Blackboard: reads ``/robot/upper_state``, ``/robot/lower_state`` (``wireless_remote``).
     """
+
+    kinds = (
+        LeafKind(
+            name="wait_for_button",
+            doc="Waits until the operator presses a gamepad button (a fresh press, not a held "
+            "one).",
+            fields=(
+                NAME,
+                Field(
+                    "button",
+                    FieldType.BUTTON,
+                    "One of " + ", ".join(BUTTON_NAMES) + ".",
+                    required=True,
+                ),
+                timeout("the press"),
+            ),
+            waits=True,
+            args=("button", "timeout"),
+            requires="buttons",
+            build=lambda leaf: WaitForButton(
+                leaf.args["button"], name=leaf.name, timeout=float(leaf.args["timeout"])
+            ),
+            label=lambda a: f"Wait for button {show(a.get('button'))}",
+        ),
+    )
 
     reads = ("upper_state", "lower_state")
 

@@ -33,6 +33,7 @@ from typing import Any
 import py_trees
 from py_trees.common import ParallelPolicy, Status
 
+from executive.mission.kinds import LeafBuilder
 from executive.mission.model import (
     Composite,
     Decorator,
@@ -44,7 +45,6 @@ from executive.mission.model import (
     Unresolved,
     frozen,
 )
-from executive.mission.registry import LEAF_KINDS, LeafBuilder, check_builders
 
 Clock = Callable[[], float]
 
@@ -92,6 +92,8 @@ class Placeholder(py_trees.behaviour.Behaviour):
 
 def placeholder_builders() -> dict[str, LeafBuilder]:
     """A builder table of ``Placeholder`` leaves, for rendering and structure tests only."""
+    from executive.mission.registry import LEAF_KINDS  # imports the behaviours: on demand
+
     return dict.fromkeys(LEAF_KINDS, Placeholder)
 
 
@@ -107,6 +109,8 @@ def build(
     ``for_display`` lets a subtree with unset parameters be built for rendering only:
     decorator counts that are ``${param}`` become 1, and the tree must never be ticked.
     """
+    from executive.mission.registry import check_builders  # imports the behaviours
+
     problems = check_builders(builders)
     if problems:
         raise BuildError("; ".join(problems))

@@ -9,9 +9,9 @@ selections keep the location of every entry for the semantic checks that follow.
 from __future__ import annotations
 
 from executive.mission.diagnostics import Diagnostics, Location
+from executive.mission.kinds import Field, FieldType
 from executive.mission.model import Unresolved
 from executive.mission.params import WHOLE_REF, Scope, as_text, interpolate, resolve_ref
-from executive.mission.registry import Field, FieldType
 from executive.mission.values import EXPECTED, Names, Val, check_value
 from executive.mission.yaml_source import YMap, YNode, YScalar, YSeq, describe
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from executive.mission.diagnostics import Diagnostic, Diagnostics, Location
-from executive.mission.registry import Field, FieldType
+from executive.mission.kinds import Field, FieldType
 from executive.mission.values import check_value, suggest
 from executive.mission.yaml_source import ReadTree, YMap, YNode, YScalar, describe
 from executive.profile import RobotProfile

@@ -17,7 +17,7 @@ from types import MappingProxyType
 from typing import Any
 
 from executive.mission.diagnostics import Location
-from executive.mission.registry import FieldType
+from executive.mission.kinds import FieldType
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,14 +21,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from executive.mission.diagnostics import Diagnostics, Location
-from executive.mission.model import NO_DEFAULT, ParamDecl, Unresolved
-from executive.mission.registry import (
+from executive.mission.kinds import (
     ACCEPTS,
     MAX_TAG,
     PARAM_TYPES,
     Field,
     FieldType,
 )
+from executive.mission.model import NO_DEFAULT, ParamDecl, Unresolved
 from executive.mission.values import Names, check_value, suggest
 from executive.mission.yaml_source import (
     Scalar,

@@ -1,177 +1,74 @@
 """The closed registry of node kinds a mission may use, with every parameter's spec.
 
 This is the whole vocabulary of the language (BehaviorTree.CPP's lesson: tree files go
-through a registry, nothing in them is imported or evaluated). A kind is data: its
-category, its fields with types and ranges, which fields exclude each other, whether
-it waits on the robot (then a ``timeout`` is mandatory) and whether it is a condition
-(one tick, no side effects: allowed in guards and before actions in reactive
-composites). The loader, the JSON Schema and the docs are all derived from here.
+through a registry, nothing in them is imported or evaluated). A kind is data
+(``kinds.NodeKind``): its category, its fields with types and ranges, which fields
+exclude each other, whether it waits on the robot (then a ``timeout`` is mandatory) and
+whether it is a condition (one tick, no side effects: allowed in guards and before
+actions in reactive composites). The loader, the JSON Schema and the docs are all
+derived from here.
 
-Leaf kinds become behaviours through builders the ``behaviours`` package provides:
-a ``LeafBuilder`` takes a validated ``model.Leaf`` — its ``name`` and its ``args``, whose
-keys are exactly ``NodeKind.args`` — and returns a py_trees behaviour whose constructor
-does no I/O. ``check_builders`` says whether a builder table covers the registry.
+Composites, decorators and ``include`` are declared below. Each leaf kind is declared
+beside the behaviour that runs it (the class attribute ``kinds``, a ``kinds.LeafKind``:
+fields, the robot capability it needs, its builder, its own checks); ``LEAF_BEHAVIOURS``
+is the one explicit list of those classes, so the vocabulary stays closed and nothing
+is discovered by scanning. ``check_builders`` says whether a builder table covers the
+leaf kinds (``behaviours.builders.BUILDERS`` is the declared builders).
 """
 
 from __future__ import annotations
 
-import enum
-import math
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
 
-if TYPE_CHECKING:
-    import py_trees
+from behaviours.actions.basic import Log, Wait
+from behaviours.actions.control import AcquireControl, ClearErrors, ReleaseControl, SetFsm
+from behaviours.actions.motion import MoveJoints
+from behaviours.actions.navigation import NavigateToTag
+from behaviours.base import RobotLeaf
+from behaviours.conditions.robot import CheckBattery, WaitForButton
+from executive.mission.kinds import (
+    ACCEPTS,
+    BUTTONS,
+    MAX_FSM_ID,
+    MAX_TAG,
+    MAX_TIMEOUT,
+    NAME,
+    PARAM_TYPES,
+    Category,
+    Field,
+    FieldType,
+    LeafBuilder,
+    LeafKind,
+    NodeKind,
+)
+from executive.robots.ports import CAPABILITIES
 
-    from executive.mission.model import Leaf
+__all__ = [
+    "ACCEPTS",
+    "ALIASES",
+    "BUTTONS",
+    "KINDS",
+    "LEAF_BEHAVIOURS",
+    "LEAF_KINDS",
+    "LEAVES",
+    "MAX_DEPTH",
+    "MAX_FSM_ID",
+    "MAX_NODES",
+    "MAX_TAG",
+    "MAX_TIMEOUT",
+    "PARAM_TYPES",
+    "Category",
+    "Field",
+    "FieldType",
+    "LeafBuilder",
+    "LeafKind",
+    "NodeKind",
+    "check_builders",
+    "collect",
+]
 
 MAX_DEPTH = 32  # tree nesting limit, counted across includes
 MAX_NODES = 2000  # nodes of one mission after includes are expanded
-MAX_TIMEOUT = 3600.0  # s: longer than any step of a mission should ever wait
-MAX_TAG = 2**32 - 1  # AMRCommand_.target_id is uint32
-MAX_FSM_ID = 2**16 - 1  # SetFsmId_.id is uint16
-
-# Gamepad buttons (wireless_remote bytes 2-3, DESIGN.md 3.3).
-BUTTONS = (
-    "A",
-    "B",
-    "X",
-    "Y",
-    "LB",
-    "RB",
-    "LT",
-    "RT",
-    "SELECT",
-    "START",
-    "UP",
-    "DOWN",
-    "LEFT",
-    "RIGHT",
-)
-
-
-class Category(enum.Enum):
-    COMPOSITE = "composite"
-    DECORATOR = "decorator"
-    LEAF = "leaf"
-    INCLUDE = "include"
-
-
-class FieldType(enum.Enum):
-    """What a field holds. The first nine are also the types a mission parameter may have."""
-
-    NUMBER = "number"
-    INTEGER = "integer"
-    STRING = "string"
-    BOOLEAN = "boolean"
-    POSE = "pose"  # a name in missions/poses/*.yaml
-    GESTURE = "gesture"  # a name in missions/gestures/*.yaml
-    TAG = "tag"  # an AMR tag id
-    FSM_STATE = "fsm_state"  # a profile FSM state name, or an id
-    BUTTON = "button"  # one of BUTTONS
-    CHOICE = "choice"  # one of Field.choices
-    JOINT_TARGETS = "joint_targets"  # {joint name: rad}
-    SELECTION = "selection"  # joint, joint set or group names (profile.expand)
-    NODE = "node"
-    NODES = "nodes"
-    FILE = "file"  # an include path
-    ARGS = "args"  # an include's parameter values
-
-
-PARAM_TYPES = (
-    FieldType.NUMBER,
-    FieldType.INTEGER,
-    FieldType.STRING,
-    FieldType.BOOLEAN,
-    FieldType.POSE,
-    FieldType.GESTURE,
-    FieldType.TAG,
-    FieldType.FSM_STATE,
-    FieldType.BUTTON,
-)
-
-# Which parameter types may fill a field of a given type through ``${name}``.
-ACCEPTS: Mapping[FieldType, frozenset[FieldType]] = {
-    FieldType.NUMBER: frozenset({FieldType.NUMBER, FieldType.INTEGER}),
-    FieldType.INTEGER: frozenset({FieldType.INTEGER}),
-    FieldType.STRING: frozenset(PARAM_TYPES),  # interpolated as text
-    FieldType.BOOLEAN: frozenset({FieldType.BOOLEAN}),
-    FieldType.POSE: frozenset({FieldType.POSE}),
-    FieldType.GESTURE: frozenset({FieldType.GESTURE}),
-    FieldType.TAG: frozenset({FieldType.TAG, FieldType.INTEGER}),
-    FieldType.FSM_STATE: frozenset({FieldType.FSM_STATE}),
-    FieldType.BUTTON: frozenset({FieldType.BUTTON}),
-}
-
-
-@dataclass(frozen=True)
-class Field:
-    """One parameter of a node kind. Ranges: ``gt`` exclusive, ``ge``/``le`` inclusive."""
-
-    name: str
-    type: FieldType
-    doc: str
-    required: bool = False
-    default: Any = None
-    gt: float | None = None
-    ge: float | None = None
-    le: float | None = None
-    choices: tuple[str, ...] = ()
-    min_length: int = 0
-    max_length: int | None = None
-    refs: bool = True  # may be written as ${param}
-
-
-@dataclass(frozen=True)
-class NodeKind:
-    """A node kind: its fields, their constraints, and what the builder receives."""
-
-    name: str
-    category: Category
-    doc: str
-    fields: tuple[Field, ...]
-    one_of: tuple[str, ...] = ()  # exactly one of these fields must be given
-    exclusive: tuple[str, ...] = ()  # at most one of these fields may be given
-    waits: bool = False  # waits on the robot: a timeout > 0 is mandatory
-    condition: bool = False  # one tick, no side effects
-    args: tuple[str, ...] = ()  # leaves: the keys of Leaf.args handed to the builder
-
-    def field(self, name: str) -> Field | None:
-        return self._by_name.get(name)
-
-    @cached_property
-    def _by_name(self) -> Mapping[str, Field]:
-        return {f.name: f for f in self.fields}
-
-    @property
-    def required(self) -> tuple[str, ...]:
-        return tuple(f.name for f in self.fields if f.required)
-
-
-LeafBuilder = Callable[["Leaf"], "py_trees.behaviour.Behaviour"]
-
-# --- shared fields ---------------------------------------------------------------------
-
-NAME = Field(
-    "name",
-    FieldType.STRING,
-    "Shown in status and renders; defaults to a description of the node.",
-    min_length=1,
-    max_length=80,
-)
-
-
-def _timeout(what: str) -> Field:
-    return Field(
-        "timeout",
-        FieldType.NUMBER,
-        f"Seconds to wait for {what} before failing (mandatory, > 0).",
-        required=True,
-        gt=0.0,
-        le=MAX_TIMEOUT,
-    )
 
 
 def _memory(doc: str) -> Field:
@@ -185,43 +82,10 @@ _SEQ_MEMORY = (
     "running child. false: every tick restarts from the first child (reactive); then only "
     "conditions may precede the last child."
 )
-_DURATION = Field(
-    "duration",
-    FieldType.NUMBER,
-    "Seconds the move takes (all joints arrive together); refused if a joint could exceed its "
-    "speed cap from where it may start (pace a joint's first move with speed instead).",
-    gt=0.0,
-    le=600.0,
-)
-_SPEED = Field(
-    "speed",
-    FieldType.NUMBER,
-    "Peak joint speed in rad/s; at most the speed cap of every joint moved. Without duration "
-    "or speed, the joints' caps set the pace.",
-    gt=0.0,
-)
-_SELECT = Field(
-    "select",
-    FieldType.SELECTION,
-    "Move only these of the target's joints: joint names, joint sets (left_arm, right_hand...) "
-    "or groups (arms, head, hands...).",
-)
 
+# --- the structural kinds ------------------------------------------------------------
 
-def _tolerance(default: float) -> Field:
-    return Field(
-        "tolerance",
-        FieldType.NUMBER,
-        "Largest error in rad at which a joint counts as arrived.",
-        default=default,
-        gt=0.0,
-        le=0.5,
-    )
-
-
-# --- the kinds -------------------------------------------------------------------------
-
-_KINDS = (
+_STRUCTURE: tuple[NodeKind, ...] = (
     # composites
     NodeKind(
         "sequence",
@@ -352,176 +216,50 @@ _KINDS = (
             Field("with", FieldType.ARGS, "Values for the included file's parameters."),
         ),
     ),
-    # leaves
-    NodeKind(
-        "acquire_control",
-        Category.LEAF,
-        "Takes upper-body control (rt/switch/upper/control) and waits for the robot to confirm.",
-        (NAME, _timeout("the confirmation")),
-        waits=True,
-        args=("timeout",),
-    ),
-    NodeKind(
-        "release_control",
-        Category.LEAF,
-        "Hands upper-body control back and waits for the robot to confirm.",
-        (NAME, _timeout("the confirmation")),
-        waits=True,
-        args=("timeout",),
-    ),
-    NodeKind(
-        "set_fsm",
-        Category.LEAF,
-        "Switches the firmware state machine and waits until the robot reports the state.",
-        (
-            NAME,
-            Field(
-                "state",
-                FieldType.FSM_STATE,
-                "An FSM state name from the robot profile, or a numeric id.",
-                required=True,
-            ),
-            _timeout("the robot to report the state"),
-        ),
-        waits=True,
-        args=("state", "fsm_id", "timeout"),
-    ),
-    NodeKind(
-        "move_joints",
-        Category.LEAF,
-        "Moves joints to a named pose or to inline targets on a smooth trajectory, and waits "
-        "until they arrive.",
-        (
-            NAME,
-            Field("pose", FieldType.POSE, "A pose from missions/poses/."),
-            Field("joints", FieldType.JOINT_TARGETS, "Inline targets: joint name -> rad."),
-            _SELECT,
-            _DURATION,
-            _SPEED,
-            _tolerance(0.05),
-            _timeout("the joints to arrive"),
-        ),
-        one_of=("pose", "joints"),
-        exclusive=("duration", "speed"),
-        waits=True,
-        args=("targets", "pose", "duration", "speed", "tolerance", "timeout"),
-    ),
-    NodeKind(
-        "hand_gesture",
-        Category.LEAF,
-        "Moves the fingers to a named gesture or to inline finger targets, and waits until "
-        "they arrive.",
-        (
-            NAME,
-            Field("gesture", FieldType.GESTURE, "A gesture from missions/gestures/."),
-            Field(
-                "fingers",
-                FieldType.JOINT_TARGETS,
-                "Inline targets: finger joint (right_index, left_thumb_rotate...) -> rad.",
-            ),
-            _SELECT,
-            _DURATION,
-            _SPEED,
-            _tolerance(0.1),
-            _timeout("the fingers to arrive"),
-        ),
-        one_of=("gesture", "fingers"),
-        exclusive=("duration", "speed"),
-        waits=True,
-        args=("targets", "gesture", "duration", "speed", "tolerance", "timeout"),
-    ),
-    NodeKind(
-        "navigate_to_tag",
-        Category.LEAF,
-        "Sends the wheeled base to a tag (MOVE_TO_TAG) and waits for COMPLETED.",
-        (
-            NAME,
-            Field("tag", FieldType.TAG, "The tag id (target_id).", required=True, ge=0, le=MAX_TAG),
-            Field(
-                "theta",
-                FieldType.NUMBER,
-                "Absolute heading at the tag, rad.",
-                default=0.0,
-                ge=-math.pi,
-                le=math.pi,
-            ),
-            _timeout("the base to arrive"),
-        ),
-        waits=True,
-        args=("tag", "theta", "timeout"),
-    ),
-    NodeKind(
-        "wait",
-        Category.LEAF,
-        "Succeeds after some seconds (the tree keeps ticking).",
-        (
-            NAME,
-            Field("seconds", FieldType.NUMBER, "How long.", required=True, gt=0.0, le=MAX_TIMEOUT),
-        ),
-        args=("seconds",),
-    ),
-    NodeKind(
-        "wait_for_button",
-        Category.LEAF,
-        "Waits until the operator presses a gamepad button (a fresh press, not a held one).",
-        (
-            NAME,
-            Field(
-                "button",
-                FieldType.BUTTON,
-                "One of " + ", ".join(BUTTONS) + ".",
-                required=True,
-            ),
-            _timeout("the press"),
-        ),
-        waits=True,
-        args=("button", "timeout"),
-    ),
-    NodeKind(
-        "clear_errors",
-        Category.LEAF,
-        "Asks the firmware to clear servo errors (rt/clear/errors).",
-        (NAME,),
-    ),
-    NodeKind(
-        "check_battery",
-        Category.LEAF,
-        "Succeeds if the battery is at least `min_level` percent, else fails.",
-        (
-            NAME,
-            Field(
-                "min_level",
-                FieldType.NUMBER,
-                "Percent, 0-100.",
-                required=True,
-                ge=0.0,
-                le=100.0,
-            ),
-        ),
-        condition=True,
-        args=("min_level",),
-    ),
-    NodeKind(
-        "log",
-        Category.LEAF,
-        "Writes a message to the run's status feed and log; succeeds.",
-        (
-            NAME,
-            Field(
-                "message",
-                FieldType.STRING,
-                "Text; ${param} is replaced by the parameter's value.",
-                required=True,
-                min_length=1,
-                max_length=500,
-            ),
-        ),
-        args=("message",),
-    ),
 )
 
-KINDS: Mapping[str, NodeKind] = {k.name: k for k in _KINDS}
-LEAF_KINDS: tuple[str, ...] = tuple(k.name for k in _KINDS if k.category is Category.LEAF)
+# The behaviours that run mission leaves, in the order the docs and the schema list their
+# kinds. A new leaf kind is declared on its behaviour (``kinds``) and its class added here.
+LEAF_BEHAVIOURS: tuple[type[RobotLeaf], ...] = (
+    AcquireControl,
+    ReleaseControl,
+    SetFsm,
+    MoveJoints,
+    NavigateToTag,
+    Wait,
+    WaitForButton,
+    ClearErrors,
+    CheckBattery,
+    Log,
+)
+
+
+def collect(classes: tuple[type[RobotLeaf], ...]) -> tuple[LeafKind, ...]:
+    """The leaf kinds ``classes`` declare, checked: a mistake in a declaration is a
+    programming error, so it fails at import (in every test), not in a mission."""
+    out: list[LeafKind] = []
+    for cls in classes:
+        if not cls.kinds:
+            raise TypeError(f"{cls.__name__} declares no leaf kind (kinds = (LeafKind(...),))")
+        for kind in cls.kinds:
+            if kind.requires is not None and kind.requires not in CAPABILITIES:
+                raise ValueError(
+                    f"{kind.name} requires {kind.requires!r}, which is not a robot capability "
+                    f"({', '.join(CAPABILITIES)})"
+                )
+            if kind.waits and kind.field("timeout") is None:
+                raise ValueError(f"{kind.name} waits on the robot but has no timeout field")
+            out.append(kind)
+    names = [k.name for k in (*_STRUCTURE, *out)]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ValueError(f"node kinds declared twice: {', '.join(twice)}")
+    return tuple(out)
+
+
+LEAVES: tuple[LeafKind, ...] = collect(LEAF_BEHAVIOURS)
+KINDS: Mapping[str, NodeKind] = {k.name: k for k in (*_STRUCTURE, *LEAVES)}
+LEAF_KINDS: tuple[str, ...] = tuple(k.name for k in LEAVES)
 
 # Names people reach for from other behaviour-tree dialects.
 ALIASES: Mapping[str, str] = {

@@ -7,7 +7,8 @@
   parallel.
 - A guard's condition is re-checked every tick, so it must be a condition subtree.
 - Children of a parallel must not drive the same joint, the base, the control switch
-  or the FSM: they would fight over it.
+  or the FSM: they would fight over it (what a leaf drives is its kind's ``drives``, and
+  the joints of its targets when it ``moves_joints``).
 - (warning) A motion leaf before any ``acquire_control`` in tree order: the firmware
   ignores joint commands from outside until upper-body control is granted.
 """
@@ -18,9 +19,11 @@ from collections.abc import Iterator
 
 from executive.mission.diagnostics import Diagnostics
 from executive.mission.model import Composite, Decorator, Guard, Leaf, Node, Subtree, walk
-from executive.mission.registry import KINDS
+from executive.mission.registry import KINDS, LEAVES
 
-MOTION = ("move_joints", "hand_gesture")
+# the leaf kinds that move joints (their args carry "targets")
+MOTION = tuple(k.name for k in LEAVES if k.moves_joints)
+DRIVES = {k.name: k.drives for k in LEAVES}
 
 
 def is_condition(node: Node) -> bool:
@@ -83,16 +86,11 @@ def resources(node: Node) -> Iterator[str]:
     for n in walk(node):
         if not isinstance(n, Leaf):
             continue
+        yield from DRIVES[n.kind]
         if n.kind in MOTION:
             targets = n.args.get("targets")
             if isinstance(targets, dict):
                 yield from (f"joint {j}" for j in targets)
-        elif n.kind == "navigate_to_tag":
-            yield "the base"
-        elif n.kind in ("acquire_control", "release_control"):
-            yield "upper-body control"
-        elif n.kind == "set_fsm":
-            yield "the FSM"
 
 
 def _conflicts(node: Composite, diags: Diagnostics) -> None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from executive.mission.diagnostics import Location
-from executive.mission.registry import BUTTONS, MAX_FSM_ID, MAX_TAG, Field, FieldType
+from executive.mission.kinds import BUTTONS, MAX_FSM_ID, MAX_TAG, Field, FieldType
 from executive.mission.yaml_source import MAX_INT, describe_value, int_digits
 
 EXPECTED: dict[FieldType, str] = {

@@ -4,14 +4,22 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
+from behaviours.builders import BUILDERS
+from executive.mission.kinds import NAME, LeafKind, timeout
 from executive.mission.registry import (
     ACCEPTS,
     BUTTONS,
     KINDS,
+    LEAF_BEHAVIOURS,
     LEAF_KINDS,
+    LEAVES,
     PARAM_TYPES,
     Category,
     FieldType,
+    check_builders,
+    collect,
 )
 from tests.mission.conftest import ROOT
 
@@ -99,3 +107,57 @@ def test_docs_describe_every_kind_and_parameter_type() -> None:
             assert f"`{field.name}`" in DOCS, (kind.name, field.name)
     for ptype in PARAM_TYPES:
         assert f"`{ptype.value}`" in DOCS
+
+
+def test_every_leaf_kind_is_declared_on_the_behaviour_that_runs_it() -> None:
+    declared = [(k.name, cls) for cls in LEAF_BEHAVIOURS for k in cls.kinds]
+    assert [name for name, _ in declared] == list(LEAF_KINDS)
+    for kind in LEAVES:
+        assert isinstance(kind, LeafKind) and kind.category is Category.LEAF
+        assert KINDS[kind.name] is kind
+
+
+def test_the_builder_table_is_the_declared_builders() -> None:
+    assert {k.name: k.build for k in LEAVES} == BUILDERS
+    assert check_builders(BUILDERS) == []
+
+
+def test_one_default_per_field() -> None:
+    """A field that several kinds share has one default (hand_gesture's tolerance was 0.1
+    while move_joints' was 0.05, and the builder fell back to a third copy)."""
+    defaults: dict[str, set[object]] = {}
+    for kind in LEAVES:
+        for f in kind.fields:
+            defaults.setdefault(f.name, set()).add(f.default)
+    assert {n: d for n, d in defaults.items() if len(d) > 1} == {}
+    assert KINDS["hand_gesture"].field("tolerance").default == 0.05  # type: ignore[union-attr]
+
+
+def _declaring(*kinds: LeafKind) -> type:
+    from behaviours.base import RobotLeaf
+
+    return type("Fake", (RobotLeaf,), {"kinds": kinds})
+
+
+def _kind(name: str = "fake", **kw: object) -> LeafKind:
+    args: dict[str, object] = {
+        "name": name,
+        "doc": "A fake.",
+        "fields": (NAME,),
+        "requires": None,
+        "build": lambda leaf: None,
+        "label": lambda a: "Fake",
+    }
+    return LeafKind(**{**args, **kw})  # type: ignore[arg-type]
+
+
+def test_a_bad_declaration_fails_at_import() -> None:
+    with pytest.raises(ValueError, match="'teleport', which is not a robot capability"):
+        collect((_declaring(_kind(requires="teleport")),))
+    with pytest.raises(ValueError, match="fake waits on the robot but has no timeout"):
+        collect((_declaring(_kind(waits=True)),))
+    with pytest.raises(ValueError, match="declared twice: wait"):
+        collect((*LEAF_BEHAVIOURS, _declaring(_kind("wait"))))
+    with pytest.raises(TypeError, match="declares no leaf kind"):
+        collect((_declaring(),))
+    assert collect((_declaring(_kind(waits=True, fields=(NAME, timeout("it")))),))

@@ -70,7 +70,7 @@ def test_render_shows_each_nodes_key_fields(capsys: pytest.CaptureFixture[str]) 
         "pose shelf_a_grasp, speed 0.3 rad/s, tolerance 0.03 rad, timeout 6 s"
     )
     assert fields("Gesture right_pinch") == (
-        "gesture right_pinch, duration 1.7 s, tolerance 0.1 rad, timeout 4 s"
+        "gesture right_pinch, duration 1.7 s, tolerance 0.05 rad, timeout 4 s"
     )
     assert fields("Pick at A") == "attempts 3"
     assert fields("Pick within 90 s") == "timeout 90 s"
