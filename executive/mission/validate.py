@@ -1,7 +1,9 @@
 """Semantic checks of leaves against the robot profile and the libraries.
 
 The compiler has already checked each field's type and range; here the fields of one
-leaf are checked together and against the robot: a kind with checks of its own (``LeafKind.check``, declared beside its behaviour:
+leaf are checked together and against the robot. Every leaf kind is checked for the
+robot capability it ``requires`` (a robot without a base has no ``navigate_to_tag``);
+then a kind with checks of its own (``LeafKind.check``, declared beside its behaviour:
 joints, limits, selections and speed caps of ``move_joints``/``hand_gesture``, the id of
 a ``set_fsm`` state, the map of ``navigate_to_tag``) runs them. The result is the
 leaf's ``args``, exactly the keys its kind promises to the builder — normalised (a pose
@@ -69,11 +71,29 @@ class LeafChecker:
         kind = inp.kind
         if not isinstance(kind, LeafKind):
             raise TypeError(f"{kind.name} is not a leaf kind")
+        capable = self._capable(kind, inp)
         if inp.broken:
             return None
-        if kind.check is not None:
-            return kind.check(self, inp)
-        return {name: inp.value(name) for name in kind.args}
+        args = (
+            kind.check(self, inp)
+            if kind.check is not None
+            else {name: inp.value(name) for name in kind.args}
+        )
+        return args if capable else None
+
+    def _capable(self, kind: LeafKind, inp: LeafInput) -> bool:
+        """Whether the robot offers the capability the kind needs (reported if not)."""
+        have = self.profile.capabilities
+        if kind.requires is None or kind.requires in have:
+            return True
+        self.error(
+            inp.where,
+            inp.path,
+            f"{kind.name} needs the robot's {kind.requires!r} capability; "
+            f"{self.profile.robot} (profile {self.profile.name}) has: "
+            f"{', '.join(sorted(have)) or 'none'}",
+        )
+        return False
 
 
 def default_name(kind: str, args: Mapping[str, Any]) -> str:
