@@ -1,0 +1,141 @@
+"""The simulated GRX as its own process, against the adapter: the two-step protocol,
+walking, faults reaching the snapshot and the fast path."""
+
+from __future__ import annotations
+
+import time
+
+import msgpack
+import zenoh
+
+from tests.grx.conftest import SimProcess, endpoint, free_port, wait_for
+
+TASK_CLIENT = "fourier-grx/dynalink_interface/task/client"
+
+
+def test_tasks_confirm_and_a_command_without_its_flag_does_nothing(sim: SimProcess, open_adapter):
+    adapter = open_adapter(sim.port)
+    wait_for(lambda: adapter.snapshot().fsm, what="the sim's task state")
+    assert adapter.snapshot().fsm.sample == 36  # servo_off at start
+
+    adapter.commands.set_fsm(35)
+    wait_for(lambda: adapter.snapshot().fsm.sample == 35, what="servo_on confirmed")
+    assert adapter.snapshot().task.sample == (35, True)  # in process for --task-seconds
+    wait_for(lambda: adapter.snapshot().task.sample == (35, False), what="servo_on done")
+
+    # a plain peer sends the command alone: the robot keeps its state
+    config = zenoh.Config()
+    config.insert_json5("mode", '"peer"')
+    config.insert_json5("listen/endpoints", "[]")
+    config.insert_json5("connect/endpoints", f'["{endpoint(sim.port)}"]')
+    config.insert_json5("scouting/multicast/enabled", "false")
+    config.insert_json5("scouting/gossip/enabled", "false")
+    plain = zenoh.open(config)
+    try:
+        time.sleep(0.2)  # the link and the sim's subscription
+        plain.put(TASK_CLIENT, msgpack.packb({"robot_task_command": 960}))
+        time.sleep(0.2)
+        assert sim.cmd("status")["task_state"] == 35
+        plain.put(TASK_CLIENT, msgpack.packb({"flag_task_command_update": True}))
+        wait_for(lambda: adapter.snapshot().fsm.sample == 960, what="the flag applies it")
+    finally:
+        plain.close()  # type: ignore[no-untyped-call]
+
+
+def test_walks_from_the_joystick_and_stops_on_zero(sim: SimProcess, open_adapter):
+    adapter = open_adapter(sim.port)
+    wait_for(lambda: adapter.snapshot().fsm, what="the sim")
+    adapter.commands.set_fsm(965)  # walk with the servos off: refused
+    time.sleep(0.2)
+    assert adapter.snapshot().fsm.sample == 36
+    assert sim.cmd("status")["refused"] == [[965, "servos are off"]]
+    for tid in (35, 965):
+        adapter.commands.set_fsm(tid)
+        wait_for(lambda tid=tid: adapter.snapshot().fsm.sample == tid, what=f"task {tid}")
+    adapter.commands.set_velocity(1.0, 0.0, 0.0, ttl=1.0)
+    wait_for(lambda: sim.cmd("status")["pose"][0] > 0.05, what="the sim walking forward")
+    adapter.commands.set_velocity(0.0, 0.0, 0.0)
+    time.sleep(0.1)
+    status = sim.cmd("status")
+    assert status["axes"] == [[0.0, 0.0], [0.0, 0.0]]
+    x = status["pose"][0]
+    time.sleep(0.1)
+    assert sim.cmd("status")["pose"][0] == x  # standing
+
+
+def test_faults_reach_the_snapshot_and_the_fast_path(sim: SimProcess, open_adapter):
+    adapter = open_adapter(sim.port)
+    events: list[tuple[str, str]] = []
+    adapter.on_safety_event(lambda code, message: events.append((code, message)))
+    wait_for(lambda: adapter.snapshot().servo_errors, what="the sim's grx map")
+
+    assert sim.cmd("error 0x2310") == {"ok": True}
+    wait_for(lambda: adapter.snapshot().servo_errors.sample, what="the error code")
+    assert adapter.snapshot().servo_errors.sample == ("robot_error_codes=0x2310",)
+    wait_for(lambda: events, what="the fast path")
+    assert events == [("servo_error", "servo error: robot_error_codes=0x2310")]
+    time.sleep(0.1)
+    assert len(events) == 1  # once per new fault, not at 50 Hz
+
+    adapter.commands.clear_faults()
+    wait_for(lambda: adapter.snapshot().servo_errors.sample == (), what="clear_fault")
+    assert adapter.snapshot().fsm.sample == 34
+
+    # heartbeat lost: the comm source stops being heard, the others go on
+    sim.cmd("heartbeat off")
+    time.sleep(0.1)
+    snap = adapter.snapshot()
+    assert snap.sources["comm"].received is not None
+    assert snap.sources["comm"].received < snap.sources["task"].received - 0.05
+
+    sim.cmd("garbage task")
+    wait_for(lambda: any(c == "undecodable" for c, _ in events), what="undecodable task map")
+    assert adapter.snapshot().sources["task"].health.errors == 1
+
+
+def test_m4_estop_and_battery(port, open_adapter):
+    sim = SimProcess(port, "--interface", "m4")
+    try:
+        adapter = open_adapter(port, schema="m4")
+        events: list[tuple[str, str]] = []
+        adapter.on_safety_event(lambda code, message: events.append((code, message)))
+        wait_for(
+            lambda: (s := adapter.snapshot()).estop and s.battery, what="the m4 robot and grx maps"
+        )
+        snap = adapter.snapshot()
+        assert snap.estop.sample == () and snap.battery.sample == 85.0
+        sim.cmd("estop on")
+        wait_for(lambda: adapter.snapshot().estop.sample, what="the e-stop")
+        assert adapter.snapshot().estop.sample == ("flag_robot_emergent_stop",)
+        wait_for(lambda: ("estop", "emergency stop: flag_robot_emergent_stop") in events)
+        sim.cmd("battery 0.1")
+        wait_for(lambda: adapter.snapshot().battery.sample == 10.0, what="the battery")
+        assert sim.cmd("estop on") == {"ok": True}
+    finally:
+        sim.close()
+    seed = SimProcess(free_port())
+    try:
+        assert seed.cmd("estop on")["ok"] is False  # the seed schema has no e-stop
+    finally:
+        seed.close()
+
+
+def test_sim_and_adapter_on_the_shipped_symmetric_config(port, open_adapter) -> None:
+    """Both ends with the shipped file (listen and connect on one port), whoever starts
+    first listens: here the adapter, then the sim connects to it."""
+    from executive.profile import load_profile
+    from executive.robots import grx
+
+    both = {
+        "listen/endpoints": f'["{endpoint(port)}"]',
+        "connect/endpoints": f'["{endpoint(port)}"]',
+    }
+    adapter = grx.open(load_profile("grx"), zenoh_overrides=both)
+    try:
+        sim = SimProcess(port, "--cfg", f'connect/endpoints:["{endpoint(port)}"]')
+        try:
+            wait_for(lambda: adapter.snapshot().fsm, what="the sim through the adapter's listener")
+        finally:
+            sim.close()
+    finally:
+        adapter.close()
