@@ -17,7 +17,6 @@ import argparse
 import json
 import math
 import sys
-import time
 from pathlib import Path
 from typing import Any, cast
 
@@ -235,21 +234,17 @@ def _seconds(text: str) -> float:
 
 
 def _watch(client: ExecutiveClient, args: argparse.Namespace) -> int:
-    last = None
-    deadline = time.monotonic() + args.duration if args.duration else None
-    client.status(args.timeout)
-    while deadline is None or time.monotonic() < deadline:
-        seen = last.seq if last else -1
-        status = client.wait_status(lambda s, seen=seen: s.seq != seen, 1.0)
-        if status is None or (last is not None and status.seq == last.seq):
-            continue
-        text = summary(status) + "\n\n" + render_tree(status)
-        if last is None or text != summary(last) + "\n\n" + render_tree(last):
-            if sys.stdout.isatty():
-                print("\x1b[2J\x1b[H", end="")
-            print(text + "\n", flush=True)
-        last = status
-    return 0
+    """The live view (executive/watch.py), from the status the executive has now."""
+    from executive import watch
+
+    first = client.status(args.timeout)  # none at all: NoExecutiveError, exit 3
+    return watch.run(
+        lambda last, timeout: client.wait_status(lambda s: s is not last, timeout),
+        first,
+        duration=args.duration,
+        stale_after=args.stale,
+        live=False if args.plain else None,
+    )
 
 
 def add_parsers(sub: Any) -> None:
@@ -268,10 +263,21 @@ def add_parsers(sub: Any) -> None:
     )
     p = sub.add_parser("status", parents=[common], help="print the executive's status")
     p.add_argument("--json", action="store_true")
-    p = sub.add_parser("watch", parents=[common], help="show the live tree as status arrives")
+    p = sub.add_parser(
+        "watch",
+        parents=[common],
+        help="the live status: tree, elapsed times, progress; red when the executive is gone",
+    )
     p.add_argument(
         "--duration", type=_seconds, default=0.0, help="stop after this many seconds (0: never)"
     )
+    p.add_argument(
+        "--stale",
+        type=_seconds,
+        default=3.0,
+        help="seconds without status before it says 'no executive' (default 3)",
+    )
+    p.add_argument("--plain", action="store_true", help="plain text frames, even on a terminal")
     p = sub.add_parser(
         "missions",
         parents=[common],
