@@ -15,17 +15,17 @@ import py_trees
 from py_trees.common import Access, Status
 
 from behaviours.context import Failure, RobotContext
-from behaviours.state import key
+from behaviours.state import SNAPSHOT_KEY, snapshot
 from executive.mission.kinds import LeafKind
+from executive.robots.ports import RobotSnapshot
 
 
 class RobotLeaf(py_trees.behaviour.Behaviour):
-    """Base of leaves that act on the robot. ``reads`` lists the state topics it reads;
+    """Base of leaves that act on the robot; they read its state from ``self.robot``.
     ``kinds`` declares the mission leaf kinds the class runs (``executive.mission.registry``
     collects them)."""
 
     kinds: ClassVar[tuple[LeafKind, ...]] = ()
-    reads: tuple[str, ...] = ()
 
     def __init__(self, name: str, timeout: float | None = None) -> None:
         super().__init__(name)
@@ -35,8 +35,7 @@ class RobotLeaf(py_trees.behaviour.Behaviour):
         self.started_at = 0.0
         self._running = False
         self.bb = self.attach_blackboard_client(name=name)
-        for topic in self.reads:
-            self.bb.register_key(key(topic), access=Access.READ)
+        self.bb.register_key(SNAPSHOT_KEY, access=Access.READ)
 
     # -- py_trees lifecycle ---------------------------------------------------------------
 
@@ -74,6 +73,11 @@ class RobotLeaf(py_trees.behaviour.Behaviour):
             self.abort()
 
     # -- for subclasses -------------------------------------------------------------------
+
+    @property
+    def robot(self) -> RobotSnapshot:
+        """The robot's state this tick (``behaviours.state``): the only state a leaf reads."""
+        return snapshot(self.bb)
 
     @property
     def ctx(self) -> RobotContext:

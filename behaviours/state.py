@@ -1,67 +1,55 @@
 """Robot state on the blackboard: one behaviour gathers it, leaves read it.
 
 Following py_trees_ros' data-gathering pattern, the core tree's first branch copies the
-newest sample of every state topic (with its receive time) onto the blackboard each
-tick; leaves decide from the blackboard, never from DDS directly, so a tick sees one
-consistent snapshot and leaves can be tested tick by tick by writing the keys.
-
-Samples are numpy records (see executive.wire.codec): ``s["fsm_id"]``,
-``s["motor_state"]["q"]``.
+robot's newest state onto the blackboard each tick, as one robot-neutral
+``RobotSnapshot`` (``executive.robots.ports``); leaves and the watchdog decide from it,
+never from the robot's wire, so a tick sees one consistent snapshot, every robot shows
+the same fields, and leaves can be tested tick by tick by writing the key.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import Any
+from collections.abc import Callable
 
 import py_trees
 
-from executive.profile import STATE_TOPICS
-from executive.robot_io import RobotIO, Stamped
+from executive.robots.ports import RobotSnapshot
 
 NAMESPACE = "/robot"
 # Interned once and kept alive. py_trees' Client.set splits the key into a new string and
 # setattr() interns it; were no interned copy alive, each write would add the key to
-# CPython's interned-string table and its release take it out again: 300 times a second,
+# CPython's interned-string table and its release take it out again: 50 times a second,
 # churn that makes the table resize (a 1.9 MB step in the soak's RSS near run 600).
-_KEYS = {topic: sys.intern(f"{NAMESPACE}/{topic}") for topic in STATE_TOPICS}
-
-
-HEALTH_KEY = sys.intern(f"{NAMESPACE}/health")  # topic -> ReaderHealth (decode errors)
-
-
-def key(topic: str) -> str:
-    """Blackboard key of a state topic, e.g. ``/robot/upper_state``."""
-    return _KEYS.get(topic) or f"{NAMESPACE}/{topic}"
+SNAPSHOT_KEY = sys.intern(f"{NAMESPACE}/snapshot")
 
 
 class GatherRobotState(py_trees.behaviour.Behaviour):
-    """Copies the newest state samples to the blackboard; always SUCCESS.
+    """Writes the robot's snapshot to the blackboard; always SUCCESS.
 
-    Blackboard: writes ``/robot/<topic>`` (``Stamped`` or None) for every state topic,
-    and ``/robot/health``: each reader's ``ReaderHealth`` (what it could not decode).
+    Blackboard: writes ``/robot/snapshot`` (``RobotSnapshot``).
     """
 
-    def __init__(self, io: RobotIO, name: str = "Gather Robot State") -> None:
+    def __init__(
+        self, snapshot: Callable[[], RobotSnapshot], name: str = "Gather Robot State"
+    ) -> None:
         super().__init__(name)
-        self.io = io
+        self.take = snapshot
         self.bb = self.attach_blackboard_client(name=name)
-        for topic in STATE_TOPICS:
-            self.bb.register_key(key(topic), access=py_trees.common.Access.WRITE)
-        self.bb.register_key(HEALTH_KEY, access=py_trees.common.Access.WRITE)
+        self.bb.register_key(SNAPSHOT_KEY, access=py_trees.common.Access.WRITE)
 
     def update(self) -> py_trees.common.Status:
-        for topic in STATE_TOPICS:
-            reader = self.io.readers.get(topic)
-            self.bb.set(key(topic), reader.latest if reader is not None else None)
-        self.bb.set(HEALTH_KEY, self.io.health())
+        self.bb.set(SNAPSHOT_KEY, self.take())
         return py_trees.common.Status.SUCCESS
 
 
-def latest(bb: py_trees.blackboard.Client, topic: str) -> Stamped[Any] | None:
-    """The Stamped sample of ``topic`` on the blackboard, or None if none arrived yet."""
+EMPTY = RobotSnapshot(taken=0.0)
+
+
+def snapshot(bb: py_trees.blackboard.Client) -> RobotSnapshot:
+    """The snapshot on the blackboard (an empty one before the first gather)."""
     try:  # one lookup, not exists() then get(): every condition reads state every tick
-        value = bb.get(key(topic))
+        value = bb.get(SNAPSHOT_KEY)
     except KeyError:
-        return None
-    return value if isinstance(value, Stamped) else None
+        return EMPTY
+    return value if isinstance(value, RobotSnapshot) else EMPTY

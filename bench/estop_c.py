@@ -61,8 +61,8 @@ from bench.common import cli, fmt, loadavg, summary, table  # noqa: E402
 from bench.estop import TARGETS, WAIT_S, _reset, ddsperf_pingpong  # noqa: E402
 from bench.robot import base_pose  # noqa: E402
 from executive import dds  # noqa: E402
-from executive.motion.streamer import STREAMS  # noqa: E402
 from executive.profile import RobotProfile, load_profile  # noqa: E402
+from executive.robots.atom.streams import STREAMS  # noqa: E402
 from executive.sim.record import Recording, StreamCommand  # noqa: E402
 from executive.stack import Stack, running_stack  # noqa: E402
 from executive.wire import Variant  # noqa: E402

@@ -39,9 +39,9 @@ from cyclonedds.topic import Topic
 from bench.common import setup
 from bench.robot import MARKERS, marker, marker_table
 from executive import dds
-from executive.motion.streamer import STREAMS
 from executive.profile import load_profile
 from executive.robot_io import TOPICS, RobotIO, Side
+from executive.robots.atom.streams import STREAMS
 from executive.wire import Interface
 from executive.wire.codec import Codec, raw_take
 

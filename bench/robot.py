@@ -28,9 +28,9 @@ from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 
 from executive import dds
-from executive.motion.streamer import STREAMS
 from executive.profile import STATE_TOPICS, RobotProfile
 from executive.robot_io import TOPICS, RobotIO, Side
+from executive.robots.atom.streams import STREAMS
 from executive.wire import Interface
 from executive.wire.codec import Codec, raw_take
 

@@ -113,27 +113,27 @@ def _install() -> None:
 def _install_trace() -> None:
     """Stamps along the e-stop path: the emergency listener's entry, the fast path's
     entry, each held stream's publish, each AMR command written, the fast path's end."""
-    from behaviours.context import DdsCommands
     from executive.motion.streamer import MotionStreamer
     from executive.robot_io import LatestReader
+    from executive.robots.atom.commands import AtomCommands
     from executive.safety import EstopFastPath
 
     on_data, fast, publish, amr = (
         LatestReader._on_data,
         EstopFastPath.__call__,
         MotionStreamer._publish,
-        DdsCommands.amr,
+        AtomCommands.amr,
     )
 
     def traced_on_data(self: Any, reader: Any) -> None:
         t = time.monotonic_ns()
         on_data(self, reader)
-        if any(isinstance(cb, EstopFastPath) for cb in self._callbacks):
+        if any(getattr(cb, "__name__", "") == "on_estop" for cb in self._callbacks):
             _trace.append(("listener", t))
 
-    def traced_fast(self: Any, sample: Any) -> None:
+    def traced_fast(self: Any, code: str, message: str) -> None:
         _trace.append(("fast_path", time.monotonic_ns()))
-        fast(self, sample)
+        fast(self, code, message)
         _trace.append(("fast_path_end", time.monotonic_ns()))
 
     def traced_publish(self: Any, stream: Any, now: float) -> None:
@@ -149,7 +149,7 @@ def _install_trace() -> None:
     LatestReader._on_data = traced_on_data  # type: ignore[method-assign]
     EstopFastPath.__call__ = traced_fast  # type: ignore[method-assign]
     MotionStreamer._publish = traced_publish  # type: ignore[method-assign]
-    DdsCommands.amr = traced_amr  # type: ignore[method-assign]
+    AtomCommands.amr = traced_amr  # type: ignore[method-assign]
 
 
 def _mark() -> dict[str, Any]:

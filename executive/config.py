@@ -21,9 +21,10 @@ from typing import Any
 
 import yaml
 
+from executive import robots
+from executive.profile import DEFAULT_PROFILE, ProfileError, load_profile
 from executive.safety import SafetyConfig
 from executive.text import printable, yaml_problem
-from executive.wire import Variant, VariantError
 
 
 class ConfigError(ValueError):
@@ -46,7 +47,8 @@ class FoxgloveConfig:
 
 @dataclass(frozen=True)
 class ServiceConfig:
-    interface: str = "seed"  # wire variant: preset[+axis=choice...]
+    # the robot's wire variant (the Atom: preset[+axis=choice...]); None: the robot's default
+    interface: str | None = None
     profile: str = "atom-sdk"  # built-in profile name or a path
     fsm_ids: dict[str, int] = field(default_factory=dict)  # confirm/override the profile's FSM ids
     domain: int | None = None  # DDS domain; None: ATOM_DDS_DOMAIN or 0
@@ -68,10 +70,6 @@ class ServiceConfig:
     previous_control: str = "release"
     safety: SafetyConfig = field(default_factory=SafetyConfig)
     foxglove: FoxgloveConfig = field(default_factory=FoxgloveConfig)
-
-    @property
-    def variant(self) -> Variant:
-        return Variant.parse(self.interface)
 
 
 def _check_number(
@@ -135,6 +133,17 @@ def _foxglove(raw: Any, problems: list[str]) -> FoxgloveConfig:
     return FoxgloveConfig(**raw)
 
 
+def _interface(values: dict[str, Any], problems: list[str]) -> None:
+    if not isinstance(values.get("interface"), str):
+        return
+    try:  # the variants are the robot's: its profile says which robot
+        robot = load_profile(str(values.get("profile", DEFAULT_PROFILE))).robot
+    except (ProfileError, ValueError):
+        return  # reported under ``profile`` when the service loads it
+    if why := robots.check_interface(robot, values["interface"]):
+        problems.append(f"interface: {why}")
+
+
 def _scalars(values: dict[str, Any], problems: list[str]) -> None:
     for k in ("tick_hz", "status_hz", "dds_retry_s"):
         if k in values:
@@ -166,11 +175,7 @@ def _scalars(values: dict[str, Any], problems: list[str]) -> None:
         for k, v in fsm.items()
     ):
         problems.append("fsm_ids: must map FSM state names to integers 0..65535")
-    if isinstance(values.get("interface"), str):
-        try:
-            Variant.parse(values["interface"])
-        except VariantError as e:
-            problems.append(f"interface: {e}")
+    _interface(values, problems)
 
 
 def parse_config(data: Any, source: str = "<config>") -> ServiceConfig:

@@ -1,7 +1,7 @@
 """The core tree and the executive that runs one mission at a time in it.
 
-    Parallel "Atom" [ GatherRobotState,
-                      Selector(memory=False) [ SafetyWatchdog, MissionSlot, Idle ] ]
+    Parallel "<Robot>" [ GatherRobotState,
+                         Selector(memory=False) [ SafetyWatchdog, MissionSlot, Idle ] ]
 
 (py_trees_ros_tutorials' pattern: data gathering beside a priority selector, jobs
 inserted into a slot at runtime and pruned when they end.) The watchdog is above the
@@ -12,6 +12,9 @@ cannot reach the watchdog.
 ``Executive`` is tick-driven and single-threaded: requests from other threads are
 queued and applied at the start of the next tick (check for cancel before each tick),
 so the tree is only ever touched by the thread that ticks it.
+
+The robot is an adapter (``executive.robots.ports.RobotAdapter``): the executive reads
+its snapshot and calls its ports, and knows nothing of its wire.
 """
 
 from __future__ import annotations
@@ -34,9 +37,7 @@ from behaviours.base import RobotLeaf
 from behaviours.context import RobotContext
 from behaviours.state import GatherRobotState
 from executive.motion.streamer import MotionStreamer
-from executive.profile import STATE_TOPICS
-from executive.reflex import Reflex, Trip, install
-from executive.robot_io import RobotIO, Stamped
+from executive.robots.ports import Reflex, RobotAdapter, RobotSnapshot, Trip
 from executive.safety import (
     Activity,
     Cause,
@@ -152,7 +153,7 @@ def first_failure(root: py_trees.behaviour.Behaviour) -> tuple[str, str]:
 class Executive:
     """The core tree with one mission slot, ticked by whoever owns it."""
 
-    io: RobotIO
+    adapter: RobotAdapter
     context: RobotContext
     streamer: MotionStreamer
     monitor: SafetyMonitor
@@ -171,29 +172,27 @@ class Executive:
     _requests: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] = field(
         default_factory=queue.SimpleQueue
     )
+    # what a trip sends after the hold (the adapter's safe_stop, through the command tap)
+    safe_stop: Callable[[], object] | None = None
     # the e-stop reflex (hold and cancel in C, no GIL); None: the Python fast path holds
     reflex: Reflex | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self.reaction = SafetyReaction(self.streamer.hold, self.context.commands)
+        self.reaction = SafetyReaction(self.streamer.hold, self.safe_stop or self.adapter.safe_stop)
         self.watchdog = SafetyWatchdog(self.monitor, self.reaction, self.activity)
-        fast = EstopFastPath(self.monitor, self.reaction)
-        # the hold must not wait for a tick, nor for the interpreter: the reflex holds and
-        # cancels in C, then tells us (an undecodable e-stop sample trips it too)
-        self.reflex = install(self.io, self.streamer, self._reflex_tripped)
-        if self.reflex is None and "emergency_state" in self.io.readers:
-            self.io.readers["emergency_state"].add_callback(fast)
-        for topic in self.monitor.max_age:  # nor for a safety source we cannot understand
-            if topic in self.io.readers and not (self.reflex and topic == "emergency_state"):
-                self.io.readers[topic].on_undecodable(fast.undecodable(topic))
+        # the hold must not wait for a tick, nor for the interpreter: a robot with a native
+        # reflex (the Atom's, in C) holds and cancels first, then tells us; the adapter's
+        # safety events (an e-stop, an undecodable safety sample) react on its own thread
+        self.reflex = self.adapter.install_reflex(self.streamer, self._reflex_tripped)
+        self.adapter.on_safety_event(EstopFastPath(self.monitor, self.reaction))
         self.slot = MissionSlot()
         self.selector = py_trees.composites.Selector(
             "Priorities", memory=False, children=[self.watchdog, self.slot, Idle("Idle")]
         )
         root = py_trees.composites.Parallel(
-            "Atom",
+            self.adapter.name.capitalize(),
             policy=ParallelPolicy.SuccessOnAll(synchronise=False),
-            children=[GatherRobotState(self.io), self.selector],
+            children=[GatherRobotState(self.adapter.snapshot), self.selector],
         )
         self.tree = py_trees.trees.BehaviourTree(root)
         self.tree.setup(context=self.context)  # type: ignore[arg-type]  # py_trees types **kwargs as int
@@ -269,7 +268,7 @@ class Executive:
 
     def not_ready(self) -> list[str]:
         """The safety sources that are silent or not understood now (DESIGN.md 4)."""
-        return self.monitor.not_ready(self.state_now(), self.io.health())
+        return self.monitor.not_ready(self.state_now())
 
     def stop_mission(self, reason: str = "stopped by request") -> tuple[bool, str]:
         if self.run is None:
@@ -288,8 +287,8 @@ class Executive:
         """
         if self.monitor.latched and self.state is not ExecState.SAFE_STOP:
             self._settle()
-        state, health = self.state_now(), self.io.health()
-        present = self.monitor.evaluate(state, self.activity(), health)
+        state = self.state_now()
+        present = self.monitor.evaluate(state, self.activity())
         present += [Cause("not_ready", str(why)) for why in self.monitor.silent(state)]
         ok, message = self.monitor.reset(present)
         if ok and self.state is ExecState.SAFE_STOP:
@@ -300,12 +299,9 @@ class Executive:
             self._set_state(ExecState.IDLE)
         return ok, message
 
-    def state_now(self) -> dict[str, Stamped[Any] | None]:
-        """The newest sample of every state topic (what the next tick would gather)."""
-        return {
-            t: reader.latest if (reader := self.io.readers.get(t)) is not None else None
-            for t in STATE_TOPICS
-        }
+    def state_now(self) -> RobotSnapshot:
+        """The robot's newest state (what the next tick would gather)."""
+        return self.adapter.snapshot()
 
     def tick(self) -> None:
         """Apply queued requests, then tick the tree once and settle the mission's end."""
@@ -328,11 +324,11 @@ class Executive:
         self._settle()
 
     def _settle(self) -> None:
-        upper = self.io.readers["upper_state"].latest if "upper_state" in self.io.readers else None
         if not self.context.control_acquired:
             self._control_seen = False
-        elif upper is not None and bool(upper.sample["is_upper_control"]):
-            self._control_seen = True
+        elif not self._control_seen:
+            control = self.adapter.snapshot().control
+            self._control_seen = control is not None and control.sample
         if self.monitor.latched:
             if self.run is not None:
                 self._end(
@@ -391,7 +387,7 @@ class Executive:
     def _release_robot(self) -> None:
         """Hand control back if a mission took it, and stop publishing joint streams."""
         if self.context.control_acquired:
-            self.context.commands.switch_upper_control(False)
+            self.context.commands.request_control(False)
             self.context.control_acquired = False
         for topic in self.streamer.engaged():
             self.streamer.disengage(topic)

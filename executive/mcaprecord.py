@@ -265,7 +265,7 @@ def record_runs(
 
     The caller wires ``on_tick``/``on_change`` into the tick loop and ``close()``s it
     after the runtime (the last run's end is then in its file)."""
-    channels = catalogue(profile, emergency_flags(executive.io))
+    channels = catalogue(profile, emergency_flags(executive.adapter.io))  # type: ignore[attr-defined]  # the Atom's, until recorded from the snapshot
     sinks: list[Sink] = [McapRecorder(data_dir, channels.values())]
     notes: list[str] = []
     if live is not None and live.enabled:

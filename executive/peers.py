@@ -10,7 +10,7 @@ participants that are not its own:
 
 - executives: participants writing ``atom/executive/status`` (only an executive does);
 - other controllers: participants writing a command topic of the robot (every ``rt/*``
-  topic the controller side writes, ``robot_io.TOPICS`` of kind STREAM or EVENT) that are
+  topic the robot adapter lists in ``command_topics``: the Atom's every rt/* command topic) that are
   not executives: a teleop tool, a script, a bridge.
 
 Who commands
@@ -102,14 +102,12 @@ from cyclonedds.domain import DomainParticipant
 
 from executive import dds, notify
 from executive.core import Executive
-from executive.robot_io import TOPICS, Kind
 from executive.status import STATUS_TOPIC, state_line
 
 log = structlog.get_logger(__name__)
 
 GRACE_S = 1.0
 SETTLE_S = 1.5  # s of discovery before "no other controller" is believed (recovery)
-COMMAND_TOPICS = frozenset(s.name for s in TOPICS.values() if s.kind in (Kind.STREAM, Kind.EVENT))
 
 
 @dataclass(frozen=True)
@@ -158,6 +156,7 @@ def decide(
     *,
     grace: float = GRACE_S,
     alive: Callable[[int], bool] | None = None,
+    command_topics: frozenset[str] = frozenset(),
 ) -> Verdict:
     """The rules (see the module's docstring) on plain data.
 
@@ -205,7 +204,7 @@ def decide(
                     f"{_when(peer.started_ns)}, after this one) and stands by: stop it"
                 )
             continue
-        commands = sorted(topics & COMMAND_TOPICS)
+        commands = sorted(topics & command_topics)
         foreign = key in peers and peer.started_ns is None  # not made by dds.make_participant
         if commands and (foreign or not young):
             process = f" ({peer.process})" if peer.process else ""
@@ -278,6 +277,7 @@ class PeerWatch:
         self,
         participant: DomainParticipant,
         *,
+        command_topics: frozenset[str] = frozenset(),
         grace: float = GRACE_S,
         clock: Callable[[], float] = time.monotonic,
         host: str | None = None,
@@ -285,6 +285,7 @@ class PeerWatch:
     ) -> None:
         self.grace = grace
         self.clock = clock
+        self.command_topics = command_topics  # the robot's (the adapter's command_topics)
         key = str(participant.guid)
         own = peer_from_qos(key, participant.get_qos())
         if own.started_ns is None:  # not made by dds.make_participant: say it now
@@ -333,7 +334,7 @@ class PeerWatch:
                 self._writers = {w: v for w, v in self._writers.items() if v[0] != key}
         for sample in _take_all(self._publications):
             if _alive(sample):
-                if sample.topic_name == STATUS_TOPIC or sample.topic_name in COMMAND_TOPICS:
+                if sample.topic_name == STATUS_TOPIC or sample.topic_name in self.command_topics:
                     owner = str(sample.participant_key)
                     self._writers[str(sample.key)] = (owner, sample.topic_name)
                     self._seen.setdefault(owner, now)
@@ -349,6 +350,7 @@ class PeerWatch:
             self._seen,
             now,
             grace=self.grace,
+            command_topics=self.command_topics,
         )
         return self.verdict
 

@@ -60,10 +60,9 @@ class PreviousInstance:
         if ex.run is not None or self.clock() > self.until:
             self.done = True  # a mission of ours owns the robot now, or there was no robot
             return
-        upper = ex.io.readers["upper_state"].latest if "upper_state" in ex.io.readers else None
-        amr = ex.io.readers["amr_state"].latest if "amr_state" in ex.io.readers else None
-        if upper is None or amr is None:
-            return
+        snap = ex.state_now()
+        if snap.control is None and snap.base is None:
+            return  # nothing heard yet (a robot that reports neither never leaves this)
         alone = self.alone()
         if alone is None:
             return  # the peer watch has not looked long enough yet
@@ -71,13 +70,14 @@ class PreviousInstance:
         if not alone:
             log.info("another controller is on the domain: what is on the robot may be theirs")
             return
-        tasking = ex.io.interface.DeviceStatus_.TASKING.value
-        control = bool(upper.sample["is_upper_control"]) and not ex.context.control_acquired
-        task = int(amr.sample["device_status"]) == tasking
+        control = (
+            snap.control is not None and snap.control.sample and not ex.context.control_acquired
+        )
+        task = snap.base is not None and snap.base.sample.tasking
         if control:
-            self.found.append("upper-body control is on and no mission of ours took it")
-        if task:
-            self.found.append(f"the base is running task {int(amr.sample['task_id'])}")
+            self.found.append("control is on and no mission of ours took it")
+        if task and snap.base is not None:
+            self.found.append(f"the base is running task {snap.base.sample.task_id}")
         if self.found:
             self._act(control, task)
 
@@ -87,9 +87,9 @@ class PreviousInstance:
             log.warning("a previous instance left the robot commanded: reported", found=self.found)
             return
         if control:
-            commands.switch_upper_control(False)
+            commands.request_control(False)
         if task:
-            commands.amr("CANCEL_TASK")
+            commands.cancel_base()
         log.warning("a previous instance left the robot commanded: released", found=self.found)
         self.found = []
 
@@ -97,12 +97,10 @@ class PreviousInstance:
         ex = self.executive
         if ex.context.control_acquired:
             return False
-        upper = ex.io.readers["upper_state"].latest
-        amr = ex.io.readers["amr_state"].latest
-        tasking = ex.io.interface.DeviceStatus_.TASKING.value
+        snap = ex.state_now()
         return bool(
-            (upper is not None and bool(upper.sample["is_upper_control"]))
-            or (amr is not None and int(amr.sample["device_status"]) == tasking)
+            (snap.control is not None and snap.control.sample)
+            or (snap.base is not None and snap.base.sample.tasking)
         )
 
     def problems(self) -> list[str]:

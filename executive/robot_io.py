@@ -35,6 +35,7 @@ from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 
 from executive import dds
+from executive.robots.ports import ReaderHealth, Stamped
 from executive.wire import Interface
 from executive.wire.codec import Codec, raw_take, raw_write
 
@@ -78,33 +79,6 @@ TOPICS: dict[str, TopicSpec] = {
     "amr_cmd": TopicSpec("rt/amr/cmd", "AMRCommand_", Kind.EVENT),
     "remote_control": TopicSpec("rt/remote/control", "RemoteControl_", Kind.EVENT),
 }
-
-
-@dataclass(frozen=True)
-class Stamped(Generic[T]):
-    """A sample and the ``time.monotonic()`` at which it was taken off the reader."""
-
-    sample: T
-    received: float
-
-    def age(self, now: float | None = None) -> float:
-        return (time.monotonic() if now is None else now) - self.received
-
-
-@dataclass(frozen=True)
-class ReaderHealth:
-    """What a reader could not make sense of: decode errors (and failed callbacks).
-
-    ``undecodable`` is true while the newest thing the topic delivered was a sample that
-    did not decode: then the state the executive holds for it is no longer the robot's.
-    """
-
-    topic: str  # the DDS topic name, for messages
-    errors: int = 0
-    last_error: str = ""
-    last_error_at: float | None = None  # monotonic
-    callback_errors: int = 0
-    undecodable: bool = False
 
 
 class LatestReader(Generic[T]):

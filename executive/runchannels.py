@@ -54,10 +54,12 @@ import structlog
 from executive import __version__
 from executive.batches import Batches
 from executive.core import Executive, MissionRun
-from executive.motion.streamer import STREAMS, MotionStreamer
+from executive.motion.streamer import MotionStreamer
 from executive.motion.trajectory import FloatArray
 from executive.profile import RobotProfile
-from executive.robot_io import RobotIO, Stamped
+from executive.robot_io import RobotIO
+from executive.robots.atom.streams import STREAMS
+from executive.robots.ports import Stamped
 from executive.taps import CommandTap, chain_publish
 
 log = structlog.get_logger(__name__)
@@ -223,10 +225,19 @@ def catalogue(profile: RobotProfile, emergency_flags: Sequence[str]) -> dict[str
                 {
                     "command": {
                         "type": "string",
-                        "enum": ["switch_upper_control", "set_fsm", "clear_errors", "amr"],
+                        "enum": [
+                            "request_control",
+                            "set_fsm",
+                            "clear_faults",
+                            "go_to_tag",
+                            "cancel_base",
+                            "set_velocity",
+                            "run_task",
+                            "safe_stop",
+                        ],
                     },
                     "args": _obj({}, additionalProperties=True),
-                    "id": {"type": ["integer", "null"], "description": "msg_id or command_id"},
+                    "id": {"type": ["integer", "null"], "description": "the id the robot gave the command, if any"},
                 },
                 "A one-shot command the executive sent, in full",
             ),
@@ -331,8 +342,8 @@ class RunChannels:
         self.executive = executive
         self.profile = profile
         self.sinks = list(sinks)
-        self.interface = executive.io.interface
-        self.emergency_flags = emergency_flags(executive.io)
+        self.interface = executive.adapter.io.interface  # type: ignore[attr-defined]  # the Atom's, until recorded from the snapshot
+        self.emergency_flags = emergency_flags(executive.adapter.io)  # type: ignore[attr-defined]  # the Atom's, until recorded from the snapshot
         self.channels = catalogue(profile, self.emergency_flags)
         self.notes: list[str] = []  # problems found when it was set up (a live view refused)
         self._names = {topic: profile.topics[topic] for topic in STREAMS}
@@ -384,7 +395,7 @@ class RunChannels:
         """After each tick (tick thread): new state samples, the tree if it changed, and
         the safety causes if they changed."""
         now_ns = time.time_ns()
-        for key, reader in ex.io.readers.items():
+        for key, reader in ex.adapter.io.readers.items():  # type: ignore[attr-defined]  # the Atom's, until recorded from the snapshot
             if key not in STATE_KEYS:
                 continue
             stamped = reader.latest

@@ -1,5 +1,8 @@
 """Assembly: everything the executive needs, built from one participant and one profile.
 
+The profile names the robot; ``executive.robots.open_adapter`` opens it, and the rest is
+the same for every robot.
+
 The service, the demo and the integration tests all run the same assembly, so what is
 tested is what runs. Nothing here is global: close() deletes the participant it made.
 """
@@ -11,20 +14,21 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import structlog
 from cyclonedds.domain import DomainParticipant
 
-from behaviours.context import DdsCommands, RobotContext
+from behaviours.context import RobotContext
 from executive import dds
 from executive.core import Executive
 from executive.motion.streamer import MotionStreamer
-from executive.profile import STATE_TOPICS, RobotProfile
-from executive.robot_io import RobotIO, Side
+from executive.profile import RobotProfile
+from executive.robots import open_adapter
+from executive.robots.ports import RobotAdapter
 from executive.safety import SafetyConfig, SafetyMonitor
 from executive.taps import CommandTap
 from executive.ticker import Ticker
-from executive.wire import Interface
 
 log = structlog.get_logger(__name__)
 
@@ -35,7 +39,7 @@ STALL_S = 1.0  # a tick loop that completes no tick for this long has stalled: S
 @dataclass
 class Runtime:
     participant: DomainParticipant
-    io: RobotIO
+    adapter: RobotAdapter
     streamer: MotionStreamer
     executive: Executive
     ticker: Ticker
@@ -52,7 +56,7 @@ class Runtime:
     def build(
         cls,
         profile: RobotProfile,
-        interface: Interface,
+        interface: Any = None,
         *,
         participant: DomainParticipant | None = None,
         tick_hz: float = 50.0,
@@ -61,15 +65,27 @@ class Runtime:
         safety: SafetyConfig | None = None,
     ) -> Runtime:
         participant = participant or dds.make_participant()
-        io = RobotIO(participant, interface, side=Side.CONTROLLER, records=STATE_TOPICS)
-        streamer = MotionStreamer(io, profile, rate_hz=stream_hz, priority=stream_priority)
+        adapter = open_adapter(profile, participant=participant, interface=interface)
+        streamer = MotionStreamer(
+            adapter.streams, profile, rate_hz=stream_hz, priority=stream_priority
+        )
         # every one-shot command passes the tap: a run's recording lists them (runchannels)
-        commands = CommandTap(DdsCommands(io))
+        commands = CommandTap(adapter.commands)
         context = RobotContext(profile, commands, streamer, clock=time.monotonic)
         monitor = SafetyMonitor(safety, max_age=profile.safety_sources)
-        executive = Executive(io, context, streamer, monitor)
+        executive = Executive(
+            adapter,
+            context,
+            streamer,
+            monitor,
+            safe_stop=commands.tapped_safe_stop(adapter.safe_stop),
+        )
         runtime = cls(
-            participant, io, streamer, executive, Ticker(lambda: None, tick_hz, name="tick-loop")
+            participant,
+            adapter,
+            streamer,
+            executive,
+            Ticker(lambda: None, tick_hz, name="tick-loop"),
         )
         runtime.ticker.work = runtime.tick
         # an exception anywhere in a tick (the tree's own are handled inside it): hold, latch
@@ -139,8 +155,9 @@ class Runtime:
         if ex.run is not None:
             ex.stop_mission("service stopping")
         if ex.context.control_acquired:
-            ex.context.commands.switch_upper_control(False)
+            ex.context.commands.request_control(False)
         self.streamer.stop()
+        self.adapter.close()
         dds.close_participant(self.participant)
         if self._switch_interval is not None:
             sys.setswitchinterval(self._switch_interval)

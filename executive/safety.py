@@ -8,11 +8,15 @@ Three parts, so the logic can be proved apart from threads and trees:
   latched stop, never replace it. Thread-safe, clock injected.
 - ``SafetyReaction`` acts, in the order DESIGN.md fixes: hold motion, cancel the base
   (and stop remote driving), then the tree preempts the mission.
-- ``EstopFastPath`` is a DDS-listener callback on ``rt/emergency/state``: the moment an
-  e-stop sample arrives it holds and cancels on CycloneDDS's receive thread, without
-  waiting for the next tick. The watchdog behaviour reports it on the next tick. It is
-  also called for a sample on any safety source that does not decode: a garbled e-stop
-  sample may be an e-stop, and the state we hold for that topic is no longer the robot's.
+- ``EstopFastPath`` is what the robot adapter calls on its receiving thread
+  (``RobotAdapter.on_safety_event``): the moment an e-stop arrives it holds and stops the
+  robot (the adapter's ``safe_stop``) without waiting for the next tick. The watchdog
+  behaviour reports it on the next tick. Adapters also call it for a sample on any safety
+  source that does not decode: a garbled e-stop sample may be an e-stop, and the state we
+  hold for that source is no longer the robot's.
+
+Everything here reads the robot-neutral ``RobotSnapshot`` (``executive.robots.ports``):
+no robot's topic or field name appears in this module.
 
 Silence is a fault too. Each safety source (the profile's ``safety_sources``) has a
 maximum age. While a mission runs, a source older than that (or never heard) trips
@@ -28,17 +32,15 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
-import numpy as np
 import py_trees
 import structlog
 from py_trees.common import Access, Status
 
-from behaviours.context import RobotCommands
-from behaviours.state import HEALTH_KEY, key, latest
-from executive.profile import STATE_TOPICS
-from executive.robot_io import TOPICS, ReaderHealth, Stamped
+from behaviours.state import SNAPSHOT_KEY
+from behaviours.state import snapshot as read_snapshot
+from executive.robots.ports import RobotSnapshot
 
 log = structlog.get_logger(__name__)
 
@@ -71,42 +73,30 @@ class Activity:
 
     mission_running: bool = False
     motion_engaged: bool = False  # a joint stream is being published
-    control_confirmed: bool = False  # the mission holds upper-body control (seen confirmed)
-
-
-def _flags(record: Any) -> list[str]:
-    """Names of the true boolean fields of an EmergencyState_ record."""
-    return [n for n in record.dtype.names if bool(record[n])]
-
-
-DEFAULT_MAX_AGE = 0.5  # s, for a safety source the profile does not give an age
+    control_confirmed: bool = False  # the mission holds control of the robot (seen confirmed)
 
 
 @dataclass(frozen=True)
 class Silence:
     """A safety source older than its maximum age (``age`` None: never received)."""
 
-    topic: str
+    topic: str  # the source's key (``emergency_state``)
     age: float | None
     limit: float
+    name: str = ""  # on the wire (``rt/emergency/state``): what an operator can look up
 
     def __str__(self) -> str:
+        name = self.name or self.topic
         if self.age is None:
-            return f"{topic_name(self.topic)} never received"
-        return f"{topic_name(self.topic)} silent for {self.age:.2f} s (limit {self.limit:g} s)"
-
-
-def topic_name(key: str) -> str:
-    """``rt/emergency/state`` for ``emergency_state``: what an operator can look up."""
-    spec = TOPICS.get(key)
-    return spec.name if spec is not None else key
+            return f"{name} never received"
+        return f"{name} silent for {self.age:.2f} s (limit {self.limit:g} s)"
 
 
 class SafetyMonitor:
     """Evaluates triggers and holds the latch.
 
-    ``max_age``: the safety sources (state topics the triggers read) and how old each may
-    be, from the profile; a source not listed is not checked for silence.
+    ``max_age``: the safety sources (the robot's state sources the triggers read) and how
+    old each may be, from the profile; a source not listed is not checked for silence.
     """
 
     def __init__(
@@ -117,7 +107,7 @@ class SafetyMonitor:
     ) -> None:
         self.config = config or SafetyConfig()
         self.clock = clock
-        ages = dict.fromkeys(STATE_TOPICS, DEFAULT_MAX_AGE) if max_age is None else max_age
+        ages = {} if max_age is None else max_age
         override = self.config.max_state_age
         self.max_age: dict[str, float] = {
             t: age if override is None else override for t, age in ages.items()
@@ -130,35 +120,27 @@ class SafetyMonitor:
 
     # -- evaluation --------------------------------------------------------------------
 
-    def evaluate(
-        self,
-        state: Mapping[str, Stamped[Any] | None],
-        activity: Activity,
-        health: Mapping[str, ReaderHealth] | None = None,
-    ) -> list[Cause]:
+    def evaluate(self, snap: RobotSnapshot, activity: Activity) -> list[Cause]:
         """The causes present now. Pure apart from the battery hysteresis it remembers."""
-        causes: list[Cause] = self.undecodable(health or {})
+        causes: list[Cause] = self.undecodable(snap)
         now = self.clock()
-        estop = state.get("emergency_state")
-        if estop is not None and (flags := _flags(estop.sample)):
-            causes.append(Cause("estop", f"emergency stop: {', '.join(flags)}"))
-        for topic in ("upper_state", "lower_state"):
-            s = state.get(topic)
-            if s is not None and (alarms := int(s.sample["bms_state"]["bms_alarms"])):
-                causes.append(Cause("bms_alarm", f"BMS alarm 0x{alarms:08x} in {topic}"))
-        amr = state.get("amr_state")
-        if amr is not None and bool(amr.sample["amr_event"]["emergency_stop_pressed"]):
+        if snap.estop is not None and snap.estop.sample:
+            causes.append(Cause("estop", f"emergency stop: {', '.join(snap.estop.sample)}"))
+        if snap.alarms is not None:
+            causes += [Cause("bms_alarm", alarm) for alarm in snap.alarms.sample]
+        if snap.base is not None and snap.base.sample.estop_pressed:
             causes.append(Cause("amr_estop", "the base's emergency stop is pressed"))
-        nodes = state.get("main_nodes_state")
-        if self.config.servo_errors and nodes is not None and (bad := _servo_errors(nodes.sample)):
-            causes.append(Cause("servo_error", f"servo error: {', '.join(bad)}"))
+        if self.config.servo_errors and snap.servo_errors is not None and snap.servo_errors.sample:
+            causes.append(
+                Cause("servo_error", f"servo error: {', '.join(snap.servo_errors.sample)}")
+            )
         if activity.mission_running:
             causes += [
                 Cause("stale_state", f"{why} while a mission runs")
-                for why in self.silent(state, now)
+                for why in self.silent(snap, now)
             ]
-        level = _battery_level(state)
-        if level is not None:
+        if snap.battery is not None:
+            level = snap.battery.sample
             limit = self.config.battery_critical + (
                 self.config.battery_hysteresis if self._battery_low else 0.0
             )
@@ -170,47 +152,34 @@ class SafetyMonitor:
                         f"battery at {level:g} % (critical {self.config.battery_critical:g} %)",
                     )
                 )
-        upper = state.get("upper_state")
-        if (
-            activity.control_confirmed
-            and upper is not None
-            and not bool(upper.sample["is_upper_control"])
-        ):
-            causes.append(
-                Cause("control_revoked", "upper-body control was revoked by someone else")
-            )
+        if activity.control_confirmed and snap.control is not None and not snap.control.sample:
+            causes.append(Cause("control_revoked", "control was revoked by someone else"))
         return causes
 
-    def silent(
-        self, state: Mapping[str, Stamped[Any] | None], now: float | None = None
-    ) -> list[Silence]:
+    def silent(self, snap: RobotSnapshot, now: float | None = None) -> list[Silence]:
         """Each safety source that is older than its maximum age, or was never heard."""
         now = self.clock() if now is None else now
         out = []
-        for topic, limit in self.max_age.items():
-            s = state.get(topic)
-            if s is None or now - s.received > limit:
-                out.append(Silence(topic, None if s is None else now - s.received, limit))
+        for key, limit in self.max_age.items():
+            source = snap.sources.get(key)
+            received = None if source is None else source.received
+            name = key if source is None else source.name
+            if received is None or now - received > limit:
+                out.append(Silence(key, None if received is None else now - received, limit, name))
         return out
 
-    def undecodable(self, health: Mapping[str, ReaderHealth]) -> list[Cause]:
+    def undecodable(self, snap: RobotSnapshot) -> list[Cause]:
         """A cause for each safety source whose newest sample could not be decoded."""
         return [
-            Cause("undecodable", f"{h.topic}: undecodable sample ({h.last_error})")
-            for topic, h in health.items()
-            if topic in self.max_age and h.undecodable
+            Cause("undecodable", f"{s.health.topic}: undecodable sample ({s.health.last_error})")
+            for key, s in snap.sources.items()
+            if key in self.max_age and s.health.undecodable
         ]
 
-    def not_ready(
-        self,
-        state: Mapping[str, Stamped[Any] | None],
-        health: Mapping[str, ReaderHealth] | None = None,
-    ) -> list[str]:
+    def not_ready(self, snap: RobotSnapshot) -> list[str]:
         """Why no mission may start and no reset be accepted now, though nothing trips:
         the robot's safety sources are silent or not understood."""
-        return [str(x) for x in self.silent(state)] + [
-            c.message for c in self.undecodable(health or {})
-        ]
+        return [str(x) for x in self.silent(snap)] + [c.message for c in self.undecodable(snap)]
 
     # -- the latch ---------------------------------------------------------------------
 
@@ -252,27 +221,6 @@ class SafetyMonitor:
         return True, "reset; the executive is idle"
 
 
-def _servo_errors(record: Any) -> list[str]:
-    bad = []
-    for group in ("left_leg", "right_leg", "waist", "left_arm", "right_arm", "head"):
-        codes = np.atleast_1d(record[group]["error_code"])
-        bad += [
-            f"{group}[{i}]=0x{int(c):04x}" if codes.size > 1 else f"{group}=0x{int(c):04x}"
-            for i, c in enumerate(codes)
-            if c
-        ]
-    return bad
-
-
-def _battery_level(state: Mapping[str, Stamped[Any] | None]) -> float | None:
-    levels = [
-        float(s.sample["bms_state"]["battery_level"])
-        for t in ("upper_state", "lower_state")
-        if (s := state.get(t))
-    ]
-    return min(levels) if levels else None
-
-
 class Hold(Protocol):
     """``MotionStreamer.hold``: True if this call started the hold; ``quiet``: do not log."""
 
@@ -280,57 +228,40 @@ class Hold(Protocol):
 
 
 class SafetyReaction:
-    """What a trip does, in DESIGN.md's order: hold, cancel the base, (tree) preempt.
+    """What a trip does, in DESIGN.md's order: hold, the robot's safe stop (the Atom:
+    cancel the base's task and remote driving), then the tree preempts the mission.
 
-    On the e-stop fast path this runs on CycloneDDS's receive thread, right after a
+    On the e-stop fast path this runs on the adapter's receiving thread, right after a
     sleep, when every line of Python costs ten times what it costs warm: the hold and
-    the cancel go out first, and only then is the hold logged.
+    the safe stop go out first, and only then is the hold logged.
     """
 
-    def __init__(self, hold: Hold, commands: RobotCommands) -> None:
+    def __init__(self, hold: Hold, safe_stop: Callable[[], object]) -> None:
         self.hold = hold
-        self.commands = commands
-        self.remote_driving = False  # set by whoever starts remote driving
+        self.safe_stop = safe_stop
 
     def __call__(self, reason: str) -> None:
         first = self.hold(reason, quiet=True)
         try:
-            self.commands.amr("CANCEL_TASK")
-            if self.remote_driving:
-                self.commands.amr("STOP_REMOTE")
-                self.remote_driving = False
+            self.safe_stop()
         finally:
             if first:
                 log.warning("motion held", reason=reason)
 
 
 class EstopFastPath:
-    """DDS callback on rt/emergency/state: trips and reacts without waiting for a tick.
-
-    ``undecodable(topic)`` gives the callback for a safety source's undecodable samples.
-    """
+    """The adapter's safety event (``on_safety_event``): reacts and trips without waiting
+    for a tick, on the thread that received it."""
 
     def __init__(self, monitor: SafetyMonitor, react: Callable[[str], None]) -> None:
         self.monitor = monitor
         self.react = react
 
-    def __call__(self, sample: Any) -> None:
-        flags = _flags(sample)
-        if not flags:
-            return
-        self._stop(Cause("estop", f"emergency stop: {', '.join(flags)}"))
-
-    def undecodable(self, topic: str) -> Callable[[str], None]:
-        def on_undecodable(why: str) -> None:
-            self._stop(Cause("undecodable", f"{topic_name(topic)}: undecodable sample ({why})"))
-
-        return on_undecodable
-
-    def _stop(self, cause: Cause) -> None:
+    def __call__(self, code: str, message: str) -> None:
         try:
-            self.react(cause.message)  # hold first: nothing else may delay it
+            self.react(message)  # hold first: nothing else may delay it
         finally:
-            self.monitor.trip([cause])
+            self.monitor.trip([Cause(code, message)])
 
 
 class SafetyWatchdog(py_trees.behaviour.Behaviour):
@@ -340,7 +271,7 @@ class SafetyWatchdog(py_trees.behaviour.Behaviour):
     a SAFE-STOP is latched, which preempts the mission slot below it. A mission is built
     under the slot, so it cannot remove, reorder or weaken this node.
 
-    Blackboard: reads ``/robot/<topic>`` for every state topic, and ``/robot/health``.
+    Blackboard: reads ``/robot/snapshot``.
     """
 
     def __init__(
@@ -356,22 +287,13 @@ class SafetyWatchdog(py_trees.behaviour.Behaviour):
         self.activity = activity
         self.present: list[Cause] = []
         self.bb = self.attach_blackboard_client(name=name)
-        for topic in STATE_TOPICS:
-            self.bb.register_key(key(topic), access=Access.READ)
-        self.bb.register_key(HEALTH_KEY, access=Access.READ)
+        self.bb.register_key(SNAPSHOT_KEY, access=Access.READ)
 
-    def snapshot(self) -> dict[str, Stamped[Any] | None]:
-        return {t: latest(self.bb, t) for t in STATE_TOPICS}
-
-    def health(self) -> Mapping[str, ReaderHealth]:
-        try:
-            value = self.bb.get(HEALTH_KEY)
-        except KeyError:
-            return {}
-        return value if isinstance(value, Mapping) else {}
+    def snapshot(self) -> RobotSnapshot:
+        return read_snapshot(self.bb)
 
     def update(self) -> Status:
-        self.present = self.monitor.evaluate(self.snapshot(), self.activity(), self.health())
+        self.present = self.monitor.evaluate(self.snapshot(), self.activity())
         if self.present:
             try:
                 if not self.monitor.latched:  # (the fast path may have latched already)

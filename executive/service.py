@@ -35,8 +35,6 @@ from executive.runchannels import RunChannels
 from executive.runrecord import RunRecorder
 from executive.runtime import Runtime
 from executive.status import StatusPublisher, state_line
-from executive.typewatch import TypeWatch
-from executive.wire import Interface
 
 log = structlog.get_logger(__name__)
 
@@ -93,10 +91,9 @@ def run(args: argparse.Namespace) -> int:
         participant = dds.make_participant(config.domain, retry_for=config.dds_retry_s)
     except Exception as e:  # noqa: BLE001 - DDS never came up: say so and let systemd decide
         return _fail(f"DDS did not start within {config.dds_retry_s} s: {e}")
-    interface = Interface(config.variant)
     runtime = Runtime.build(
         profile,
-        interface,
+        config.interface,
         participant=participant,
         tick_hz=config.tick_hz,
         stream_hz=config.stream_hz,
@@ -107,12 +104,13 @@ def run(args: argparse.Namespace) -> int:
     recorder = RunRecorder(config.data_dir)
     recorder.close_unfinished()  # runs a killed instance left RUNNING: ABORTED (crash)
     channels = record_runs(ex, profile, config.data_dir, config.foxglove)  # MCAP, live view
-    peers = PeerWatch(participant)
+    adapter = runtime.adapter
+    peers = PeerWatch(participant, command_topics=adapter.command_topics)
     previous = PreviousInstance(ex, config.previous_control, alone=peers.alone)
     publisher = StatusPublisher(
         participant,
         ex,
-        interface_variant=interface.variant.name,
+        interface_variant=adapter.interface_name,
         profile=profile.name,
         heartbeat_hz=config.status_hz,
         counters=lambda: (runtime.ticker.ticks, runtime.ticker.overruns),
@@ -124,15 +122,15 @@ def run(args: argparse.Namespace) -> int:
     runtime.after_tick.extend(fault_hooks)
     server.start()
     runtime.start()
-    notify.ready(f"IDLE; {len(store.names())} missions; {interface.variant.name}; {profile.name}")
+    notify.ready(f"IDLE; {len(store.names())} missions; {adapter.interface_name}; {profile.name}")
     log.info(
         "ready",
         missions=store.names(),
-        interface=interface.variant.name,
+        interface=adapter.interface_name,
         profile=profile.name,
         domain=participant.domain_id if hasattr(participant, "domain_id") else None,
     )
-    _supervise(stop, runtime, TypeWatch(participant, interface), peers, publisher)
+    _supervise(stop, runtime, peers, publisher)
     notify.stopping()
     log.info("stopping: holding motion and releasing control")
     server.stop()
@@ -183,7 +181,6 @@ def _wire(
 def _supervise(
     stop: threading.Event,
     runtime: Runtime,
-    types: TypeWatch,
     peers: PeerWatch,
     publisher: StatusPublisher,
 ) -> None:
@@ -195,8 +192,8 @@ def _supervise(
     publisher.problems = lambda: problems() + list(peers.verdict.notes)
     peers.watch(ex)  # at once (executive/peers.py: when it first looks)
     while not stop.wait(0.5):
-        if types.poll():
-            ex.interface_mismatches = tuple(map(str, types.mismatches))
+        if (mismatches := runtime.adapter.wire_mismatches()) is not None:
+            ex.interface_mismatches = tuple(mismatches)
             notify.status("INTERFACE MISMATCH: " + "; ".join(ex.interface_mismatches))
         peers.watch(ex)
         if not runtime.ticker.healthy():

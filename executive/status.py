@@ -23,7 +23,6 @@ from cyclonedds.topic import Topic
 
 from executive import __version__
 from executive.core import ExecState, Executive, node_path
-from executive.safety import topic_name
 from executive.wire.gen.own.atom_executive.msg import NodeStatus_, SourceStatus_, Status_
 
 STATUS_TOPIC = "atom/executive/status"
@@ -59,14 +58,15 @@ def tree_nodes(root: py_trees.behaviour.Behaviour) -> list[NodeStatus_]:
 def sources(executive: Executive, now: float) -> list[SourceStatus_]:
     """Every safety source: its age, its limit and what could not be decoded on it."""
     out = []
+    snap = executive.state_now()
     for topic, limit in executive.monitor.max_age.items():
-        reader = executive.io.readers.get(topic)
-        latest = reader.latest if reader is not None else None
-        health = reader.health if reader is not None else None
+        source = snap.sources.get(topic)
+        received = None if source is None else source.received
+        health = None if source is None else source.health
         out.append(
             SourceStatus_(
-                topic=topic_name(topic),
-                age_s=-1.0 if latest is None else round(latest.age(now), 4),
+                topic=topic if source is None else source.name,
+                age_s=-1.0 if received is None else round(now - received, 4),
                 max_age_s=limit,
                 decode_errors=health.errors if health else 0,
                 last_error=health.last_error if health else "",

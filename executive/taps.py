@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from behaviours.context import RobotCommands
 from executive.motion.streamer import MotionStreamer, PublishHook
 from executive.motion.trajectory import FloatArray
+from executive.robots.ports import RobotCommands
 
 # (command name, its arguments, what it returned: a message or command id, or None)
 CommandListener = Callable[[str, dict[str, Any], int | None], None]
@@ -26,7 +26,7 @@ CommandListener = Callable[[str, dict[str, Any], int | None], None]
 class CommandTap:
     """``RobotCommands`` that forwards every call to ``inner`` and then tells ``listeners``.
 
-    Wrapped around ``DdsCommands`` at assembly (``Runtime.build``), so every one-shot
+    Wrapped around the robot adapter's commands at assembly (``Runtime.build``), so every one-shot
     command (the leaves', the executive's release, the safety reaction's cancel) passes it.
     """
 
@@ -42,44 +42,46 @@ class CommandTap:
             except Exception:  # noqa: BLE001 - the command has gone out; nothing may undo that
                 self.listener_errors += 1
 
-    def switch_upper_control(self, on: bool) -> None:
-        self.inner.switch_upper_control(on)
-        self._tell("switch_upper_control", {"on": on}, None)
+    def request_control(self, on: bool) -> None:
+        self.inner.request_control(on)
+        self._tell("request_control", {"on": on}, None)
 
     def set_fsm(self, fsm_id: int) -> None:
         self.inner.set_fsm(fsm_id)
         self._tell("set_fsm", {"fsm_id": fsm_id}, None)
 
-    def clear_errors(self) -> int:
-        msg_id = self.inner.clear_errors()
-        self._tell("clear_errors", {}, msg_id)
-        return msg_id
+    def clear_faults(self) -> int:
+        ident = self.inner.clear_faults()
+        self._tell("clear_faults", {}, ident)
+        return ident
 
-    def amr(
-        self,
-        command: str,
-        *,
-        target_id: int = 0,
-        theta: float = 0.0,
-        linear_vel: float = 0.0,
-        angular_vel: float = 0.0,
-    ) -> int:
-        command_id = self.inner.amr(
-            command,
-            target_id=target_id,
-            theta=theta,
-            linear_vel=linear_vel,
-            angular_vel=angular_vel,
-        )
-        args = {
-            "command": command,
-            "target_id": target_id,
-            "theta": theta,
-            "linear_vel": linear_vel,
-            "angular_vel": angular_vel,
-        }
-        self._tell("amr", args, command_id)
-        return command_id
+    def go_to_tag(self, tag: int, theta: float) -> int:
+        ident = self.inner.go_to_tag(tag, theta)
+        self._tell("go_to_tag", {"tag": tag, "theta": theta}, ident)
+        return ident
+
+    def cancel_base(self) -> int:
+        ident = self.inner.cancel_base()
+        self._tell("cancel_base", {}, ident)
+        return ident
+
+    def tapped_safe_stop(self, safe_stop: Callable[[], object]) -> Callable[[], None]:
+        """The robot adapter's ``safe_stop`` (what a trip sends after the hold: the Atom's
+        base cancel), told to the listeners as the one-shot ``safe_stop`` once it has gone."""
+
+        def tapped() -> None:
+            safe_stop()
+            self._tell("safe_stop", {}, None)
+
+        return tapped
+
+    def set_velocity(self, vx: float, vy: float, yaw: float, ttl: float = 0.5) -> None:
+        self.inner.set_velocity(vx, vy, yaw, ttl)
+        self._tell("set_velocity", {"vx": vx, "vy": vy, "yaw": yaw, "ttl": ttl}, None)
+
+    def run_task(self, task_id: int) -> None:
+        self.inner.run_task(task_id)
+        self._tell("run_task", {"task_id": task_id}, None)
 
 
 def chain_publish(streamer: MotionStreamer, hook: PublishHook) -> None:

@@ -9,15 +9,17 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from behaviours.context import DdsCommands, RobotContext
+from behaviours.context import RobotContext
 from executive import dds
 from executive.core import Executive
 from executive.motion.streamer import MotionStreamer
-from executive.profile import STATE_TOPICS, load_profile
+from executive.profile import load_profile
 from executive.robot_io import RobotIO, Side
+from executive.robots import atom
 from executive.safety import SafetyMonitor
 
 PROFILE = load_profile()
+STATE_TOPICS = PROFILE.sources
 
 
 @dataclass
@@ -55,10 +57,11 @@ class Rig:
 def make_rig(dds_domain: int) -> Iterator[Rig]:
     with dds.open_participant(dds_domain) as p1, dds.open_participant(dds_domain) as p2:
         robot = RobotIO(p1, side=Side.ROBOT, records=["upper_cmd", "hands_cmd", "lower_cmd"])
-        io = RobotIO(p2, side=Side.CONTROLLER, records=STATE_TOPICS)
-        streamer = MotionStreamer(io, PROFILE)
-        context = RobotContext(PROFILE, DdsCommands(io), streamer)
-        ex = Executive(io, context, streamer, SafetyMonitor())
+        adapter = atom.open(PROFILE, participant=p2)
+        io = adapter.io
+        streamer = MotionStreamer(adapter.streams, PROFILE)
+        context = RobotContext(PROFILE, adapter.commands, streamer)
+        ex = Executive(adapter, context, streamer, SafetyMonitor(max_age=PROFILE.safety_sources))
         r = Rig(robot, ex, p2)
         r.tick_until(lambda: all(io.readers[t].latest is not None for t in STATE_TOPICS))
         yield r

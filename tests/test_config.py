@@ -35,7 +35,7 @@ def test_values_are_taken() -> None:
             "fsm_ids": {"stand": 5},
         }
     )
-    assert cfg.tick_hz == 100 and cfg.variant.name == "sdk-1.1.0"
+    assert cfg.tick_hz == 100 and cfg.interface == "sdk-1.1.0"
     assert cfg.safety.max_state_age == 0.2 and cfg.fsm_ids == {"stand": 5}
 
 

@@ -129,7 +129,7 @@ def test_a_reset_before_the_next_tick_judges_the_estop_as_it_is_now(rig: Rig) ->
             assert rig.ex.state is ExecState.SAFE_STOP
         else:
             rig.state()  # released again before any tick
-            estop = rig.ex.io.readers["emergency_state"]
+            estop = rig.ex.adapter.io.readers["emergency_state"]
             clear = estop.wait_for(lambda s: not any(s[n] for n in s.dtype.names), 5.0)
             assert clear is not None
             ok, message = rig.ex.reset()
@@ -300,11 +300,11 @@ def test_a_garbled_estop_sample_holds_and_latches_undecodable(rig: Rig) -> None:
     )
     rig.ex.tick()
     assert rig.ex.state is ExecState.SAFE_STOP
-    health = rig.ex.io.readers["emergency_state"].health
+    health = rig.ex.adapter.io.readers["emergency_state"].health
     assert health.errors >= 1 and health.undecodable
     ok, message = rig.ex.reset()
     assert not ok and "undecodable" in message
-    rig.tick_until(lambda: not rig.ex.io.readers["emergency_state"].health.undecodable)
+    rig.tick_until(lambda: not rig.ex.adapter.io.readers["emergency_state"].health.undecodable)
     assert rig.ex.reset()[0]
 
 

@@ -20,7 +20,6 @@ from cyclonedds.topic import Topic
 from executive import dds
 from executive.core import ExecState, Executive
 from executive.peers import (
-    COMMAND_TOPICS,
     Peer,
     PeerWatch,
     Verdict,
@@ -29,6 +28,7 @@ from executive.peers import (
     peer_from_qos,
 )
 from executive.robot_io import TOPICS
+from executive.robots.atom import COMMAND_TOPICS
 from executive.status import STATUS_QOS, STATUS_TOPIC
 from executive.wire import Interface
 from executive.wire.gen.own.atom_executive.msg import Status_
@@ -57,6 +57,7 @@ def judge(
         now,
         grace=1.0,
         alive=lambda pid: pid in alive,
+        command_topics=COMMAND_TOPICS,
     )
 
 
@@ -133,7 +134,7 @@ def test_a_writer_of_a_command_topic_that_is_no_executive_blocks_every_start() -
     (conflict,) = judge([ours], writes, now=1.5).conflicts
     assert conflict.startswith("rt/set/fsm/id written by pc2:400")
     # an endpoint whose participant record has not come yet: judged after the grace too
-    assert decide(ME, {}, writes, {ours.key: 0.0}, 0.5, grace=1.0) == Verdict()
+    assert decide(ME, {}, writes, {ours.key: 0.0}, 0.5, grace=1.0) == Verdict()  # no commands
 
 
 def test_state_and_other_topics_are_not_commands() -> None:
@@ -205,7 +206,7 @@ def test_the_watch_sees_executives_and_writers_come_and_go(
     dds_domain: int, participant: DomainParticipant
 ) -> None:
     # the other participants live in this process: pid -1 for us, so they are not ghosts
-    watch = PeerWatch(participant, grace=0.2, pid=-1)
+    watch = PeerWatch(participant, command_topics=COMMAND_TOPICS, grace=0.2, pid=-1)
     assert watch.me.started_ns is not None  # made by dds.make_participant
     run = SimpleNamespace(run_id="r1")
     ex = FakeExecutive(conflicts=(), run=run, state=ExecState.IDLE, last_run=None)
@@ -241,7 +242,7 @@ def test_a_participant_without_a_start_time_gets_one(dds_domain: int) -> None:
     plain = DomainParticipant(dds_domain)
     try:
         before = time.time_ns()
-        watch = PeerWatch(plain)
+        watch = PeerWatch(plain, command_topics=COMMAND_TOPICS)
         assert watch.me.started_ns is not None and watch.me.started_ns >= before
     finally:
         dds.close_participant(plain)
@@ -268,7 +269,7 @@ def test_the_one_standing_by_takes_over_at_once_when_the_first_is_killed(
 ) -> None:
     """An executive of this host that was first, killed -9: its participant stays in
     discovery for its lease (10 s), but its process is gone: no longer a reason to wait."""
-    watch = PeerWatch(participant)
+    watch = PeerWatch(participant, command_topics=COMMAND_TOPICS)
     first = subprocess.Popen(
         [sys.executable, "-c", GHOST, str(dds_domain)], stdout=subprocess.PIPE, text=True
     )

@@ -109,11 +109,11 @@ def test_the_streamer_stores_the_hold_at_the_measured_position_every_period(
     rig, published = moving
     ex = rig.ex
     assert ex.reflex is not None
-    codec = ex.io.codec("upper_cmd")
+    codec = ex.adapter.io.codec("upper_cmd")
     stored = ex.reflex.load_hold(0)
     assert stored is not None and ex.reflex.load_hold(1) is None  # lower and hands: idle
     q = codec.decode(stored)["motor_cmd"]["q"]
-    measured = ex.io.readers["upper_state"].latest
+    measured = ex.adapter.io.readers["upper_state"].latest
     assert measured is not None
     np.testing.assert_allclose(q, measured.sample["motor_state"]["q"], atol=1e-6)
     assert published[-1][2] is False  # while the command itself moves on
@@ -146,7 +146,7 @@ def test_a_trip_writes_the_stored_holds_then_the_cancel_and_refuses_what_was_com
     published.clear()
     ex.streamer.step()
     assert [held for _, _, held in published] == [True]
-    codec = ex.io.codec("upper_cmd")
+    codec = ex.adapter.io.codec("upper_cmd")
     record = codec.zeros()
     record["motor_cmd"] = codec.decode(stored or b"")["motor_cmd"]
     assert codec.encode(record) == stored  # decoded and encoded again: the same bytes

@@ -181,18 +181,22 @@ class Recorded:
     def __init__(self) -> None:
         self.calls: list[tuple[str, Any]] = []
 
-    def switch_upper_control(self, on: bool) -> None:
-        self.calls.append(("switch", on))
+    def request_control(self, on: bool) -> None:
+        self.calls.append(("control", on))
 
     def set_fsm(self, fsm_id: int) -> None:
         self.calls.append(("fsm", fsm_id))
 
-    def clear_errors(self) -> int:
+    def clear_faults(self) -> int:
         return 7
 
-    def amr(self, command: str, **kw: Any) -> int:
-        self.calls.append(("amr", command))
+    def go_to_tag(self, tag: int, theta: float) -> int:
+        self.calls.append(("go", tag))
         return 42
+
+    def cancel_base(self) -> int:
+        self.calls.append(("cancel", 0))
+        return 43
 
 
 def test_the_command_tap_sends_first_and_a_failing_listener_stops_nothing() -> None:
@@ -204,13 +208,13 @@ def test_the_command_tap_sends_first_and_a_failing_listener_stops_nothing() -> N
         raise RuntimeError("a recorder's bug")
 
     tap.listeners += [broken, lambda c, a, r: heard.append((c, a, r))]
-    tap.switch_upper_control(True)
-    assert tap.amr("MOVE_TO_TAG", target_id=3, theta=1.5) == 42
-    assert tap.clear_errors() == 7
-    assert inner.calls == [("switch", True), ("amr", "MOVE_TO_TAG")]
-    assert heard[0] == ("switch_upper_control", {"on": True}, None)
-    assert heard[1][0] == "amr" and heard[1][1]["target_id"] == 3 and heard[1][2] == 42
-    assert heard[2] == ("clear_errors", {}, 7)
+    tap.request_control(True)
+    assert tap.go_to_tag(3, 1.5) == 42
+    assert tap.clear_faults() == 7
+    assert inner.calls == [("control", True), ("go", 3)]
+    assert heard[0] == ("request_control", {"on": True}, None)
+    assert heard[1] == ("go_to_tag", {"tag": 3, "theta": 1.5}, 42)
+    assert heard[2] == ("clear_faults", {}, 7)
     assert tap.listener_errors == 3
 
 

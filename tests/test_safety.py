@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import py_trees
 import pytest
 
-from executive.profile import STATE_TOPICS
-from executive.robot_io import TOPICS, ReaderHealth, Stamped
+from executive.profile import STATE_TOPICS, load_profile
+from executive.robot_io import TOPICS
+from executive.robots.atom.state import AtomState, estop_flags
+from executive.robots.ports import ReaderHealth, RobotSnapshot, Stamped
 from executive.safety import (
     Activity,
     Cause,
@@ -36,8 +37,16 @@ class World:
         self.rec["upper_state"]["is_upper_control"] = True
         self.received = dict.fromkeys(TYPES, self.now)
 
-    def snapshot(self) -> dict[str, Stamped[Any] | None]:
-        return {t: Stamped(r, self.received[t]) for t, r in self.rec.items()}
+        self.atom = AtomState(iface, {}, {}, STATE_TOPICS, clock=lambda: self.now)
+
+    def snapshot(
+        self, health: dict[str, ReaderHealth] | None = None, missing: tuple[str, ...] = ()
+    ) -> RobotSnapshot:
+        """The Atom adapter's snapshot of these records (executive.robots.atom.state)."""
+        state = {
+            t: None if t in missing else Stamped(r, self.received[t]) for t, r in self.rec.items()
+        }
+        return self.atom.build(state, health or {}, self.now)
 
 
 def codes(causes: list[Cause]) -> list[str]:
@@ -54,6 +63,7 @@ def monitor(world: World) -> SafetyMonitor:
     return SafetyMonitor(
         SafetyConfig(max_state_age=0.5, battery_critical=10, battery_hysteresis=5),
         clock=lambda: world.now,
+        max_age=load_profile().safety_sources,
     )
 
 
@@ -142,10 +152,8 @@ def test_the_profile_gives_each_source_its_age(world: World) -> None:
 
 def test_idle_robot_that_is_silent_is_not_ready(world: World, monitor: SafetyMonitor) -> None:
     assert monitor.not_ready(world.snapshot()) == []
-    state = world.snapshot()
-    state["emergency_state"] = None
     world.received["amr_state"] = world.now - 3.25
-    state["amr_state"] = Stamped(world.rec["amr_state"], world.received["amr_state"])
+    state = world.snapshot(missing=("emergency_state",))
     assert monitor.not_ready(state) == [
         "rt/amr/state silent for 3.25 s (limit 0.5 s)",
         "rt/emergency/state never received",
@@ -157,11 +165,11 @@ def test_an_undecodable_safety_source_is_a_cause(world: World, monitor: SafetyMo
     bad = ReaderHealth("rt/emergency/state", 3, "unknown encapsulation 12340000", 49.9, 0, True)
     recovered = ReaderHealth("rt/main/nodes/state", 1, "too short", 49.0, 0, False)
     health = {"emergency_state": bad, "main_nodes_state": recovered}
-    (cause,) = monitor.evaluate(world.snapshot(), Activity(), health)
+    (cause,) = monitor.evaluate(world.snapshot(health), Activity())
     assert cause == Cause(
         "undecodable", "rt/emergency/state: undecodable sample (unknown encapsulation 12340000)"
     )
-    assert monitor.not_ready(world.snapshot(), health) == [cause.message]
+    assert monitor.not_ready(world.snapshot(health)) == [cause.message]
 
 
 def test_battery_hysteresis(world: World, monitor: SafetyMonitor) -> None:
@@ -190,11 +198,11 @@ def test_fast_path_reacts_before_latching(world: World, monitor: SafetyMonitor) 
     fast = EstopFastPath(
         monitor, lambda reason: order.append(f"react {reason} latched={monitor.latched}")
     )
-    fast(world.rec["emergency_state"])  # all clear: nothing
-    assert order == [] and not monitor.latched
+    assert estop_flags(world.rec["emergency_state"]) == ()  # all clear: the adapter is quiet
     sample = world.rec["emergency_state"].copy()
     sample["hard_emergency_triggered"] = True
-    fast(sample)
+    (flag,) = estop_flags(sample)
+    fast("estop", f"emergency stop: {flag}")  # what the Atom adapter's e-stop callback sends
     assert order == ["react emergency stop: hard_emergency_triggered latched=False"]
     assert monitor.latched
 
@@ -204,8 +212,8 @@ def test_fast_path_holds_and_latches_on_an_undecodable_sample(
 ) -> None:
     order: list[str] = []
     fast = EstopFastPath(monitor, lambda reason: order.append(f"{reason} {monitor.latched}"))
-    fast.undecodable("emergency_state")("2 bytes is too short for EmergencyState_")
     expected = "rt/emergency/state: undecodable sample (2 bytes is too short for EmergencyState_)"
+    fast("undecodable", expected)
     assert order == [f"{expected} False"]
     assert monitor.reasons == [Cause("undecodable", expected)]
 
@@ -216,10 +224,8 @@ def test_fast_path_latches_even_if_the_reaction_raises(
     def broken(reason: str) -> None:
         raise RuntimeError("writer gone")
 
-    sample = np.zeros((), world.rec["emergency_state"].dtype)
-    sample["soft_emergency_triggered"] = True
     with pytest.raises(RuntimeError):
-        EstopFastPath(monitor, broken)(sample)
+        EstopFastPath(monitor, broken)("estop", "emergency stop: soft_emergency_triggered")
     assert monitor.latched
 
 

@@ -12,9 +12,9 @@ import structlog
 
 from executive import dds
 from executive.config import ServiceConfig, parse_config
-from executive.motion.streamer import STATE_KEYS, MotionStreamer
+from executive.motion.streamer import MotionStreamer
 from executive.profile import load_profile
-from executive.robot_io import RobotIO, Side
+from executive.robots import atom
 
 DEPLOY = Path(__file__).resolve().parents[1] / "deploy"
 
@@ -30,8 +30,9 @@ def test_the_default_asks_for_sched_fifo_within_the_units_limit() -> None:
 @pytest.mark.dds
 def test_a_refused_priority_is_one_line_naming_what_it_got_and_why(dds_domain: int) -> None:
     with dds.open_participant(dds_domain) as p, structlog.testing.capture_logs() as logs:
-        io = RobotIO(p, side=Side.CONTROLLER, records=STATE_KEYS)
-        streamer = MotionStreamer(io, load_profile(), priority=100)  # no kernel grants 100
+        profile = load_profile()
+        adapter = atom.open(profile, participant=p)
+        streamer = MotionStreamer(adapter.streams, profile, priority=100)  # no kernel grants 100
         streamer.start()
         deadline = time.monotonic() + 5
         while not streamer.stats.scheduling:

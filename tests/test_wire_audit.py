@@ -14,8 +14,8 @@ piece is checked here (or in the test named) against something we did not write:
 |                                              | headers as transcribed; tools/vendor_descriptors.py  |
 | topic names and which type each carries      | here: DESIGN.md 3 (the seeds); tests/crobot (names   |
 |                                              | hard-coded in C); tests/integration/test_c_robot.py  |
-| AMR enum numbers (navigation leaf literals,  | here: DESIGN.md 3.3's documented numbers; the C robot |
-| the sim's enum lookups)                      | answers with idlc's enumerators                      |
+| AMR enum numbers (the Atom adapter's snapshot| here: DESIGN.md 3.3's documented numbers; the C robot |
+| mapping, the sim's enum lookups)             | answers with idlc's enumerators                      |
 | gamepad bytes (sim encodes, leaf decodes)    | here: seed 000's layout as DESIGN.md 3.3 gives it    |
 | joint order and index per stream (profile)   | tests/test_profile.py vs reference/atom_joints.yaml; |
 |                                              | test_c_robot.py's final targets by the vendor index  |
@@ -31,10 +31,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from behaviours.actions import navigation
 from executive import gamepad
 from executive.robot_io import TOPICS
+from executive.robots.atom.state import AtomState
+from executive.robots.ports import BaseState, NavStatus, Stamped
 from executive.wire import Interface
+from executive.wire.codec import Codec
 
 DESIGN = Path(__file__).resolve().parents[2] / "shared" / "DESIGN.md"
 needs_design = pytest.mark.skipif(not DESIGN.exists(), reason="../shared not beside the repo")
@@ -52,13 +54,24 @@ def test_the_topic_table_is_the_seeds_list() -> None:
 @needs_design
 def test_amr_numbers_are_the_documented_ones() -> None:
     """DESIGN.md 3.3 (seed 000 §12): accepted at TASKING (2), done at COMPLETED (3), ended by
-    FAILED (4) or CANCELED (6). The leaf's literals, the generated enums and the document agree."""
+    FAILED (4) or CANCELED (6). The Atom adapter's snapshot reads those documented numbers
+    off a hand-made AMRState_ record as the robot-neutral states the navigation leaf uses."""
     text = DESIGN.read_text(encoding="utf-8")
     documented = {name: int(n) for name, n in re.findall(r"([A-Z]+) \((\d)\)", text)}
-    assert documented["TASKING"] == navigation.TASKING == Interface().DeviceStatus_.TASKING.value
-    nav = Interface().NavigationStatus_
+    iface = Interface()
+    atom = AtomState(iface, {}, {}, ("amr_state",))
+    record = Codec(iface.AMRState_).zeros()
+
+    def base(device: int, nav: int) -> BaseState:
+        record["device_status"], record["navigation_status"] = device, nav
+        snap = atom.build({"amr_state": Stamped(record.copy(), 1.0)}, {}, 1.0)
+        assert snap.base is not None
+        return snap.base.sample
+
+    assert base(documented["TASKING"], 0).tasking
+    assert not base(documented["TASKING"] - 1, 0).tasking
     for name in ("COMPLETED", "FAILED", "CANCELED"):
-        assert documented[name] == getattr(navigation, name) == getattr(nav, name).value
+        assert base(0, documented[name]).status is NavStatus[name]
 
 
 # Seed 000 (DESIGN.md 3.3): byte 2 bits high->low '', '', LT, RT, SELECT, START, LB, RB;

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 from py_trees.common import Status
 
 from behaviours.base import RobotLeaf
-from behaviours.state import latest
 from executive.mission.kinds import NAME, Field, FieldType, LeafKind, show, timeout
 from executive.mission.model import Unresolved
 
@@ -50,9 +49,9 @@ class _Confirmed(RobotLeaf):
 
 
 class AcquireControl(_Confirmed):
-    """Take upper-body control; confirmed by ``UpperState_.is_upper_control``.
+    """Take control of the robot (the Atom: its upper body); confirmed by the robot.
 
-    Blackboard: reads ``/robot/upper_state``. Marks the context so the mission slot
+    Reads the snapshot's ``control``. Marks the context so the mission slot
     releases control when the mission ends, however it ends.
     """
 
@@ -71,22 +70,16 @@ class AcquireControl(_Confirmed):
         ),
     )
 
-    reads = ("upper_state",)
-
     def __init__(self, name: str = "Acquire Control", timeout: float = 3.0) -> None:
         super().__init__(name, timeout)
 
     def send(self) -> None:
         self.ctx.control_acquired = True
-        self.ctx.commands.switch_upper_control(True)
+        self.ctx.commands.request_control(True)
 
     def confirmed(self) -> bool:
-        state = latest(self.bb, "upper_state")
-        return (
-            state is not None
-            and state.received >= self.started_at
-            and bool(state.sample["is_upper_control"])
-        )
+        control = self.robot.control
+        return control is not None and control.received >= self.started_at and control.sample
 
     def timeout_message(self) -> str:
         return (
@@ -97,7 +90,7 @@ class AcquireControl(_Confirmed):
 class ReleaseControl(_Confirmed):
     """Hand upper-body control back; confirmed when ``is_upper_control`` is false.
 
-    Blackboard: reads ``/robot/upper_state``.
+    Reads the snapshot's ``control``.
     """
 
     kinds = (
@@ -114,8 +107,6 @@ class ReleaseControl(_Confirmed):
         ),
     )
 
-    reads = ("upper_state",)
-
     def __init__(self, name: str = "Release Control", timeout: float = 3.0) -> None:
         super().__init__(name, timeout)
 
@@ -123,15 +114,11 @@ class ReleaseControl(_Confirmed):
         # Handing control back is intended from here on: the watchdog must not read the
         # flag going false as someone else revoking it.
         self.ctx.control_acquired = False
-        self.ctx.commands.switch_upper_control(False)
+        self.ctx.commands.request_control(False)
 
     def confirmed(self) -> bool:
-        state = latest(self.bb, "upper_state")
-        return (
-            state is not None
-            and state.received >= self.started_at
-            and not state.sample["is_upper_control"]
-        )
+        control = self.robot.control
+        return control is not None and control.received >= self.started_at and not control.sample
 
 
 def _check_set_fsm(checker: LeafChecker, inp: LeafInput) -> dict[str, Any] | None:
@@ -153,7 +140,7 @@ def _build_set_fsm(leaf: Leaf) -> SetFsm:
 class SetFsm(_Confirmed):
     """Switch the firmware state machine; confirmed by ``fsm_id`` in upper or lower state.
 
-    Blackboard: reads ``/robot/upper_state``, ``/robot/lower_state``.
+    Reads the snapshot's ``fsm``.
     """
 
     kinds = (
@@ -180,8 +167,6 @@ class SetFsm(_Confirmed):
         ),
     )
 
-    reads = ("upper_state", "lower_state")
-
     def __init__(self, state: str | int, name: str | None = None, timeout: float = 3.0) -> None:
         super().__init__(name or f"Set FSM {state}", timeout)
         self.state = state
@@ -199,15 +184,8 @@ class SetFsm(_Confirmed):
         self.ctx.commands.set_fsm(self.fsm_id)
 
     def confirmed(self) -> bool:
-        for topic in self.reads:
-            state = latest(self.bb, topic)
-            if (
-                state is not None
-                and state.received >= self.started_at
-                and int(state.sample["fsm_id"]) == self.fsm_id
-            ):
-                return True
-        return False
+        fsm = self.robot.fsm
+        return fsm is not None and fsm.received >= self.started_at and fsm.sample == self.fsm_id
 
     def timeout_message(self) -> str:
         return f"fsm_id never confirmed {self.fsm_id} ({self.state}) within {self.timeout} s"
@@ -231,4 +209,4 @@ class ClearErrors(RobotLeaf):
         super().__init__(name)
 
     def start(self) -> None:
-        self.ctx.commands.clear_errors()
+        self.ctx.commands.clear_faults()

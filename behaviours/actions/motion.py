@@ -14,20 +14,18 @@ from typing import TYPE_CHECKING, Any
 from py_trees.common import Status
 
 from behaviours.base import RobotLeaf
-from behaviours.state import latest
 from executive.mission.diagnostics import Location
 from executive.mission.kinds import NAME, Field, FieldType, LeafKind, show, timeout
 from executive.mission.library import limits_message
 from executive.mission.model import Unresolved
 from executive.mission.values import Val, suggest
-from executive.motion.streamer import STREAMS, HeldError
+from executive.motion.streamer import HeldError
 from executive.motion.trajectory import PlanError, plan
 from executive.profile import GROUPS
 
 if TYPE_CHECKING:
     from executive.mission.model import Leaf
     from executive.mission.validate import LeafChecker, LeafInput
-
 
 # rad. One default for joints and fingers alike (the hand_gesture kind said 0.1 until the
 # kinds moved here, while the builder fell back to 0.05): the streamer drives fingers on
@@ -88,7 +86,7 @@ class MoveJoints(RobotLeaf):
     ``tolerance``; fails on timeout naming the worst joint. Preempted (or timed out),
     it holds its joints at their measured positions.
 
-    Blackboard: reads ``/robot/upper_state``, ``/robot/lower_state``, ``/robot/hands_state``.
+    Reads the snapshot's joint positions.
     """
 
     kinds = (
@@ -150,8 +148,6 @@ class MoveJoints(RobotLeaf):
         ),
     )
 
-    reads = ("upper_state", "lower_state", "hands_state")
-
     def __init__(
         self,
         targets: Mapping[str, float],
@@ -170,16 +166,7 @@ class MoveJoints(RobotLeaf):
 
     def measured(self) -> dict[str, float]:
         """Measured positions of this leaf's joints from the blackboard snapshot."""
-        out: dict[str, float] = {}
-        for name in self.targets:
-            joint = self.ctx.profile.joints.get(name)
-            if joint is None:
-                continue
-            _, state_key, _, state_field = STREAMS[joint.topic]
-            state = latest(self.bb, state_key)
-            if state is not None:
-                out[name] = float(state.sample[state_field]["q"][joint.index])
-        return out
+        return self.robot.positions(self.targets)
 
     def start(self) -> None:
         try:

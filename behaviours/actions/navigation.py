@@ -1,9 +1,9 @@
-"""Sending the wheeled base to a tag and watching ``navigation_status``.
+"""Sending the base to a tag and watching its navigation status (the snapshot's ``base``).
 
-The sequence follows the vendor's documentation (seed 000 §12): a new task does not
-cancel a running one, so a busy base is sent CANCEL_TASK first; the task is accepted
-when ``device_status`` becomes TASKING and done when ``navigation_status`` becomes
-COMPLETED; FAILED and CANCELED end it. Preempted while running, it sends CANCEL_TASK.
+The sequence follows the Atom vendor's documentation (seed 000 §12), which the snapshot's
+robot-neutral ``BaseState`` keeps: a new task does not cancel a running one, so a busy
+base is canceled first; the task is accepted when the base is tasking and done when its
+status becomes COMPLETED; FAILED and CANCELED end it. Preempted while running, it cancels.
 
 The previous task's final status stays on show for a while after ours is sent (the base
 queues a new task, and lets an ended one linger so readers see it). So while waiting for
@@ -20,16 +20,13 @@ from typing import TYPE_CHECKING, Any
 from py_trees.common import Status
 
 from behaviours.base import RobotLeaf
-from behaviours.state import latest
 from executive.mission.kinds import MAX_TAG, NAME, Field, FieldType, LeafKind, show, timeout
+from executive.robots.ports import BUSY, NavStatus
 
 if TYPE_CHECKING:
     from executive.mission.validate import LeafChecker, LeafInput
 
 # Numeric values of the wire enums (idl/dobot_atom/amr_state.idl).
-TASKING = 2
-QUEUING, RUNNING, COMPLETED, FAILED, PAUSED, CANCELED = 1, 2, 3, 4, 5, 6
-BUSY = {QUEUING, RUNNING, PAUSED}
 
 
 class Phase(enum.Enum):
@@ -59,7 +56,7 @@ def _check_navigate(checker: LeafChecker, inp: LeafInput) -> dict[str, Any] | No
 class NavigateToTag(RobotLeaf):
     """MOVE_TO_TAG ``tag`` with absolute heading ``theta``.
 
-    Blackboard: reads ``/robot/amr_state``.
+    Reads the snapshot's ``base``.
     """
 
     kinds = (
@@ -96,8 +93,6 @@ class NavigateToTag(RobotLeaf):
         ),
     )
 
-    reads = ("amr_state",)
-
     def __init__(
         self, tag: int, theta: float = 0.0, *, name: str | None = None, timeout: float = 60.0
     ) -> None:
@@ -107,45 +102,35 @@ class NavigateToTag(RobotLeaf):
         self.phase = Phase.ACCEPTING
         self._sent_at = 0.0
         self._command_id = -1
-        self._shown_before: tuple[int, int] | None = None  # (navigation_status, task_id)
+        self._shown_before: tuple[NavStatus, int] | None = None  # (status, task id)
 
-    def _fresh(self) -> tuple[int, int, int] | None:
-        """(device_status, navigation_status, task_id) from a sample newer than our last
+    def _fresh(self) -> tuple[bool, NavStatus, int] | None:
+        """(tasking, navigation status, task id) from a base state newer than our last
         command."""
-        state = latest(self.bb, "amr_state")
-        if state is None or state.received < self._sent_at:
+        base = self.robot.base
+        if base is None or base.received < self._sent_at:
             return None
-        s = state.sample
-        return int(s["device_status"]), int(s["navigation_status"]), int(s["task_id"])
+        b = base.sample
+        return b.tasking, b.status, b.task_id
 
     def _move(self) -> None:
-        state = latest(self.bb, "amr_state")
-        self._shown_before = (
-            None
-            if state is None
-            else (int(state.sample["navigation_status"]), int(state.sample["task_id"]))
-        )
-        self._command_id = self.ctx.commands.amr(
-            "MOVE_TO_TAG", target_id=self.tag, theta=self.theta
-        )
+        base = self.robot.base
+        self._shown_before = None if base is None else (base.sample.status, base.sample.task_id)
+        self._command_id = self.ctx.commands.go_to_tag(self.tag, self.theta)
         self._sent_at = self.ctx.clock()
         self.phase = Phase.ACCEPTING
 
-    def _refused(self, nav: int, task_id: int) -> bool:
+    def _refused(self, nav: NavStatus, task_id: int) -> bool:
         """A FAILED while waiting for acceptance: ours, not the previous task's lingering."""
-        return nav == FAILED and (
-            task_id == self._command_id or self._shown_before != (FAILED, task_id)
+        return nav is NavStatus.FAILED and (
+            task_id == self._command_id or self._shown_before != (NavStatus.FAILED, task_id)
         )
 
     def start(self) -> None:
         self._sent_at = self.started_at
-        state = latest(self.bb, "amr_state")
-        busy = state is not None and (
-            int(state.sample["device_status"]) == TASKING
-            or int(state.sample["navigation_status"]) in BUSY
-        )
-        if busy:
-            self.ctx.commands.amr("CANCEL_TASK")
+        base = self.robot.base
+        if base is not None and base.sample.busy:
+            self.ctx.commands.cancel_base()
             self._sent_at = self.ctx.clock()
             self.phase = Phase.CANCELING
         else:
@@ -156,22 +141,23 @@ class NavigateToTag(RobotLeaf):
         self.feedback_message = self.phase.value
         if fresh is None:
             return Status.RUNNING
-        device, nav, task_id = fresh
+        tasking, nav, task_id = fresh
+        busy = tasking or nav in BUSY
         if self.phase is Phase.CANCELING:
-            if device != TASKING and nav not in BUSY:
+            if not busy:
                 self._move()
             return Status.RUNNING
         if self.phase is Phase.ACCEPTING:
-            if device == TASKING or nav in BUSY:
+            if busy:
                 self.phase = Phase.RUNNING
             elif self._refused(nav, task_id):
                 return self.fail("amr_failed", f"the base refused the task to tag {self.tag}")
             return Status.RUNNING
-        if nav == COMPLETED:
+        if nav is NavStatus.COMPLETED:
             return Status.SUCCESS
-        if nav == FAILED:
+        if nav is NavStatus.FAILED:
             return self.fail("amr_failed", f"navigation to tag {self.tag} failed")
-        if nav == CANCELED:
+        if nav is NavStatus.CANCELED:
             return self.fail(
                 "amr_canceled", f"navigation to tag {self.tag} was canceled by someone else"
             )
@@ -182,4 +168,4 @@ class NavigateToTag(RobotLeaf):
 
     def abort(self) -> None:
         if self.phase is not Phase.CANCELING:
-            self.ctx.commands.amr("CANCEL_TASK")
+            self.ctx.commands.cancel_base()

@@ -5,8 +5,6 @@ from __future__ import annotations
 from py_trees.common import Status
 
 from behaviours.base import RobotLeaf
-from behaviours.state import latest
-from executive.gamepad import BUTTONS  # wireless_remote byte and bit of each button
 from executive.mission.kinds import BUTTONS as BUTTON_NAMES
 from executive.mission.kinds import NAME, Field, FieldType, LeafKind, show, timeout
 
@@ -14,7 +12,7 @@ from executive.mission.kinds import NAME, Field, FieldType, LeafKind, show, time
 class CheckBattery(RobotLeaf):
     """SUCCESS if the battery is at least ``min_level`` percent, else FAILURE.
 
-    Blackboard: reads ``/robot/upper_state``, ``/robot/lower_state`` (``bms_state``).
+    Reads the snapshot's ``battery``.
     """
 
     kinds = (
@@ -40,24 +38,18 @@ class CheckBattery(RobotLeaf):
         ),
     )
 
-    reads = ("upper_state", "lower_state")
-
     def __init__(self, min_level: float, name: str | None = None) -> None:
         super().__init__(name or f"Battery >= {min_level:g} %")
         self.min_level = min_level
 
     def poll(self) -> Status:
-        levels = [
-            int(s.sample["bms_state"]["battery_level"])
-            for s in (latest(self.bb, t) for t in self.reads)
-            if s is not None
-        ]
-        if not levels:
+        battery = self.robot.battery
+        if battery is None:
             return self.fail("no_state", "no battery state received")
-        level = min(levels)
+        level = battery.sample
         if level < self.min_level:
             return self.fail(
-                "low_battery", f"battery at {level} %, the mission needs {self.min_level:g} %"
+                "low_battery", f"battery at {level:g} %, the mission needs {self.min_level:g} %"
             )
         return Status.SUCCESS
 
@@ -68,7 +60,7 @@ class WaitForButton(RobotLeaf):
     A button already held when the wait starts does not count: the operator must press
     it in answer to this step.
 
-    Blackboard: reads ``/robot/upper_state``, ``/robot/lower_state`` (``wireless_remote``).
+    Reads the snapshot's ``buttons``.
     """
 
     kinds = (
@@ -96,38 +88,34 @@ class WaitForButton(RobotLeaf):
         ),
     )
 
-    reads = ("upper_state", "lower_state")
-
     def __init__(self, button: str, *, name: str | None = None, timeout: float = 60.0) -> None:
-        if button not in BUTTONS:
-            raise ValueError(f"unknown button {button!r}; known: {', '.join(BUTTONS)}")
+        if button not in BUTTON_NAMES:
+            raise ValueError(f"unknown button {button!r}; known: {', '.join(BUTTON_NAMES)}")
         super().__init__(name or f"Wait for button {button}", timeout)
         self.button = button
         self._released = False
 
-    def _pressed(self, topic: str) -> tuple[bool, float] | None:
-        state = latest(self.bb, topic)
-        if state is None:
+    def _pressed(self) -> tuple[bool, float] | None:
+        buttons = self.robot.buttons
+        if buttons is None:
             return None
-        byte, bit = BUTTONS[self.button]
-        return bool(int(state.sample["wireless_remote"][byte]) >> bit & 1), state.received
+        return self.button in buttons.sample, buttons.received
 
     def start(self) -> None:
         # Held when the wait starts (in the newest sample before it) does not count; a press
         # that lands in the very next sample does (a race the first version lost).
-        held = [p[0] for t in self.reads if (p := self._pressed(t)) is not None]
-        self._released = not any(held)
+        seen = self._pressed()
+        self._released = seen is None or not seen[0]
         self.feedback_message = f"press {self.button}"
 
     def poll(self) -> Status:
-        for topic in self.reads:
-            seen = self._pressed(topic)
-            if seen is None or seen[1] < self.started_at:
-                continue
-            if not seen[0]:
-                self._released = True
-            elif self._released:
-                return Status.SUCCESS
+        seen = self._pressed()
+        if seen is None or seen[1] < self.started_at:
+            return Status.RUNNING
+        if not seen[0]:
+            self._released = True
+        elif self._released:
+            return Status.SUCCESS
         return Status.RUNNING
 
     def timeout_message(self) -> str:

@@ -1,11 +1,14 @@
 """The motion streamer: the only code that publishes joint commands.
 
 A fixed-rate thread (default 500 Hz, monotonic deadlines, overruns counted) publishes
-``rt/upper/cmd``, ``rt/lower/cmd`` and ``rt/hands/cmd`` for every *engaged* stream from the
-current targets, sampling the active trajectories each period. A stream engages when a
-trajectory first moves one of its joints and stays engaged (holding its last target)
-until ``disengage``: a stream the executive never used is never published, so it cannot
-fight the firmware's own controller for the legs.
+the robot's joint streams (``ports.JointStream``: the Atom's upper, lower and hands
+commands; the Adam's whole body and hands) for every *engaged* stream from the current
+targets, sampling the active trajectories each period. A stream engages when a trajectory
+first moves one of its joints and stays engaged (holding its last target) until
+``disengage``: a stream the executive never used is never published, so it cannot fight
+the firmware's own controller for the legs. Where one command carries the whole body
+(``whole_body``), moving an arm engages it all: every other joint is held where it was
+measured when it engaged.
 
 ``hold()`` is the safety fast path. It may be called from any thread (the safety
 reaction calls it); under the same lock the period uses, it drops every trajectory,
@@ -36,20 +39,12 @@ import numpy.typing as npt
 import structlog
 
 from executive import realtime
+from executive.motion.gate import Gate, PythonGate
 from executive.motion.trajectory import FloatArray, Trajectory
 from executive.profile import RobotProfile
-from executive.reflex import Gate, Measured, PythonGate
-from executive.robot_io import RobotIO
+from executive.robots.ports import JointStream
 
 log = structlog.get_logger(__name__)
-
-# topic -> (command key, state key, array field in the command, array field in the state)
-STREAMS: dict[str, tuple[str, str, str, str]] = {
-    "upper": ("upper_cmd", "upper_state", "motor_cmd", "motor_state"),
-    "lower": ("lower_cmd", "lower_state", "motor_cmd", "motor_state"),
-    "hands": ("hands_cmd", "hands_state", "hands", "hands"),
-}
-STATE_KEYS = tuple(s[1] for s in STREAMS.values())
 
 PublishHook = Callable[[str, FloatArray, bool], None]
 
@@ -79,24 +74,13 @@ class StreamStats:
 
 
 class _Stream:
-    def __init__(self, io: RobotIO, profile: RobotProfile, topic: str, slot: int) -> None:
-        self.topic = topic
-        self.slot = slot  # its index in the reflex's holds (STREAMS order)
-        self.cmd_key, self.state_key, self.cmd_field, self.state_field = STREAMS[topic]
-        self.codec = io.codec(self.cmd_key)
-        self.record = self.codec.zeros()
-        self.lower, self.upper = profile.limits(topic)
-        kp, kd = profile.gains(topic)
-        if not (np.all(kp > 0) and np.all(kd >= 0)):
-            raise ValueError(f"{topic}: profile gains must have kp > 0 and kd >= 0")
-        motors = self.record[self.cmd_field]
-        motors["mode"] = profile.motor_mode
-        motors["kp"] = kp
-        motors["kd"] = kd
-        # the hold at the measured position, for the reflex; field by field from zeros
-        # (numpy's copy() leaves the padding after ``mode`` uninitialised: garbage on the wire)
-        self.hold_record = self.codec.zeros()
-        self.hold_record[()] = self.record
+    def __init__(self, port: JointStream, profile: RobotProfile, slot: int) -> None:
+        self.port = port
+        self.topic = port.name
+        self.slot = slot  # its index in the gate's holds (the robot's stream order)
+        self.lower, self.upper = profile.limits(port.name)
+        if len(self.lower) != len(port.joints):
+            raise ValueError(f"{port.name}: the profile and the robot disagree on its joints")
         self.target: FloatArray = np.zeros(len(self.lower))
         self.engaged = False
         self.trajectories: list[Trajectory] = []
@@ -107,7 +91,7 @@ class MotionStreamer:
 
     def __init__(
         self,
-        io: RobotIO,
+        streams: Sequence[JointStream],
         profile: RobotProfile,
         *,
         rate_hz: float | None = None,
@@ -116,7 +100,6 @@ class MotionStreamer:
         on_publish: PublishHook | None = None,
         priority: int | None = None,
     ) -> None:
-        self.io = io
         self.profile = profile
         self.period = 1.0 / (rate_hz or profile.command_hz)
         self.max_state_age = max_state_age
@@ -124,12 +107,12 @@ class MotionStreamer:
         self.on_publish = on_publish
         self.priority = priority  # SCHED_FIFO priority of the thread; None: normal scheduling
         self.stats = StreamStats()
-        self._streams = {t: _Stream(io, profile, t, i) for i, t in enumerate(STREAMS)}
+        self._streams = {p.name: _Stream(p, profile, i) for i, p in enumerate(streams)}
         self._lock = threading.Lock()
         self._held = False
         self._hold_reason = ""
         self._hold_called = False  # hold() was called since the last release()
-        self._gate: Gate = PythonGate(io, self.command_keys())
+        self._gate: Gate = PythonGate([s.port.write for s in self._streams.values()])
         self._seen_trips = 0  # the reflex's trips this streamer has adopted
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -137,22 +120,8 @@ class MotionStreamer:
     # -- the reflex ----------------------------------------------------------------------
 
     def command_keys(self) -> tuple[str, ...]:
-        """The command topics, in the order of the reflex's hold slots."""
-        return tuple(s.cmd_key for s in self._streams.values())
-
-    def measured_from(self) -> tuple[Measured, ...]:
-        """Where each stream's measured positions are, for the reflex (command-key order)."""
-        return tuple(
-            Measured(
-                s.state_key,
-                s.cmd_field,
-                s.state_field,
-                s.lower.tolist(),
-                s.upper.tolist(),
-                self.max_state_age,
-            )
-            for s in self._streams.values()
-        )
+        """The command writers' keys, in the order of the gate's hold slots."""
+        return tuple(s.port.command_key for s in self._streams.values())
 
     def attach_gate(self, gate: Gate) -> None:
         """Publish through ``gate`` (the installed reflex) from now on."""
@@ -179,8 +148,7 @@ class MotionStreamer:
                 continue
             fired = self._gate.fired(stream.slot)
             if fired is not None:
-                q = stream.codec.decode(fired)[stream.cmd_field]["q"]
-                stream.target = np.asarray(q, dtype=np.float64).copy()
+                stream.target = stream.port.decode_q(fired)
             elif (measured := self.measured(stream.topic)) is not None:
                 # engaged after the reflex's last hold was stored: frozen where it is
                 stream.target = np.clip(measured, stream.lower, stream.upper)
@@ -191,19 +159,18 @@ class MotionStreamer:
         is missing or stale), encoded: what the reflex writes if it trips before the next
         period. Caller holds the lock."""
         q = self.measured(stream.topic)
-        hold = stream.hold_record[stream.cmd_field]
-        hold["q"] = stream.target if q is None else np.clip(q, stream.lower, stream.upper)
-        return stream.codec.encode(stream.hold_record)
+        return stream.port.encode(
+            stream.target if q is None else np.clip(q, stream.lower, stream.upper)
+        )
 
     # -- measured state ----------------------------------------------------------------
 
     def measured(self, topic: str) -> FloatArray | None:
         """Measured positions of ``topic``'s motors, or None if missing or stale."""
-        state_key, state_field = STREAMS[topic][1], STREAMS[topic][3]
-        stamped = self.io.readers[state_key].latest
+        stamped = self._streams[topic].port.measured()
         if stamped is None or stamped.age(self.clock()) > self.max_state_age:
             return None
-        q = np.asarray(stamped.sample[state_field]["q"], dtype=np.float64)
+        q = stamped.sample
         return q if np.all(np.isfinite(q)) else None
 
     def measured_joints(self, names: Iterable[str]) -> dict[str, float]:
@@ -383,14 +350,12 @@ class MotionStreamer:
             log.error("non-finite target refused", topic=stream.topic)
             return
         np.clip(q, stream.lower, stream.upper, out=q)
-        stream.record[stream.cmd_field]["q"] = q
-        data = stream.codec.encode(stream.record)
+        data = stream.port.encode(q)
         if not self._gate.publish(stream.slot, data, self._seen_trips):
             # the reflex tripped after this period began: send its hold, not this command
             self._adopt()
             q = stream.target
-            stream.record[stream.cmd_field]["q"] = q
-            data = stream.codec.encode(stream.record)
+            data = stream.port.encode(q)
             self._gate.publish(stream.slot, data, self._seen_trips)
         if self._held:  # the hold being sent: the reflex sends it as it is
             self._gate.store_hold(stream.slot, data)

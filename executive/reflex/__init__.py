@@ -51,8 +51,9 @@ from typing import Any, Protocol
 import numpy as np
 import structlog
 
+from executive.motion.gate import Gate
 from executive.robot_io import TOPICS, RobotIO
-from executive.wire.codec import Codec, DecodeError, raw_write
+from executive.wire.codec import Codec, DecodeError
 
 log = structlog.get_logger(__name__)
 
@@ -66,56 +67,8 @@ else:
 
 ENV = "ATOM_EXECUTIVE_REFLEX"  # "off": the Python fast path only (an A/B, or a way out)
 ESTOP_KEY = "emergency_state"
-CANCEL_ID_BIT = 1 << 31  # the reflex's CANCEL_TASK ids: DdsCommands counts up from < 2**30
+CANCEL_ID_BIT = 1 << 31  # the reflex's CANCEL_TASK ids: AtomCommands counts up from < 2**30
 DISPATCHER_THREAD = "dds-to-python"  # the kernel name of the thread Python callbacks run on
-
-
-class Gate(Protocol):
-    """What the motion streamer asks of the reflex (``PythonGate`` when there is none)."""
-
-    def publish(self, slot: int, data: bytes, seen: int) -> bool:
-        """Write one joint command; False (nothing written) if the reflex tripped after the
-        ``seen``-th trip: the command was computed before the streamer knew."""
-        ...
-
-    def store_hold(self, slot: int, data: bytes | None, fresh: bool = False) -> None:
-        """The stream's hold as the reflex would write it now (None: not engaged);
-        ``fresh``: frozen at a measurement, which a newer one may replace at the trip
-        (not a hold already being sent: a hold does not move)."""
-        ...
-
-    def fired(self, slot: int) -> bytes | None:
-        """While tripped, the hold the reflex wrote for the stream (None: none)."""
-        ...
-
-    def tripped(self) -> bool: ...
-
-    def trips(self) -> int: ...
-
-
-class PythonGate:
-    """No reflex: every command is written as ``raw_write`` writes it; nothing ever trips."""
-
-    def __init__(self, io: RobotIO, keys: Sequence[str]) -> None:
-        self._writers = [io.writers.get(k) for k in keys]
-
-    def publish(self, slot: int, data: bytes, seen: int) -> bool:
-        writer = self._writers[slot]
-        if writer is not None:
-            raw_write(writer, data)
-        return True
-
-    def store_hold(self, slot: int, data: bytes | None, fresh: bool = False) -> None:
-        pass
-
-    def fired(self, slot: int) -> bytes | None:
-        return None
-
-    def tripped(self) -> bool:
-        return False
-
-    def trips(self) -> int:
-        return 0
 
 
 @dataclass(frozen=True)
@@ -149,10 +102,6 @@ class Streamer(Protocol):
     priority: int | None  # its SCHED_FIFO priority; the reflex's threads get one more
 
     def command_keys(self) -> tuple[str, ...]: ...
-
-    def measured_from(self) -> tuple[Measured, ...]:
-        """Per command key, in the same order."""
-        ...
 
     def attach_gate(self, gate: Gate) -> None: ...
 
@@ -307,8 +256,15 @@ def divert(readers: Iterable[Any]) -> Diversion | None:
     return diversion
 
 
-def install(io: RobotIO, streamer: Streamer, on_trip: Callable[[Trip], None]) -> Reflex | None:
+def install(
+    io: RobotIO,
+    streamer: Streamer,
+    measured: Sequence[Measured],
+    on_trip: Callable[[Trip], None],
+) -> Reflex | None:
     """Arm the reflex on ``io`` (the executive's side) and route ``streamer`` through it.
+
+    ``measured``: where each of the streamer's streams (``command_keys`` order) is measured.
 
     None when the extension is not built (one warning: the Python fast path holds instead)
     or the robot has no e-stop topic.
@@ -358,7 +314,7 @@ def install(io: RobotIO, streamer: Streamer, on_trip: Callable[[Trip], None]) ->
     box.append(weakref.ref(reflex))
     # the e-stop reader first: the dispatcher runs the callbacks in this order
     _divert(core, [io.readers[k].reader for k in sorted(io.readers, key=lambda k: k != ESTOP_KEY)])
-    for slot, (key, m) in enumerate(zip(keys, streamer.measured_from(), strict=True)):
+    for slot, (key, m) in enumerate(zip(keys, measured, strict=True)):
         _measure(core, io, slot, key, m)
     streamer.attach_gate(reflex)
     _live.add(reflex)
@@ -425,7 +381,7 @@ def _measure(core: _reflex.Core, io: RobotIO, slot: int, key: str, m: Measured) 
 
 
 def _cancel_task(io: RobotIO) -> tuple[bytes, int, int]:
-    """A CANCEL_TASK as ``DdsCommands.amr`` encodes it, and where its ``command_id`` and
+    """A CANCEL_TASK as ``AtomCommands.amr`` encodes it, and where its ``command_id`` and
     ``timestamp`` lie (the reflex stamps both when it writes)."""
     if "amr_cmd" not in io.writers:
         return b"", 0, 0

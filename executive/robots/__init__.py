@@ -117,3 +117,10 @@ def open_adapter(profile: RobotProfile, **options: Any) -> RobotAdapter:
     module = importlib.import_module(f"executive.robots.{profile.robot}")
     adapter: RobotAdapter = module.open(profile, **options)
     return adapter
+
+
+def check_interface(robot: str, text: str) -> str | None:
+    """Why ``text`` is not an interface variant of robot kind ``robot`` (None if it is)."""
+    module = importlib.import_module(f"executive.robots.{robot}")
+    why: str | None = module.check_interface(text)
+    return why

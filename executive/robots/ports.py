@@ -253,6 +253,19 @@ class NoCommands:
 SafetyEvent = Callable[[str, str], None]  # (cause code, message): on the adapter's thread
 
 
+class Trip(Protocol):
+    """What a robot's native reflex reports after it has held (the Atom's, in C)."""
+
+    code: str
+    message: str
+
+
+class Reflex(Protocol):
+    """A robot's native e-stop reflex, once armed: only the executive's reset clears it."""
+
+    def reset(self) -> None: ...
+
+
 class RobotAdapter(Protocol):
     """A robot behind the seam. Built by ``executive.robots.open_adapter`` from a profile.
 
@@ -265,8 +278,16 @@ class RobotAdapter(Protocol):
     streams: Sequence[JointStream]
     commands: RobotCommands
     interface_name: str  # the wire variant it speaks, for status
+    # where other controllers of the robot would show up (executive.peers): the names of
+    # the robot's command topics on the executive's DDS domain; empty for other transports
+    command_topics: frozenset[str]
 
     def snapshot(self) -> RobotSnapshot: ...
+
+    def wire_mismatches(self) -> list[str] | None:
+        """Polled by the service every 0.5 s: every way the robot's announced wire differs
+        from what the adapter speaks (a wrong interface variant), or None if nothing new."""
+        ...
 
     def on_safety_event(self, callback: SafetyEvent) -> None:
         """Call ``callback(code, message)`` the moment a safety input trips or a safety
@@ -279,8 +300,9 @@ class RobotAdapter(Protocol):
         for a robot without a base."""
         ...
 
-    def install_reflex(self, streamer: Any, on_trip: Callable[[Any], None]) -> Any:
-        """Arm the robot's native e-stop reflex if it has one (None if not)."""
+    def install_reflex(self, streamer: Any, on_trip: Callable[[Any], None]) -> Reflex | None:
+        """Arm the robot's native e-stop reflex if it has one (None if not): it holds
+        ``streamer``'s streams before Python runs, then calls ``on_trip(Trip)``."""
         ...
 
     def close(self) -> None: ...

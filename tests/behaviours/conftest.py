@@ -15,10 +15,12 @@ import py_trees
 import pytest
 
 from behaviours.context import RobotContext
-from behaviours.state import key
+from behaviours.state import SNAPSHOT_KEY
 from executive.motion.trajectory import Trajectory
 from executive.profile import STATE_TOPICS, load_profile
-from executive.robot_io import TOPICS, Stamped
+from executive.robot_io import TOPICS
+from executive.robots.atom.state import AtomState
+from executive.robots.ports import Stamped
 from executive.wire import Interface
 from executive.wire.codec import Codec
 
@@ -42,22 +44,29 @@ class Clock:
 class RecordingCommands:
     calls: list[tuple[Any, ...]] = field(default_factory=list)
 
-    def switch_upper_control(self, on: bool) -> None:
-        self.calls.append(("switch_upper_control", on))
+    def request_control(self, on: bool) -> None:
+        self.calls.append(("request_control", on))
 
     def set_fsm(self, fsm_id: int) -> None:
         self.calls.append(("set_fsm", fsm_id))
 
-    def clear_errors(self) -> int:
-        self.calls.append(("clear_errors",))
+    def clear_faults(self) -> int:
+        self.calls.append(("clear_faults",))
         return 1
 
-    def amr(self, command: str, **kw: Any) -> int:
-        self.calls.append(("amr", command, kw))
+    def go_to_tag(self, tag: int, theta: float) -> int:
+        self.calls.append(("go_to_tag", tag, theta))
+        return len(self.calls)
+
+    def cancel_base(self) -> int:
+        self.calls.append(("cancel_base",))
         return len(self.calls)
 
     def named(self, name: str) -> list[tuple[Any, ...]]:
         return [c for c in self.calls if c[0] == name]
+
+    def base(self) -> list[tuple[Any, ...]]:
+        return [c for c in self.calls if c[0] in ("go_to_tag", "cancel_base")]
 
 
 @dataclass
@@ -82,20 +91,25 @@ class RecordingMotion:
 
 
 class Robot:
-    """Writes state records to the blackboard, stamped with the fake clock."""
+    """Writes the Atom's state records to the blackboard as GatherRobotState does: the
+    Atom adapter's snapshot of them (executive.robots.atom.state), stamped with the fake
+    clock."""
 
     def __init__(self, clock: Clock) -> None:
         self.clock = clock
         self.records = {t: Codec(getattr(IFACE, n)).zeros() for t, n in TYPES.items()}
+        self.stamped: dict[str, Stamped[Any] | None] = dict.fromkeys(TYPES)
+        layout = {j.name: (j.topic, j.index) for j in PROFILE.joints.values()}
+        self.atom = AtomState(IFACE, {}, layout, STATE_TOPICS, clock=clock)
         self.bb = py_trees.blackboard.Client(name="test robot")
-        for t in TYPES:
-            self.bb.register_key(key(t), access=py_trees.common.Access.WRITE)
+        self.bb.register_key(SNAPSHOT_KEY, access=py_trees.common.Access.WRITE)
 
     def publish(self, topic: str, **fields: Any) -> None:
         rec = self.records[topic]
         for name, value in fields.items():
             rec[name] = value
-        self.bb.set(key(topic), Stamped(rec.copy(), self.clock()))
+        self.stamped[topic] = Stamped(rec.copy(), self.clock())
+        self.bb.set(SNAPSHOT_KEY, self.atom.build(self.stamped, {}, self.clock()))
 
     def joints(self, **q: float) -> None:
         """Set measured positions by joint name and publish the affected state topics."""

@@ -7,7 +7,8 @@ import pytest
 from py_trees.common import Status
 
 from behaviours.actions.basic import Log, Wait
-from behaviours.conditions.robot import BUTTONS, CheckBattery, WaitForButton
+from behaviours.conditions.robot import CheckBattery, WaitForButton
+from executive.gamepad import BUTTONS  # the Atom's wireless_remote byte and bit
 
 from .conftest import Kit
 

@@ -13,7 +13,7 @@ def test_acquire_sends_resends_and_confirms(kit: Kit) -> None:
     kit.robot.publish("upper_state", is_upper_control=False)
     leaf = kit.setup(AcquireControl(timeout=3.0))
     assert kit.tick(leaf) is Status.RUNNING
-    assert kit.commands.named("switch_upper_control") == [("switch_upper_control", True)]
+    assert kit.commands.named("request_control") == [("request_control", True)]
     assert kit.context.control_acquired
     assert kit.tick(leaf, 0.1) is Status.RUNNING and len(kit.commands.calls) == 1
     assert kit.tick(leaf, 0.15) is Status.RUNNING and len(kit.commands.calls) == 2  # re-sent
@@ -44,7 +44,7 @@ def test_release_confirms_and_clears_the_mark(kit: Kit) -> None:
     kit.context.control_acquired = True
     leaf = kit.setup(ReleaseControl())
     assert kit.tick(leaf) is Status.RUNNING
-    assert kit.commands.calls == [("switch_upper_control", False)]
+    assert kit.commands.calls == [("request_control", False)]
     # intended from the moment it is sent, so the watchdog never reads it as a revocation
     assert not kit.context.control_acquired
     kit.robot.publish("upper_state", is_upper_control=False)
@@ -78,4 +78,4 @@ def test_set_fsm_unknown_name_fails_without_sending(kit: Kit) -> None:
 def test_clear_errors_sends_once(kit: Kit) -> None:
     leaf = kit.setup(ClearErrors())
     assert kit.tick(leaf) is Status.SUCCESS
-    assert kit.commands.calls == [("clear_errors",)]
+    assert kit.commands.calls == [("clear_faults",)]

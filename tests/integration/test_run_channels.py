@@ -144,9 +144,9 @@ def test_a_run_is_an_mcap_file_and_a_live_view(live: Live, recorded: RunChannels
 
     # one-shot commands in full: control and FSM from the mission, the reaction's cancel
     oneshot = decoded["/cmd/oneshot"]
-    assert {"command": "switch_upper_control", "args": {"on": True}, "id": None} in oneshot
+    assert {"command": "request_control", "args": {"on": True}, "id": None} in oneshot
     assert any(c["command"] == "set_fsm" for c in oneshot)
-    assert any(c["command"] == "amr" and c["args"]["command"] == "CANCEL_TASK" for c in oneshot)
+    assert any(c["command"] == "safe_stop" for c in oneshot)  # the trip's base cancel
     # the hold after the e-stop, and the e-stop in the robot's flags
     assert any(t["held"] for t in decoded["/cmd/joints/upper"])
     assert any(e["soft_emergency_triggered"] and e["any"] for e in decoded["/robot/emergency"])

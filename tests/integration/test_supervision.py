@@ -121,5 +121,5 @@ def test_after_a_crash_the_record_is_closed_and_left_control_released_or_reporte
         else:
             status = stack.client.wait_status(lambda s: len(s.problems) > 0, 15)
             assert status is not None
-            assert "upper-body control is on" in status.problems[0]
+            assert "control is on" in status.problems[0]
             assert stack.sim.status().is_upper_control

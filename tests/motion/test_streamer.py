@@ -17,10 +17,11 @@ import numpy as np
 import pytest
 
 from executive import dds, realtime
-from executive.motion.streamer import STATE_KEYS, HeldError, MotionStreamer
+from executive.motion.streamer import HeldError, MotionStreamer
 from executive.motion.trajectory import plan
 from executive.profile import load_profile
 from executive.robot_io import RobotIO, Side
+from executive.robots import atom
 
 PROFILE = load_profile()
 pytestmark = pytest.mark.dds
@@ -55,10 +56,13 @@ class Rig:
 def rig(dds_domain: int) -> Iterator[Rig]:
     with dds.open_participant(dds_domain) as p1, dds.open_participant(dds_domain) as p2:
         robot = RobotIO(p1, side=Side.ROBOT, records=["upper_cmd", "lower_cmd", "hands_cmd"])
-        ctl = RobotIO(p2, side=Side.CONTROLLER, records=STATE_KEYS)
-        r = Rig(robot, ctl, None)  # type: ignore[arg-type]
+        adapter = atom.open(PROFILE, participant=p2)  # the Atom's joint streams
+        r = Rig(robot, adapter.io, None)  # type: ignore[arg-type]
         r.streamer = MotionStreamer(
-            ctl, PROFILE, max_state_age=60.0, on_publish=lambda *a: r.published.append(a)
+            adapter.streams,
+            PROFILE,
+            max_state_age=60.0,
+            on_publish=lambda *a: r.published.append(a),
         )
         yield r
         r.streamer.stop()

@@ -1,0 +1,128 @@
+"""The Dobot Atom behind the seam: its DDS wire as ``ports.RobotAdapter``.
+
+Read this package to add a robot. Four pieces, each the Atom's alone:
+
+- ``state.py``: the six state topics as one ``RobotSnapshot``;
+- ``streams.py``: the three joint command topics as ``JointStream`` ports;
+- ``commands.py``: control, FSM, clearing errors and the base as ``RobotCommands``;
+- this module: the adapter that opens them on one participant, registers the fast path
+  (an e-stop sample, an undecodable safety sample) and arms the C e-stop reflex.
+
+The wire itself (``executive.robot_io`` topics, ``executive.wire`` types and codec) is
+what the simulated Atom speaks too, so both ends of the loopback share one table; the
+C robot of ``tests/crobot`` and the vendor's layouts check that table independently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from cyclonedds.domain import DomainParticipant
+
+from executive import reflex
+from executive.profile import RobotProfile
+from executive.robot_io import TOPICS, Kind, RobotIO, Side
+from executive.robots.atom.commands import AtomCommands
+from executive.robots.atom.state import AtomState, estop_flags
+from executive.robots.atom.streams import AtomStream
+from executive.robots.ports import RobotSnapshot, SafetyEvent
+from executive.typewatch import TypeWatch
+from executive.wire import DEFAULT_PRESET, Interface, Variant, VariantError
+
+ESTOP_KEY = "emergency_state"
+COMMAND_TOPICS = frozenset(s.name for s in TOPICS.values() if s.kind in (Kind.STREAM, Kind.EVENT))
+
+
+class AtomAdapter:
+    """The Atom on one DDS participant (the executive's side of the wire)."""
+
+    name = "atom"
+
+    def __init__(
+        self, profile: RobotProfile, participant: DomainParticipant, interface: Interface
+    ) -> None:
+        self.profile = profile
+        self.interface = interface
+        self.interface_name = interface.variant.name
+        self.capabilities = profile.capabilities
+        self.io = RobotIO(participant, interface, side=Side.CONTROLLER, records=profile.sources)
+        self.commands = AtomCommands(self.io)
+        self.streams = tuple(AtomStream(self.io, profile, name) for name in profile.topics)
+        layout = {j.name: (j.topic, j.index) for j in profile.joints.values()}
+        self.state = AtomState(interface, self.io.readers, layout, profile.sources)
+        self.command_topics = COMMAND_TOPICS  # for executive.peers: who else commands it
+        self._reflex: reflex.Reflex | None = None
+        self._types: TypeWatch | None = None
+        self._participant = participant
+
+    def snapshot(self) -> RobotSnapshot:
+        return self.state.snapshot()
+
+    def wire_mismatches(self) -> list[str] | None:
+        """Discovery's types on the Atom's topics against ours (executive.typewatch)."""
+        if self._types is None:
+            self._types = TypeWatch(self._participant, self.interface)
+        if not self._types.poll():
+            return None
+        return [str(m) for m in self._types.mismatches]
+
+    def on_safety_event(self, callback: SafetyEvent) -> None:
+        """An e-stop sample with a flag set, or an undecodable sample on a safety source,
+        calls ``callback`` on the receiving thread. With the reflex armed, the e-stop topic
+        is the reflex's: it holds first and reports through ``install_reflex``'s on_trip."""
+        estop = self.io.readers.get(ESTOP_KEY)
+        if estop is not None and self._reflex is None:
+
+            def on_estop(sample: Any) -> None:
+                if flags := estop_flags(sample):
+                    callback("estop", f"emergency stop: {', '.join(flags)}")
+
+            estop.add_callback(on_estop)
+        for key in self.profile.safety_sources:
+            reader = self.io.readers.get(key)
+            if reader is None or (self._reflex is not None and key == ESTOP_KEY):
+                continue
+            name = TOPICS[key].name
+
+            def on_undecodable(why: str, name: str = name) -> None:
+                callback("undecodable", f"{name}: undecodable sample ({why})")
+
+            reader.on_undecodable(on_undecodable)
+
+    def safe_stop(self) -> None:
+        """After the hold: cancel the base's task (and remote driving)."""
+        self.commands.cancel_base()
+
+    def install_reflex(self, streamer: Any, on_trip: Callable[[reflex.Trip], None]) -> Any:
+        measured = [
+            s.measured_for_reflex(self.profile, streamer.max_state_age) for s in self.streams
+        ]
+        self._reflex = reflex.install(self.io, streamer, measured, on_trip)
+        return self._reflex
+
+    def close(self) -> None:
+        """Nothing to release: the participant is the caller's."""
+
+
+def check_interface(text: str) -> str | None:
+    """Why ``text`` is not an Atom interface variant (``preset[+axis=choice...]``)."""
+    try:
+        Variant.parse(text)
+    except VariantError as e:
+        return str(e)
+    return None
+
+
+def open(  # the name executive.robots.open_adapter calls
+    profile: RobotProfile,
+    *,
+    participant: DomainParticipant,
+    interface: str | Interface | None = None,
+    **_: Any,
+) -> AtomAdapter:
+    """The Atom adapter for ``profile`` on ``participant``, speaking ``interface``
+    (a variant name such as ``sdk-1.1.0``, or an ``Interface``; default: the seeds')."""
+    if not isinstance(interface, Interface):
+        interface = Interface(Variant.parse(interface or DEFAULT_PRESET))
+    return AtomAdapter(profile, participant, interface)

@@ -1,0 +1,175 @@
+"""The Atom's state as the robot-neutral ``RobotSnapshot``: every field named here, once.
+
+The six state topics (DESIGN.md 3) map onto the snapshot so:
+
+- joints: ``rt/upper/state`` and ``rt/lower/state`` ``motor_state[].q``, ``rt/hands/state``
+  ``hands[].q``, by stream (``upper``, ``lower``, ``hands``) in wire order;
+- control: ``UpperState_.is_upper_control``; fsm: ``fsm_id`` of the newer of upper and
+  lower state (the firmware reports the same machine in both);
+- e-stop: the true flags of ``EmergencyState_`` (three or four, by interface variant);
+- battery: the lower ``bms_state.battery_level`` of upper and lower state; alarms: their
+  non-zero ``bms_alarms``;
+- servo errors: non-zero ``error_code`` in ``rt/main/nodes/state``;
+- base: ``AMRState_`` (``device_status`` TASKING, ``navigation_status`` by name,
+  ``task_id``, the base's own e-stop button);
+- buttons: the gamepad bytes of the newer of upper and lower state (executive.gamepad).
+
+Numbers of the AMR enums come from the interface's generated enums, not literals.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from executive.gamepad import BUTTONS
+from executive.robot_io import TOPICS, LatestReader
+from executive.robots.ports import (
+    BaseState,
+    NavStatus,
+    ReaderHealth,
+    RobotSnapshot,
+    Source,
+    Stamped,
+)
+from executive.wire import Interface
+
+# stream -> (state topic key, motor array field of the state)
+JOINT_STATE: dict[str, tuple[str, str]] = {
+    "upper": ("upper_state", "motor_state"),
+    "lower": ("lower_state", "motor_state"),
+    "hands": ("hands_state", "hands"),
+}
+_SERVO_GROUPS = ("left_leg", "right_leg", "waist", "left_arm", "right_arm", "head")
+
+
+def estop_flags(record: Any) -> tuple[str, ...]:
+    """Names of the true boolean fields of an ``EmergencyState_`` record."""
+    return tuple(n for n in record.dtype.names if bool(record[n]))
+
+
+def servo_errors(record: Any) -> tuple[str, ...]:
+    """``left_arm[2]=0x0010`` for each servo with a non-zero error code."""
+    bad: list[str] = []
+    for group in _SERVO_GROUPS:
+        codes = np.atleast_1d(record[group]["error_code"])
+        bad += [
+            f"{group}[{i}]=0x{int(c):04x}" if codes.size > 1 else f"{group}=0x{int(c):04x}"
+            for i, c in enumerate(codes)
+            if c
+        ]
+    return tuple(bad)
+
+
+def pressed(wireless_remote: Any) -> frozenset[str]:
+    """The gamepad buttons held in a ``wireless_remote[40]`` array."""
+    return frozenset(
+        name for name, (byte, bit) in BUTTONS.items() if int(wireless_remote[byte]) >> bit & 1
+    )
+
+
+class AtomState:
+    """Builds snapshots from the executive's readers (the tick thread and the fast path)."""
+
+    def __init__(
+        self,
+        interface: Interface,
+        readers: Mapping[str, LatestReader[Any]],
+        layout: Mapping[str, tuple[str, int]],
+        sources: tuple[str, ...],
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.readers = readers
+        self.layout = dict(layout)
+        self.sources = sources
+        self.clock = clock
+        nav = interface.NavigationStatus_
+        self._nav = {nav[s.name].value: s for s in NavStatus if s.name in nav.__members__}
+        self._tasking = interface.DeviceStatus_.TASKING.value
+
+    def latest(self, key: str) -> Stamped[Any] | None:
+        reader = self.readers.get(key)
+        return None if reader is None else reader.latest
+
+    def base(self, amr: Stamped[Any] | None) -> Stamped[BaseState] | None:
+        if amr is None:
+            return None
+        s = amr.sample
+        return Stamped(
+            BaseState(
+                tasking=int(s["device_status"]) == self._tasking,
+                status=self._nav.get(int(s["navigation_status"]), NavStatus.NONE),
+                task_id=int(s["task_id"]),
+                estop_pressed=bool(s["amr_event"]["emergency_stop_pressed"]),
+            ),
+            amr.received,
+        )
+
+    def snapshot(self) -> RobotSnapshot:
+        state = {key: self.latest(key) for key in self.sources}
+        health = {
+            key: self.readers[key].health
+            if key in self.readers
+            else ReaderHealth(TOPICS[key].name if key in TOPICS else key)
+            for key in self.sources
+        }
+        return self.build(state, health, self.clock())
+
+    def build(
+        self,
+        state: Mapping[str, Stamped[Any] | None],
+        health: Mapping[str, ReaderHealth],
+        now: float,
+    ) -> RobotSnapshot:
+        """The snapshot of these samples (pure: tests build snapshots from records)."""
+        joints = {}
+        for stream, (key, field) in JOINT_STATE.items():
+            s = state.get(key)
+            if s is not None:
+                q = np.asarray(s.sample[field]["q"], dtype=np.float64)
+                joints[stream] = Stamped(q, s.received)
+        upper, lower = state.get("upper_state"), state.get("lower_state")
+        bodies = [s for s in (upper, lower) if s is not None]
+        newest = max(bodies, key=lambda s: s.received) if bodies else None
+        alarms = tuple(
+            f"BMS alarm 0x{a:08x} in {key}"
+            for key, s in (("upper_state", upper), ("lower_state", lower))
+            if s is not None and (a := int(s.sample["bms_state"]["bms_alarms"]))
+        )
+        estop, nodes = state.get("emergency_state"), state.get("main_nodes_state")
+        return RobotSnapshot(
+            taken=now,
+            joints=joints,
+            layout=self.layout,
+            control=None
+            if upper is None
+            else Stamped(bool(upper.sample["is_upper_control"]), upper.received),
+            fsm=None if newest is None else Stamped(int(newest.sample["fsm_id"]), newest.received),
+            estop=None if estop is None else Stamped(estop_flags(estop.sample), estop.received),
+            battery=None
+            if not bodies
+            else Stamped(
+                min(float(s.sample["bms_state"]["battery_level"]) for s in bodies),
+                min(s.received for s in bodies),
+            ),
+            alarms=None if newest is None else Stamped(alarms, newest.received),
+            servo_errors=None
+            if nodes is None
+            else Stamped(servo_errors(nodes.sample), nodes.received),
+            base=self.base(state.get("amr_state")),
+            buttons=None
+            if newest is None
+            else Stamped(pressed(newest.sample["wireless_remote"]), newest.received),
+            sources={
+                key: Source(
+                    key,
+                    TOPICS[key].name if key in TOPICS else key,
+                    None if s is None else s.received,
+                    health.get(key) or ReaderHealth(TOPICS[key].name if key in TOPICS else key),
+                )
+                for key, s in state.items()
+            },
+        )

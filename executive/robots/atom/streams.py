@@ -1,0 +1,79 @@
+"""The Atom's joint streams: ``rt/upper/cmd``, ``rt/lower/cmd``, ``rt/hands/cmd``.
+
+Each stream is a ``ports.JointStream``: a command record prepared once from the profile
+(``mode``, ``kp``, ``kd`` per motor), whose positions are set and encoded through the
+precompiled codec each period; its measured positions come from the matching state
+topic. The streamer calls these under its lock, so one record per stream is enough.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from executive.profile import RobotProfile
+from executive.reflex import Measured
+from executive.robot_io import RobotIO
+from executive.robots.ports import FloatArray, Stamped
+from executive.wire.codec import raw_write
+
+# stream -> (command key, state key, array field in the command, array field in the state)
+STREAMS: dict[str, tuple[str, str, str, str]] = {
+    "upper": ("upper_cmd", "upper_state", "motor_cmd", "motor_state"),
+    "lower": ("lower_cmd", "lower_state", "motor_cmd", "motor_state"),
+    "hands": ("hands_cmd", "hands_state", "hands", "hands"),
+}
+
+
+class AtomStream:
+    """One of the Atom's three joint command topics."""
+
+    def __init__(self, io: RobotIO, profile: RobotProfile, name: str) -> None:
+        self.name = name
+        self.command_key, self.state_key, self.cmd_field, self.state_field = STREAMS[name]
+        self.joints = tuple(profile.topics[name])
+        self.io = io
+        self.codec = io.codec(self.command_key)
+        kp, kd = profile.gains(name)
+        if not (np.all(kp > 0) and np.all(kd >= 0)):
+            raise ValueError(f"{name}: profile gains must have kp > 0 and kd >= 0")
+        # field by field from zeros (numpy's copy() leaves the padding after ``mode``
+        # uninitialised: garbage on the wire)
+        self.record = self.codec.zeros()
+        motors = self.record[self.cmd_field]
+        motors["mode"] = profile.motor_mode
+        motors["kp"] = kp
+        motors["kd"] = kd
+        self._writer = io.writers.get(self.command_key)
+
+    def measured(self) -> Stamped[FloatArray] | None:
+        stamped = self.io.readers[self.state_key].latest
+        if stamped is None:
+            return None
+        q = np.asarray(stamped.sample[self.state_field]["q"], dtype=np.float64)
+        return Stamped(q, stamped.received)
+
+    def encode(self, q: FloatArray) -> bytes:
+        self.record[self.cmd_field]["q"] = q
+        return self.codec.encode(self.record)
+
+    def decode_q(self, data: bytes) -> FloatArray:
+        q: Any = self.codec.decode(data)[self.cmd_field]["q"]
+        return np.asarray(q, dtype=np.float64).copy()
+
+    def write(self, data: bytes) -> None:
+        if self._writer is not None:
+            raw_write(self._writer, data)
+
+    def measured_for_reflex(self, profile: RobotProfile, max_age: float) -> Measured:
+        """Where the reflex finds this stream's newest measurement (it reads raw bytes)."""
+        lower, upper = profile.limits(self.name)
+        return Measured(
+            self.state_key,
+            self.cmd_field,
+            self.state_field,
+            lower.tolist(),
+            upper.tolist(),
+            max_age,
+        )

@@ -1,0 +1,131 @@
+"""The robot seam holds: nothing above it names a robot's wire.
+
+Leaves, the safety monitor, the motion streamer, the tick loop, the core, status and
+requests speak ``executive.robots.ports`` only. Two checks, both derived from the robots'
+own wire tables rather than from a list kept by hand:
+
+- imports: no module above the seam imports a robot package, the DDS robot I/O, the
+  generated robot types, the gamepad table or the Atom's reflex;
+- words: no string or attribute name in those modules is one of the robots' topic names
+  or wire field names (every field of every Atom and Adam type, as the codecs lay them
+  out), other than the words the ports themselves define.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from executive.robot_io import TOPICS as ATOM_TOPICS
+from executive.robots import SPECS
+from executive.robots.adam.interface import MOTOR_COUNTS, AdamInterface
+from executive.robots.adam.interface import TOPICS as ADAM_TOPICS
+from executive.wire import Interface
+
+ROOT = Path(__file__).resolve().parents[1]
+ABOVE = [
+    *sorted((ROOT / "behaviours").rglob("*.py")),
+    *sorted((ROOT / "executive" / "motion").rglob("*.py")),
+    *(
+        ROOT / "executive" / f"{m}.py"
+        for m in (
+            "core",
+            "safety",
+            "ticker",
+            "status",
+            "requests",
+            "runtime",
+            "recovery",
+            "service",
+            "peers",
+            "taps",
+        )
+    ),
+]
+FORBIDDEN_IMPORTS = (
+    "executive.robot_io",
+    "executive.gamepad",
+    "executive.reflex",
+    "executive.typewatch",
+    "executive.sim",
+    *(f"executive.robots.{name}" for name in SPECS),
+)
+# words of the mission language and of leaf failures that a robot's wire happens to use too
+NEUTRAL = {
+    "clear_errors",  # the mission leaf kind (the ports' verb is clear_faults)
+    "fsm_id",  # set_fsm's field: an FSM state by number (the profile bounds it per robot)
+    "low_battery",  # check_battery's failure code
+}
+ALLOWED_WIRE = ("executive.wire.gen.own", "executive.wire.codec")  # own types; generic XCDR
+
+
+def _imports(tree: ast.AST) -> Iterator[str]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            yield node.module
+            yield from (f"{node.module}.{a.name}" for a in node.names)
+
+
+def _words(tree: ast.AST) -> Iterator[str]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            yield node.value
+        elif isinstance(node, ast.Attribute):
+            yield node.attr
+        elif isinstance(node, ast.Name):
+            yield node.id
+
+
+def _fields(dtype: object) -> Iterator[str]:
+    names = getattr(dtype, "names", None) or ()
+    for name in names:
+        yield name
+        yield from _fields(dtype[name].base)  # type: ignore[index]
+
+
+def wire_words() -> set[str]:
+    """Every robot topic name and every wire field name with an underscore (``q``, ``mode``
+    and their like are everybody's words), minus the ports' own vocabulary."""
+    from executive.wire.codec import Codec
+
+    words = {spec.name for spec in ATOM_TOPICS.values()} | set(ADAM_TOPICS)
+    words |= set(ATOM_TOPICS)  # the Atom's topic keys: upper_state, amr_cmd ...
+    atom = Interface()
+    for spec in ATOM_TOPICS.values():
+        words |= set(_fields(Codec(getattr(atom, spec.type_name), max_string=64).dtype))
+    adam = AdamInterface()
+    for type_name in ADAM_TOPICS.values():
+        words |= set(_fields(adam.codec(type_name, MOTOR_COUNTS["pro"]).dtype))
+    ports = ast.parse((ROOT / "executive" / "robots" / "ports.py").read_text())
+    return {w for w in words if "_" in w or "/" in w} - set(_words(ports)) - NEUTRAL
+
+
+@pytest.mark.parametrize("path", ABOVE, ids=lambda p: str(p.relative_to(ROOT)))
+def test_nothing_above_the_seam_imports_a_robot(path: Path) -> None:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    bad = [
+        name
+        for name in _imports(tree)
+        if name.startswith(FORBIDDEN_IMPORTS)
+        or (name.startswith("executive.wire") and not name.startswith(ALLOWED_WIRE))
+    ]
+    assert not bad, f"{path.name} reaches below the seam: {bad}"
+
+
+def test_the_word_list_is_the_robots_wire() -> None:
+    """The check below is only as good as this list: it holds the wire's own names."""
+    words = wire_words()
+    for expected in ("rt/upper/state", "is_upper_control", "bms_alarms", "rt/lowcmd", "mode_pr"):
+        assert expected in words
+
+
+@pytest.mark.parametrize("path", ABOVE, ids=lambda p: str(p.relative_to(ROOT)))
+def test_nothing_above_the_seam_names_a_robots_wire(path: Path) -> None:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = sorted(set(_words(tree)) & wire_words())
+    assert not found, f"{path.name} names the robots' wire: {found}"
