@@ -8,6 +8,7 @@ module that does the work and registers itself through ``add_parser``.
 from __future__ import annotations
 
 import argparse
+import importlib
 import io
 import sys
 from collections.abc import Callable, Sequence
@@ -69,8 +70,40 @@ def _stdout_escapes_what_it_cannot_encode() -> None:
         sys.stdout.reconfigure(errors="backslashreplace")
 
 
+def _robot_sim(argv: Sequence[str]) -> int | None:
+    """``sim --profile P`` for a robot other than the Atom: that robot's simulator (each
+    robot's sim has its own options; ``executive/robots/<robot>/sim``). None: the Atom's."""
+    if not argv or argv[0] != "sim":
+        return None
+    rest = list(argv[1:])
+    name = next(
+        (
+            rest[i + 1] if a == "--profile" else a.split("=", 1)[1]
+            for i, a in enumerate(rest)
+            if (a == "--profile" and i + 1 < len(rest)) or a.startswith("--profile=")
+        ),
+        None,
+    )
+    if name is None:
+        return None
+    from executive.profile import ProfileError, load_profile
+
+    try:
+        robot = load_profile(name).robot
+    except ProfileError:
+        return None  # the Atom's sim reports it, naming the key
+    if robot == "atom":
+        return None
+    module = importlib.import_module(f"executive.robots.{robot}.sim.cli")
+    result: int = module.main(rest)
+    return result
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     _stdout_escapes_what_it_cannot_encode()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if (code := _robot_sim(argv)) is not None:
+        return code
     parser = build_parser()
     args = parser.parse_args(argv)
     handler: Handler = args.handler

@@ -1,1 +1,276 @@
-"""The PND Adam adapter (placeholder: the adapter is written separately; see interface.py)."""
+"""The PND Adam behind the seam (seed 002; ``../shared/reference/robots.md`` section 1).
+
+What the Adam offers on DDS, and so what this adapter does:
+
+- joints, whole body only: one ``LowCmd_`` on ``rt/lowcmd`` carries all N motors (31, 29 or
+  23 by model, the profile's ``topics.body``), each ``mode`` 1 (enable, the profile's
+  ``motor_mode``). The streamer engages the ``body`` stream as a whole: moving an arm holds
+  the legs where they were measured when it engaged;
+- hands: ``HandCmd_`` on ``rt/handcmd``, 12 positions in counts 0..1000 (the profile's
+  hand joints are in counts), from ``HandState_`` on ``rt/handstate``;
+- safety from what the robot reports: a motor whose ``MotorState_.state`` is not 0 is a
+  servo error; both state topics are safety sources (silence is a fault); an undecodable
+  sample on either is a fault at once.
+
+What it does not have, and so no port: control authority (publishing ``rt/lowcmd`` takes
+every motor), an FSM on DDS (the vendor's is gRPC), an e-stop signal, a base, a battery
+percentage (sdk-1.2's ``battery_data`` has voltage and a free-text status only). Missions
+that need any of these are refused at validation, naming the capability.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from cyclonedds.domain import DomainParticipant
+from cyclonedds.pub import DataWriter
+from cyclonedds.topic import Topic
+
+from executive import dds
+from executive.profile import RobotProfile
+from executive.robot_io import LatestReader
+from executive.robots.adam.interface import (
+    DEFAULT_VARIANT,
+    HAND_RANGE,
+    AdamInterface,
+    AdamVariantError,
+)
+from executive.robots.ports import (
+    FloatArray,
+    NoCommands,
+    RobotSnapshot,
+    SafetyEvent,
+    Source,
+    Stamped,
+)
+from executive.wire.codec import Codec, raw_write
+
+# source key -> (topic, type): the state the executive reads
+SOURCES: dict[str, tuple[str, str]] = {
+    "low_state": ("rt/lowstate", "LowState_"),
+    "hand_state": ("rt/handstate", "HandState_"),
+}
+COMMANDS: dict[str, tuple[str, str]] = {
+    "body_cmd": ("rt/lowcmd", "LowCmd_"),
+    "hand_cmd": ("rt/handcmd", "HandCmd_"),
+}
+
+
+class AdamCommands(NoCommands):
+    """The Adam has no one-shot command on DDS: every verb says which capability it lacks."""
+
+    robot = "the PND Adam"
+
+
+class _Stream:
+    """One of the Adam's two command streams (``ports.JointStream``)."""
+
+    def __init__(
+        self,
+        name: str,
+        command_key: str,
+        joints: tuple[str, ...],
+        codec: Codec,
+        writer: DataWriter[Any],
+        reader: LatestReader[Any],
+    ) -> None:
+        self.name = name
+        self.command_key = command_key
+        self.joints = joints
+        self.codec = codec
+        self.record = codec.zeros()
+        self._writer = writer
+        self._reader = reader
+
+    def measured(self) -> Stamped[FloatArray] | None:
+        stamped = self._reader.latest
+        if stamped is None:
+            return None
+        return Stamped(self.positions(stamped.sample), stamped.received)
+
+    def positions(self, sample: Any) -> FloatArray:
+        raise NotImplementedError
+
+    def encode(self, q: FloatArray) -> bytes:
+        raise NotImplementedError
+
+    def decode_q(self, data: bytes) -> FloatArray:
+        raise NotImplementedError
+
+    def write(self, data: bytes) -> None:
+        raw_write(self._writer, data)
+
+
+class BodyStream(_Stream):
+    """``rt/lowcmd``: every motor, enabled, with the profile's gains."""
+
+    def __init__(self, profile: RobotProfile, *args: Any) -> None:
+        super().__init__("body", *args)
+        kp, kd = profile.gains("body")
+        if not (np.all(kp > 0) and np.all(kd >= 0)):
+            raise ValueError("body: profile gains must have kp > 0 and kd >= 0")
+        motors = self.record["motor_cmd"]
+        motors["mode"] = profile.motor_mode
+        motors["kp"] = kp
+        motors["kd"] = kd
+
+    def positions(self, sample: Any) -> FloatArray:
+        return np.asarray(sample["motor_state"]["q"], dtype=np.float64)
+
+    def encode(self, q: FloatArray) -> bytes:
+        self.record["motor_cmd"]["q"] = q
+        return self.codec.encode(self.record)
+
+    def decode_q(self, data: bytes) -> FloatArray:
+        return np.asarray(self.codec.decode(data)["motor_cmd"]["q"], dtype=np.float64)
+
+
+class HandStream(_Stream):
+    """``rt/handcmd``: 12 positions in counts (rounded, 0..1000)."""
+
+    def positions(self, sample: Any) -> FloatArray:
+        return np.asarray(sample["position"], dtype=np.float64)
+
+    def encode(self, q: FloatArray) -> bytes:
+        self.record["position"] = np.clip(np.rint(q), *HAND_RANGE).astype(np.uint32)
+        return self.codec.encode(self.record)
+
+    def decode_q(self, data: bytes) -> FloatArray:
+        return np.asarray(self.codec.decode(data)["position"], dtype=np.float64)
+
+
+class AdamAdapter:
+    """The Adam on one DDS participant (the executive's side of the wire)."""
+
+    name = "adam"
+
+    def __init__(
+        self, profile: RobotProfile, participant: DomainParticipant, interface: AdamInterface
+    ) -> None:
+        self.profile = profile
+        self.interface = interface
+        self.interface_name = interface.name
+        self.capabilities = profile.capabilities
+        self.commands = AdamCommands()
+        self.command_topics = frozenset(topic for topic, _ in COMMANDS.values())
+        self.body = tuple(profile.topics["body"])
+        motors = len(self.body)
+        self.codecs = {
+            key: interface.codec(type_name, motors)
+            for key, (_, type_name) in (SOURCES | COMMANDS).items()
+        }
+        self.readers: dict[str, LatestReader[Any]] = {}
+        for key, (topic, type_name) in SOURCES.items():
+            t = Topic(participant, topic, getattr(interface, type_name))
+            self.readers[key] = LatestReader(
+                participant, t, dds.STATE_READER_QOS, codec=self.codecs[key]
+            )
+        writers = {
+            key: DataWriter(
+                participant,
+                Topic(participant, topic, getattr(interface, type_name)),
+                qos=dds.STREAM_WRITER_QOS,
+            )
+            for key, (topic, type_name) in COMMANDS.items()
+        }
+        self.streams = (
+            BodyStream(
+                profile,
+                "body_cmd",
+                self.body,
+                self.codecs["body_cmd"],
+                writers["body_cmd"],
+                self.readers["low_state"],
+            ),
+            HandStream(
+                "hands",
+                "hand_cmd",
+                tuple(profile.topics["hands"]),
+                self.codecs["hand_cmd"],
+                writers["hand_cmd"],
+                self.readers["hand_state"],
+            ),
+        )
+        self.layout = {j.name: (j.topic, j.index) for j in profile.joints.values()}
+
+    def snapshot(self) -> RobotSnapshot:
+        low = self.readers["low_state"].latest
+        joints = {
+            s.name: Stamped(s.positions(r.sample), r.received)
+            for s, r in zip(self.streams, (low, self.readers["hand_state"].latest), strict=True)
+            if r is not None
+        }
+        errors = None
+        if low is not None:
+            codes = np.asarray(low.sample["motor_state"]["state"])
+            errors = Stamped(
+                tuple(f"{self.body[i]}=0x{int(c):04x}" for i, c in enumerate(codes) if c),
+                low.received,
+            )
+        return RobotSnapshot(
+            taken=time.monotonic(),
+            joints=joints,
+            layout=self.layout,
+            servo_errors=errors,
+            sources={
+                key: Source(key, topic, _received(self.readers[key]), self.readers[key].health)
+                for key, (topic, _) in SOURCES.items()
+            },
+        )
+
+    def wire_mismatches(self) -> list[str] | None:
+        return (
+            None  # no type watch for the Adam yet: its seed and sdk-1.2 types differ by name only
+        )
+
+    def on_safety_event(self, callback: SafetyEvent) -> None:
+        """An undecodable sample on a safety source is a fault at once (a servo error is
+        judged at tick rate, from the snapshot)."""
+        for key in self.profile.safety_sources:
+            reader = self.readers.get(key)
+            if reader is None:
+                continue
+            topic = SOURCES[key][0]
+
+            def on_undecodable(why: str, topic: str = topic) -> None:
+                callback("undecodable", f"{topic}: undecodable sample ({why})")
+
+            reader.on_undecodable(on_undecodable)
+
+    def safe_stop(self) -> None:
+        """Nothing beyond the hold: the Adam has no base to cancel."""
+
+    def install_reflex(self, streamer: Any, on_trip: Callable[[Any], None]) -> None:
+        return None  # no e-stop signal on the Adam's DDS: nothing for a reflex to listen to
+
+    def close(self) -> None:
+        """Nothing to release: the participant is the caller's."""
+
+
+def _received(reader: LatestReader[Any]) -> float | None:
+    latest = reader.latest
+    return None if latest is None else latest.received
+
+
+def check_interface(text: str) -> str | None:
+    """Why ``text`` is not an Adam interface variant (``sdk-1.2`` or ``seed``)."""
+    try:
+        AdamInterface(text)
+    except AdamVariantError as e:
+        return str(e)
+    return None
+
+
+def open(  # the name executive.robots.open_adapter calls
+    profile: RobotProfile,
+    *,
+    participant: DomainParticipant,
+    interface: str | None = None,
+    **_: Any,
+) -> AdamAdapter:
+    """The Adam adapter for ``profile`` on ``participant``, speaking ``interface``
+    (default: the current SDK's, ``sdk-1.2``)."""
+    return AdamAdapter(profile, participant, AdamInterface(interface or DEFAULT_VARIANT))
