@@ -49,6 +49,9 @@ class FoxgloveConfig:
 class ServiceConfig:
     # the robot's wire variant (the Atom: preset[+axis=choice...]); None: the robot's default
     interface: str | None = None
+    # a standard zenoh JSON5 config file, for a robot spoken to over zenoh (the GRX): its
+    # endpoints, authentication and scouting, as CYCLONEDDS_URI configures DDS
+    zenoh_config: str | None = None
     profile: str = "atom-sdk"  # built-in profile name or a path
     fsm_ids: dict[str, int] = field(default_factory=dict)  # confirm/override the profile's FSM ids
     domain: int | None = None  # DDS domain; None: ATOM_DDS_DOMAIN or 0
@@ -160,6 +163,9 @@ def _scalars(values: dict[str, Any], problems: list[str]) -> None:
             problems.append(f"{k}: must be a string, got {values[k]!r}")
     if values.get("keys_file") is not None and not isinstance(values["keys_file"], str):
         problems.append("keys_file: must be a path")
+    zenoh = values.get("zenoh_config")
+    if zenoh is not None and (not isinstance(zenoh, str) or not Path(zenoh).is_file()):
+        problems.append(f"zenoh_config: must be the path of a zenoh JSON5 file, got {zenoh!r}")
     if values.get("previous_control", "release") not in ("release", "report"):
         problems.append(
             f"previous_control: must be release or report, got {values['previous_control']!r}"

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +48,7 @@ _TOP_KEYS = {
     "fsm_joint_control",
     "safety_sources",
     "tags",
+    *robots.SPECS,  # the profile's robot's own options, under its name (``grx:``)
 }
 _JOINT_KEYS = {"group", "limits", "urdf_velocity", "kp", "kd"}
 
@@ -108,6 +109,9 @@ class RobotProfile:
     # what this robot can do (the spec's, or fewer where the profile says so)
     capabilities: frozenset[str] = frozenset()
     whole_body: bool = False  # one command carries every motor (executive.robots.RobotSpec)
+    # what only this robot's adapter reads: the mapping under the robot's name (``grx:``),
+    # checked by the adapter's ``check_options`` when the profile loads
+    options: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def sources(self) -> tuple[str, ...]:
@@ -302,6 +306,7 @@ class _Validator:
 
         safety_sources = self._safety_sources(data.get("safety_sources"), state_hz)
         tags = self._tags(data.get("tags"))
+        options = self._options(data)
 
         if self.problems:
             raise ProfileError(self.source, self.problems)
@@ -318,10 +323,29 @@ class _Validator:
             fsm_joint_control=frozenset(joint_control),
             safety_sources=safety_sources,
             tags=tags,
+            options=options,
             robot=self.spec.name,
             capabilities=capabilities,
             whole_body=self.spec.whole_body,
         )
+
+    def _options(self, data: Mapping[str, Any]) -> dict[str, Any]:
+        """The robot's own mapping (``grx:``), checked by its adapter; another robot's is
+        a mistake (a profile of one robot edited from another's)."""
+        robot = self.spec.name
+        for other in sorted(set(robots.SPECS) - {robot}):
+            if other in data:
+                self.bad(other, f"options of robot {other!r} in a profile of robot {robot!r}")
+        raw = data.get(robot)
+        if raw is None:
+            raw = {}
+        if not isinstance(raw, dict):
+            self.bad(robot, "must be a mapping of the robot's options")
+            return {}
+        for problem in robots.check_options(robot, raw, data):
+            key, _, message = problem.partition(": ")
+            self.bad(f"{robot}.{key}", message)
+        return raw
 
     def _capabilities(self, raw: Any) -> frozenset[str]:
         """The spec's capabilities, or the subset a profile lists (a site without a base)."""

@@ -63,9 +63,12 @@ class Runtime:
         stream_hz: float | None = None,
         stream_priority: int | None = None,
         safety: SafetyConfig | None = None,
+        **adapter_options: Any,
     ) -> Runtime:
         participant = participant or dds.make_participant()
-        adapter = open_adapter(profile, participant=participant, interface=interface)
+        adapter = open_adapter(
+            profile, participant=participant, interface=interface, **adapter_options
+        )
         streamer = MotionStreamer(
             adapter.streams, profile, rate_hz=stream_hz, priority=stream_priority
         )

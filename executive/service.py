@@ -99,6 +99,7 @@ def run(args: argparse.Namespace) -> int:
         stream_hz=config.stream_hz,
         stream_priority=config.stream_priority,
         safety=config.safety,
+        zenoh_config=config.zenoh_config,
     )
     ex = runtime.executive
     recorder = RunRecorder(config.data_dir)

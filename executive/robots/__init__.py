@@ -124,3 +124,14 @@ def check_interface(robot: str, text: str) -> str | None:
     module = importlib.import_module(f"executive.robots.{robot}")
     why: str | None = module.check_interface(text)
     return why
+
+
+def check_options(robot: str, options: Mapping[str, Any], profile: Mapping[str, Any]) -> list[str]:
+    """Problems with a profile's options for ``robot`` (its adapter's ``check_options``,
+    each ``key: message`` relative to the robot's mapping), given the whole profile."""
+    module = importlib.import_module(f"executive.robots.{robot}")
+    check = getattr(module, "check_options", None)
+    if check is None:
+        return [f"{key}: {robot} takes no options" for key in options]
+    problems: list[str] = check(options, profile)
+    return problems
