@@ -10,6 +10,8 @@ it should, and cleans up its processes whatever happens.
 
 from __future__ import annotations
 
+import argparse
+import importlib
 import shutil
 import sys
 import time
@@ -19,6 +21,7 @@ from typing import Any
 
 from executive.client import ExecutiveClient
 from executive.operator import render_tree, summary
+from executive.profile import load_profile
 from executive.robot_io import TOPICS, RobotIO, Side
 from executive.sim.client import SimClient
 from executive.sim.record import Recording
@@ -69,7 +72,18 @@ class Demo:
         return None
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    """``make demo [PROFILE=name]``: the Atom's delivery, or the demo of the profile's robot
+    (``executive/robots/<robot>/demo.py``)."""
+    parser = argparse.ArgumentParser(prog="python -m executive.demo")
+    parser.add_argument("--profile", default=None, help="a built-in profile (default: the Atom's)")
+    args = parser.parse_args(argv)
+    if args.profile:
+        robot = load_profile(args.profile).robot
+        if robot != "atom":
+            module = importlib.import_module(f"executive.robots.{robot}.demo")
+            result: int = module.main(args.profile)
+            return result
     started = time.monotonic()
     with running_stack() as stack:  # a leased domain: no test run or other demo shares it
         demo = Demo()
