@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from executive.robot_io import RobotIO
+from executive.robots.atom.typewatch import TypeWatch
 from executive.stack import running_stack
-from executive.typewatch import TypeWatch
 from executive.wire import Interface, Variant
 
 pytestmark = pytest.mark.dds

@@ -31,8 +31,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from executive import gamepad
 from executive.robot_io import TOPICS
+from executive.robots.atom import gamepad
 from executive.robots.atom.state import AtomState
 from executive.robots.ports import BaseState, NavStatus, Stamped
 from executive.wire import Interface

@@ -48,9 +48,9 @@ from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 
 from executive import dds
-from executive import gamepad as remote
 from executive.profile import STATE_TOPICS, RobotProfile, load_profile
 from executive.robot_io import TOPICS, RobotIO, Side
+from executive.robots.atom import gamepad as remote
 from executive.sim.amr import AmrSim, TagMap
 from executive.sim.battery import Battery
 from executive.sim.config import SimConfig

@@ -8,7 +8,7 @@ from py_trees.common import Status
 
 from behaviours.actions.basic import Log, Wait
 from behaviours.conditions.robot import CheckBattery, WaitForButton
-from executive.gamepad import BUTTONS  # the Atom's wireless_remote byte and bit
+from executive.robots.atom.gamepad import BUTTONS  # the Atom's wireless_remote byte and bit
 
 from .conftest import Kit
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from executive import gamepad as remote
 from executive.profile import load_profile
+from executive.robots.atom import gamepad as remote
 from executive.sim import cli
 from executive.sim.amr import AmrSim, TagMap, TagMapError
 from executive.sim.faults import (

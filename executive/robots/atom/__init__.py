@@ -26,8 +26,8 @@ from executive.robot_io import TOPICS, Kind, RobotIO, Side
 from executive.robots.atom.commands import AtomCommands
 from executive.robots.atom.state import AtomState, estop_flags
 from executive.robots.atom.streams import AtomStream
+from executive.robots.atom.typewatch import TypeWatch
 from executive.robots.ports import RobotSnapshot, SafetyEvent
-from executive.typewatch import TypeWatch
 from executive.wire import DEFAULT_PRESET, Interface, Variant, VariantError
 
 ESTOP_KEY = "emergency_state"
@@ -60,7 +60,7 @@ class AtomAdapter:
         return self.state.snapshot()
 
     def wire_mismatches(self) -> list[str] | None:
-        """Discovery's types on the Atom's topics against ours (executive.typewatch)."""
+        """Discovery's types on the Atom's topics against ours (executive.robots.atom.typewatch)."""
         if self._types is None:
             self._types = TypeWatch(self._participant, self.interface)
         if not self._types.poll():

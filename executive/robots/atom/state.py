@@ -12,7 +12,7 @@ The six state topics (DESIGN.md 3) map onto the snapshot so:
 - servo errors: non-zero ``error_code`` in ``rt/main/nodes/state``;
 - base: ``AMRState_`` (``device_status`` TASKING, ``navigation_status`` by name,
   ``task_id``, the base's own e-stop button);
-- buttons: the gamepad bytes of the newer of upper and lower state (executive.gamepad).
+- buttons: the gamepad bytes of the newer of upper and lower state (executive.robots.atom.gamepad).
 
 Numbers of the AMR enums come from the interface's generated enums, not literals.
 """
@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from executive.gamepad import BUTTONS
 from executive.robot_io import TOPICS, LatestReader
+from executive.robots.atom.gamepad import BUTTONS
 from executive.robots.ports import (
     BaseState,
     NavStatus,
