@@ -15,13 +15,13 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from executive.profile import load_profile
 from executive.robots import grx
-from executive.robots.grx.settings import GrxSettings
 
 PROFILE = load_profile("grx")
 
@@ -123,7 +123,9 @@ def open_adapter() -> Iterator[Callable[..., grx.GrxAdapter]]:
 
     def make(port: int, **settings: Any) -> grx.GrxAdapter:
         adapter = grx.open(
-            PROFILE, zenoh_overrides=connect_to(port), settings=GrxSettings(**settings)
+            PROFILE,
+            zenoh_overrides=connect_to(port),
+            settings=replace(grx.settings_of(PROFILE), **settings),
         )
         opened.append(adapter)
         return adapter

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import pytest
 
+from executive.profile import load_profile
 from executive.robots.grx import schema as wire
+from executive.robots.grx import settings_of
 from executive.robots.grx.sim.model import CommandError, GrxModel
 from executive.robots.grx.state import GrxState
 
+SETTINGS = settings_of(load_profile("grx"))
 TASKS = {"clear_fault": 34, "servo_on": 35, "servo_off": 36, "ready": 960, "walk": 965}
 
 
 def model(name: str = "seed") -> GrxModel:
-    return GrxModel(wire.schema(name), TASKS, task_seconds=0.1)
+    return GrxModel(wire.schema(name), TASKS, SETTINGS, task_seconds=0.1)
 
 
 def test_a_flag_applies_the_stored_command_only() -> None:

@@ -3,7 +3,8 @@
 - ``schema.py``: keys, field names, the two schema versions (seed, m4), msgpack;
 - ``state.py``: the four server maps as one ``RobotSnapshot``, their health;
 - ``commands.py``: tasks (command, then flag), components, the virtual joystick stream;
-- ``settings.py``: what the profile does not carry yet (safe task, joystick rate, axes);
+- ``settings.py``: the profile's ``grx:`` options (schema, safe task, joystick rate, axes...),
+  checked by ``check_options`` when the profile loads;
 - ``session.py``: zenoh sessions from a standard JSON5 config file;
 - ``sim/``: the simulated GRX (``python -m executive.robots.grx.sim``).
 
@@ -26,10 +27,11 @@ from executive.robots.grx import schema as wire
 from executive.robots.grx.commands import GrxCommands
 from executive.robots.grx.session import ConfigSource, close_session, load_config, open_session
 from executive.robots.grx.settings import GrxSettings
+from executive.robots.grx.settings import check as _check_settings
 from executive.robots.grx.state import GrxState
 from executive.robots.ports import RobotSnapshot, SafetyEvent
 
-__all__ = ["GrxAdapter", "GrxSettings", "check_interface", "open"]
+__all__ = ["GrxAdapter", "GrxSettings", "check_interface", "check_options", "open", "settings_of"]
 
 
 class GrxAdapter:
@@ -133,6 +135,17 @@ def check_interface(text: str) -> str | None:
     )
 
 
+def check_options(options: Mapping[str, Any], profile: Mapping[str, Any]) -> list[str]:
+    """Problems with a profile's ``grx:`` mapping (``key: message``), given the whole
+    profile's data (its fsm names, its capabilities)."""
+    return _check_settings(options, profile)
+
+
+def settings_of(profile: RobotProfile) -> GrxSettings:
+    """The settings in ``profile``'s ``grx:`` mapping (checked when the profile loaded)."""
+    return GrxSettings.from_options(profile.options)
+
+
 def open(  # the name executive.robots.open_adapter calls
     profile: RobotProfile,
     *,
@@ -143,9 +156,11 @@ def open(  # the name executive.robots.open_adapter calls
     **_: Any,
 ) -> GrxAdapter:
     """The GRX adapter for ``profile`` on a new zenoh session from ``zenoh_config`` (a JSON5
-    file, a ``zenoh.Config``, None: the loopback config) with ``zenoh_overrides`` applied.
-    ``interface`` picks the schema (``seed``, ``m4``) over ``settings.schema``."""
-    settings = settings or GrxSettings()
+    file's path, as the service config's ``zenoh_config:`` gives it, a ``zenoh.Config``, or
+    None: the shipped loopback config) with ``zenoh_overrides`` applied. The settings are
+    the profile's ``grx:`` options unless given; ``interface`` picks the schema (``seed``,
+    ``m4``) over theirs. Other keyword arguments (a DDS participant...) are not the GRX's."""
+    settings = settings or settings_of(profile)
     if interface is not None:
         if (why := check_interface(interface)) is not None:
             raise ValueError(why)

@@ -17,6 +17,7 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -137,9 +138,9 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--interface",
-        default=GrxSettings.schema,
+        default=None,
         choices=sorted(wire.SCHEMAS),
-        help=f"the User API schema the robot speaks (default {GrxSettings.schema})",
+        help="the User API schema the robot speaks (default: the profile's grx.schema)",
     )
     p.add_argument("--hz", type=float, default=1 / wire.PERIOD, help="server map rate (50)")
     p.add_argument(
@@ -163,17 +164,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     if profile.robot != "grx":
         sys.stderr.write(f"grx sim: profile {profile.name!r} is for robot {profile.robot!r}\n")
         return 2
+    settings = GrxSettings.from_options(profile.options)
+    if args.interface is not None:
+        settings = replace(settings, schema=args.interface)
     model = GrxModel(
-        wire.schema(args.interface),
+        wire.schema(settings.schema),
         {name: s.id for name, s in profile.fsm.items()},
-        GrxSettings(schema=args.interface),
+        settings,
         task_seconds=args.task_seconds,
     )
     record = args.record.open("a", encoding="utf-8") if args.record else None
     sim = GrxSim(model, session, args.hz, record)
     publisher = threading.Thread(target=sim.run, name="grx-sim", daemon=True)
     publisher.start()
-    say({"ready": True, "zid": str(session.zid()), "schema": args.interface})
+    say({"ready": True, "zid": str(session.zid()), "schema": settings.schema})
     try:
         for line in sys.stdin:
             if not line.strip():

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from executive.robots.grx import schema as wire
@@ -65,7 +65,7 @@ class Received:
 class GrxModel:
     schema: wire.Schema
     tasks: Mapping[str, int]  # fsm name -> TID (the profile's)
-    settings: GrxSettings = field(default_factory=GrxSettings)
+    settings: GrxSettings
     task_seconds: float = 0.5
     max_speed: float = 0.5  # m/s at full deflection (forward and lateral)
     max_yaw_rate: float = 0.8  # rad/s at full deflection
