@@ -265,7 +265,11 @@ def record_runs(
 
     The caller wires ``on_tick``/``on_change`` into the tick loop and ``close()``s it
     after the runtime (the last run's end is then in its file)."""
-    channels = catalogue(profile, emergency_flags(executive.adapter.io))  # type: ignore[attr-defined]  # the Atom's, until recorded from the snapshot
+    if not hasattr(executive.adapter, "io"):  # the catalogue below is the Atom's wire
+        return NotRecorded(executive, profile)
+    channels = catalogue(
+        profile, emergency_flags(executive.adapter.io)
+    )  # the Atom's, until recorded from the snapshot
     sinks: list[Sink] = [McapRecorder(data_dir, channels.values())]
     notes: list[str] = []
     if live is not None and live.enabled:
@@ -278,3 +282,35 @@ def record_runs(
     tap.notes = notes
     tap.attach(executive.streamer)
     return tap
+
+
+class NotRecorded(RunChannels):
+    """A robot other than the Atom (the PND Adam, the GRX): its runs are not recorded to
+    MCAP yet, because the channel catalogue is the Atom's streams and records. Without this
+    the service of such a robot did not start (``AttributeError: ... 'io'``); it now runs,
+    says once in its log that runs go unrecorded, and every hook does nothing."""
+
+    def __init__(self, executive: Executive, profile: RobotProfile) -> None:  # no super():
+        self.executive = executive  # nothing of the Atom's catalogue applies
+        self.profile = profile
+        self.sinks = []
+        self.notes = [f"runs are not recorded to MCAP for robot {profile.robot!r} yet"]
+        structlog.get_logger(__name__).warning("run recording off", reason=self.notes[0])
+
+    def attach(self, streamer: Any) -> None:
+        return None
+
+    def on_tick(self, ex: Executive) -> None:
+        return None
+
+    def on_change(self, ex: Executive) -> None:
+        return None
+
+    def problems(self) -> list[str]:
+        return []
+
+    def flush(self, timeout: float = 5.0) -> bool:
+        return True
+
+    def close(self, timeout: float = 2.0) -> None:
+        return None
