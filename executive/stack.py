@@ -242,12 +242,25 @@ class Stack:
         self.procs[name] = proc
         return proc
 
-    def start_sim(self, *args: str, record: bool = False) -> subprocess.Popen[bytes]:
+    def start_sim(
+        self,
+        *args: str,
+        record: bool = False,
+        sim_ready: Callable[[Stack, int], bool] | None = None,
+    ) -> subprocess.Popen[bytes]:
         """Start the sim (with ``record``: recording to ``record_path``); wait for its
-        status from this process (a status left over from a previous sim does not count)."""
+        status from this process (a status left over from a previous sim does not count).
+
+        ``sim_ready(stack, pid)``: how to see that status when the sim is another robot's
+        (``sim --profile adam-pro``: the simulated Adam's own status topic); it returns
+        whether that sim's status arrived. None: the simulated Atom's ``SimClient``."""
         if record:
             args = (*args, "--record", str(self.record_path))
         proc = self.spawn("sim", "sim", *args)
+        if sim_ready is not None:
+            if not sim_ready(self, proc.pid):
+                raise TimeoutError(f"the sim did not come up; see {self.log_path('sim')}")
+            return proc
         if self.sim.wait_status(lambda s: s.pid == proc.pid, 30) is None:
             raise TimeoutError(f"the sim did not come up; see {self.log_path('sim')}")
         return proc
