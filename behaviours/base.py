@@ -88,6 +88,14 @@ class RobotLeaf(py_trees.behaviour.Behaviour):
     def elapsed(self) -> float:
         return self.ctx.clock() - self.started_at
 
+    def progress(self) -> tuple[float | None, float | None]:
+        """(fraction done 0..1, seconds left) while RUNNING; None where the leaf cannot
+        tell. Robot-neutral: status publishes it for every running leaf. By default the
+        fraction is unknown and the time left is what remains of the timeout, if any."""
+        if self.timeout is None:
+            return None, None
+        return None, max(0.0, self.timeout - self.elapsed())
+
     def fail(self, code: str, message: str) -> Status:
         self.failure = Failure(code, message)
         self.feedback_message = str(self.failure)

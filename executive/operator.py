@@ -85,6 +85,20 @@ def summary(status: Status_) -> str:
     return "\n".join(parts)
 
 
+def status_document(status: Status_) -> dict[str, Any] | None:
+    """The JSON status document a sample carries (``executive.status``; its JSON Schema:
+    ``executive/resources/status.schema.json``), or None if it carries none that is one
+    (an older executive; anyone on the domain can write a status). It is printed as
+    JSON, which escapes every control character."""
+    try:
+        document = json.loads(getattr(status, "document", "") or "null")
+    except ValueError:
+        return None
+    if not isinstance(document, dict) or document.get("schema") != "atom-executive/status":
+        return None
+    return document
+
+
 def _key(args: argparse.Namespace) -> bytes | None:
     """This client's HMAC key from ``--key-file``, or None for read-only commands."""
     if not getattr(args, "key_file", None):
@@ -187,16 +201,14 @@ def _dispatch(
     if args.command == "status":
         status = client.status(args.timeout)
         if args.json:
-            print(
-                json.dumps(
-                    {
-                        "summary": summary(status).splitlines(),
-                        "tree": [vars(n) for n in cast(list[Any], status.tree)],
-                    },
-                    indent=2,
-                    default=str,
+            document = status_document(status)
+            if document is None:
+                print(
+                    "the executive's status carries no status document (an older executive?)",
+                    file=sys.stderr,
                 )
-            )
+                return EXIT_REFUSED
+            print(json.dumps(document, indent=2))
         else:
             print(summary(status) + "\n\n" + render_tree(status))
         return 0

@@ -1,18 +1,36 @@
-"""Status over DDS: a snapshot of the executive, published on change and as a heartbeat.
+"""Status as data: one versioned JSON document, and its DDS sample published on change
+and as a heartbeat.
+
+``status_document`` builds the document (schema ``atom-executive/status`` version 1,
+``executive/resources/status.schema.json``): state, mission, run id (the last run's,
+with its result, once it has ended), the active node, every node with its feedback and
+progress (fraction, elapsed, time left), the safety condition with every cause, the
+counters, the robot's telemetry from its robot-neutral snapshot (so every robot shows the
+same fields) with the age of each source, the interface variant, profile, robot, version,
+and when it was produced. ``atom-executive status --json`` prints it.
+
+The DDS ``Status_`` carries it whole in ``document`` (JSON), beside the structured fields
+existing clients read (``watch`` renders the tree's, now with per-node progress). One
+JSON string rather than mirroring every field in IDL: the document is versioned by its
+own ``schema``/``version`` and checked by its JSON Schema, so a field added later does
+not change the DDS type (a ``@final`` struct: every reader and writer must agree on it).
 
 The topic is reliable and transient-local with a history of one, so a client that
 joins late (``atom-executive status``, ``cyclonedds subscribe``) gets the latest
-status at once. A snapshot carries the whole tree (path, kind, status, feedback of
-every node, depth-first), so a client can render it without knowing the mission.
+status at once.
 """
 
 from __future__ import annotations
 
+import datetime
+import json
+import math
 import os
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from importlib import resources
 from typing import Any, cast
 
 import py_trees
@@ -21,8 +39,10 @@ from cyclonedds.domain import DomainParticipant
 from cyclonedds.pub import DataWriter
 from cyclonedds.topic import Topic
 
+from behaviours.base import RobotLeaf
 from executive import __version__
-from executive.core import ExecState, Executive, node_path
+from executive.core import ExecState, Executive, MissionRun, node_path
+from executive.robots.ports import RobotSnapshot, Stamped
 from executive.wire.gen.own.atom_executive.msg import NodeStatus_, SourceStatus_, Status_
 
 STATUS_TOPIC = "atom/executive/status"
@@ -32,21 +52,82 @@ STATUS_QOS = Qos(
     Policy.History.KeepLast(1),
 )
 FEED_LINES = 20
+SCHEMA = "atom-executive/status"
+VERSION = 1
+DIGITS = 3  # seconds and fractions to the millisecond: enough to show, short to send
 
 
-def tree_nodes(root: py_trees.behaviour.Behaviour) -> list[NodeStatus_]:
-    """Every node of the tree, depth-first, with its path, kind, status and feedback."""
-    out = []
+def schema() -> dict[str, Any]:
+    """The JSON Schema of the status document (shipped in ``executive/resources``)."""
+    text = resources.files("executive").joinpath("resources/status.schema.json").read_text()
+    return cast(dict[str, Any], json.loads(text))
+
+
+class RunningSince:
+    """When each node last started RUNNING, for elapsed times (composites have no clock
+    of their own; a robot leaf's ``started_at`` is exact and wins). ``update`` after every
+    tick: a node first seen RUNNING one tick late is at most one tick off."""
+
+    def __init__(self) -> None:
+        self.since: dict[Any, float] = {}
+
+    def update(self, root: py_trees.behaviour.Behaviour, now: float) -> None:
+        running = set()
+        for node in root.iterate():
+            if node.status is py_trees.common.Status.RUNNING:
+                running.add(node.id)
+                self.since.setdefault(node.id, now)
+        for gone in self.since.keys() - running:
+            del self.since[gone]
+
+
+def _round(value: float | None) -> float | None:
+    if value is None or not math.isfinite(value):
+        return None
+    return round(value, DIGITS)
+
+
+def node_progress(
+    node: py_trees.behaviour.Behaviour, now: float, since: Mapping[Any, float]
+) -> tuple[float | None, float | None, float | None]:
+    """(progress 0..1, elapsed s, time left s) of a RUNNING node; None where unknown.
+    A leaf's ``progress()`` that raises reports nothing rather than stop the status."""
+    if node.status is not py_trees.common.Status.RUNNING:
+        return None, None, None
+    if isinstance(node, RobotLeaf) and node.context is not None:
+        try:
+            elapsed: float | None = node.elapsed()
+            fraction, left = node.progress()
+        except Exception:  # noqa: BLE001 - a leaf's bug must not silence the status
+            return None, None, None
+        if fraction is not None:
+            fraction = min(1.0, max(0.0, fraction))
+        if left is not None:
+            left = max(0.0, left)
+        return _round(fraction), _round(elapsed), _round(left)
+    started = since.get(node.id)
+    return None, None if started is None else _round(max(0.0, now - started)), None
+
+
+def tree_document(
+    root: py_trees.behaviour.Behaviour, now: float, since: Mapping[Any, float]
+) -> list[dict[str, Any]]:
+    """Every node of the tree, depth-first: path, kind, status, feedback, depth, progress."""
+    out: list[dict[str, Any]] = []
 
     def visit(node: py_trees.behaviour.Behaviour, depth: int) -> None:
+        fraction, elapsed, left = node_progress(node, now, since)
         out.append(
-            NodeStatus_(
-                node_path(node),
-                type(node).__name__,
-                node.status.value,
-                node.feedback_message,
-                depth,
-            )
+            {
+                "path": node_path(node),
+                "kind": type(node).__name__,
+                "status": node.status.value,
+                "feedback": node.feedback_message,
+                "depth": depth,
+                "progress": fraction,
+                "elapsed_s": elapsed,
+                "time_left_s": left,
+            }
         )
         for child in node.children:
             visit(child, depth + 1)
@@ -55,25 +136,189 @@ def tree_nodes(root: py_trees.behaviour.Behaviour) -> list[NodeStatus_]:
     return out
 
 
-def sources(executive: Executive, now: float) -> list[SourceStatus_]:
-    """Every safety source: its age, its limit and what could not be decoded on it."""
-    out = []
-    snap = executive.state_now()
-    for topic, limit in executive.monitor.max_age.items():
-        source = snap.sources.get(topic)
-        received = None if source is None else source.received
-        health = None if source is None else source.health
-        out.append(
-            SourceStatus_(
-                topic=topic if source is None else source.name,
-                age_s=-1.0 if received is None else round(now - received, 4),
-                max_age_s=limit,
-                decode_errors=health.errors if health else 0,
-                last_error=health.last_error if health else "",
-                undecodable=bool(health and health.undecodable),
-            )
-        )
+def _stamped(
+    value: Stamped[Any] | None, now: float, **fields: Callable[[Any], Any]
+) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    out = {name: get(value.sample) for name, get in fields.items()}
+    out["age_s"] = _round(now - value.received)
     return out
+
+
+def telemetry(snap: RobotSnapshot, max_age: Mapping[str, float], now: float) -> dict[str, Any]:
+    """The robot's state as every robot reports it (``None``: this robot does not report
+    it, or has not yet), each value with its age, and every state source's health."""
+    sources = []
+    for key in [*snap.sources, *(k for k in max_age if k not in snap.sources)]:
+        source = snap.sources.get(key)
+        received = None if source is None else source.received
+        limit = max_age.get(key)
+        age = None if received is None else now - received
+        health = None if source is None else source.health
+        sources.append(
+            {
+                "key": key,
+                "name": key if source is None else source.name,
+                "age_s": _round(age),
+                "max_age_s": limit,
+                "silent": limit is not None and (age is None or age > limit),
+                "decode_errors": health.errors if health else 0,
+                "callback_errors": health.callback_errors if health else 0,
+                "last_error": health.last_error if health else "",
+                "undecodable": bool(health and health.undecodable),
+            }
+        )
+    return {
+        "battery": _stamped(snap.battery, now, percent=lambda v: _round(float(v))),
+        "fsm": _stamped(snap.fsm, now, id=int),
+        "control": _stamped(snap.control, now, held=bool),
+        "estop": _stamped(snap.estop, now, on=list, any=bool),
+        "alarms": _stamped(snap.alarms, now, active=list),
+        "servo_errors": _stamped(snap.servo_errors, now, errors=list),
+        "base": _stamped(
+            snap.base,
+            now,
+            tasking=lambda b: b.tasking,
+            status=lambda b: b.status.name,
+            task_id=lambda b: b.task_id,
+            estop_pressed=lambda b: b.estop_pressed,
+            busy=lambda b: b.busy,
+        ),
+        "buttons": _stamped(snap.buttons, now, held=sorted),
+        "task": _stamped(snap.task, now, id=lambda t: int(t[0]), in_process=lambda t: bool(t[1])),
+        "joints": {
+            stream: {"count": len(q.sample), "age_s": _round(now - q.received)}
+            for stream, q in snap.joints.items()
+        },
+        "sources": sources,
+    }
+
+
+def _run(run: MissionRun | None, now: float) -> dict[str, Any] | None:
+    if run is None:
+        return None
+    return {
+        "id": run.run_id,
+        "mission": run.name,
+        "result": run.result.value if run.result else None,
+        "reason": run.reason,
+        "elapsed_s": _round(now - run.started_at) if run.result is None else None,
+    }
+
+
+def _finite(value: Any) -> Any:
+    """A non-finite number (a sensor gone bad) as null: JSON has no NaN."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
+
+
+def status_document(
+    executive: Executive,
+    *,
+    interface_variant: str | None = None,
+    profile: str = "",
+    executive_id: str = "",
+    seq: int = 0,
+    counters: tuple[int, int] | None = None,
+    problems: list[str] | None = None,
+    running_since: Mapping[Any, float] | None = None,
+) -> dict[str, Any]:
+    """The status document (schema ``atom-executive/status``, version 1) of ``executive``
+    now. Call it on the tick thread (it reads the tree). ``counters``: (ticks, overruns)
+    from the runtime, which counts overruns; ``running_since``: a ``RunningSince``'s map
+    for the composites' elapsed times."""
+    ex = executive
+    wall = time.time()
+    mono = time.monotonic()
+    clock = ex.clock()
+    snap = ex.state_now()
+    run, last = ex.run, ex.last_run
+    ticks, overruns = counters if counters else (ex.counters.ticks, ex.counters.overruns)
+    causes = ex.monitor.reasons
+    kept = run or last
+    tree = tree_document(ex.tree.root, clock, running_since or {})
+    robot = telemetry(snap, ex.monitor.max_age, mono)
+    doc = {
+        "schema": SCHEMA,
+        "version": VERSION,
+        "produced_at": {
+            "wall": datetime.datetime.fromtimestamp(wall, datetime.UTC)
+            .isoformat(timespec="milliseconds")
+            .replace("+00:00", "Z"),
+            "monotonic": round(mono, 6),
+        },
+        "executive_id": executive_id,
+        "seq": seq,
+        "state": ex.state.value,
+        "mission": run.name if run else None,
+        "run_id": kept.run_id if kept else None,
+        "run": _run(run, clock),
+        "last_run": _run(last, clock),
+        "active_node": (active_node(ex.tree.root) or None) if run else None,
+        "tree": tree,
+        "feed": [m for _, m in ex.context.feed[-FEED_LINES:]],
+        "safety": {
+            "condition": "SAFE_STOP" if causes else "CLEAR",
+            "latched": ex.monitor.latched,
+            "causes": [{"code": c.code, "message": c.message} for c in causes],
+        },
+        "not_ready": ex.blockers(),
+        "problems": list(problems or ()),
+        "counters": {
+            "ticks": ticks,
+            "overruns": overruns,
+            "tick_errors": ex.counters.tick_errors,
+            "decode_errors": sum(s["decode_errors"] for s in robot["sources"]),
+            "runs": ex.counters.runs,
+        },
+        "robot": ex.adapter.name,
+        "interface_variant": ex.adapter.interface_name
+        if interface_variant is None
+        else interface_variant,
+        "profile": profile or ex.context.profile.name,
+        "executive_version": __version__,
+        "telemetry": robot,
+    }
+    return cast(dict[str, Any], _finite(doc))
+
+
+def tree_nodes(doc: Mapping[str, Any]) -> list[NodeStatus_]:
+    """The document's nodes as ``NodeStatus_`` (-1: no progress, elapsed or time left)."""
+    return [
+        NodeStatus_(
+            path=n["path"],
+            kind=n["kind"],
+            status=n["status"],
+            feedback=n["feedback"],
+            depth=n["depth"],
+            progress=-1.0 if n["progress"] is None else n["progress"],
+            elapsed_s=-1.0 if n["elapsed_s"] is None else n["elapsed_s"],
+            time_left_s=-1.0 if n["time_left_s"] is None else n["time_left_s"],
+        )
+        for n in doc["tree"]
+    ]
+
+
+def sources(doc: Mapping[str, Any]) -> list[SourceStatus_]:
+    """The document's safety sources (those with a maximum age) as ``SourceStatus_``."""
+    return [
+        SourceStatus_(
+            topic=s["name"],
+            age_s=-1.0 if s["age_s"] is None else s["age_s"],
+            max_age_s=s["max_age_s"],
+            decode_errors=s["decode_errors"],
+            last_error=s["last_error"],
+            undecodable=s["undecodable"],
+        )
+        for s in doc["telemetry"]["sources"]
+        if s["max_age_s"] is not None
+    ]
 
 
 def active_node(root: py_trees.behaviour.Behaviour) -> str:
@@ -114,39 +359,52 @@ class StatusPublisher:
         # the tick thread publishes after each tick; the runtime's supervisor while it stalls
         self._lock = threading.Lock()
         self.problems: Callable[[], list[str]] = list  # conditions to report (run records ...)
+        self.running = RunningSince()  # when each node started RUNNING (elapsed times)
 
-    def snapshot(self) -> Status_:
-        ex = self.executive
-        run, last = ex.run, ex.last_run
-        ticks, overruns = (
-            self.counters() if self.counters else (ex.counters.ticks, ex.counters.overruns)
-        )
-        reasons = ex.monitor.reasons
+    def document(self) -> dict[str, Any]:
+        """The status document now (a new ``seq``)."""
         self.seq += 1
-        return Status_(
-            executive_id=self.executive_id,
-            seq=self.seq,
-            stamp_ns=time.time_ns(),
-            state=ex.state.value,
-            mission=run.name if run else "",
-            run_id=run.run_id if run else "",
-            active_node=active_node(ex.tree.root) if run else "",
-            safety="SAFE_STOP" if reasons else "CLEAR",
-            safety_reason="; ".join(map(str, reasons)),
-            last_result=last.result.value if last and last.result else "",
-            last_reason=last.reason if last else "",
-            tree=cast(Any, tree_nodes(ex.tree.root)),
-            feed=cast(Any, [m for _, m in ex.context.feed[-FEED_LINES:]]),
-            ticks=ticks,
-            overruns=overruns,
-            tick_errors=ex.counters.tick_errors,
-            runs=ex.counters.runs,
+        return status_document(
+            self.executive,
             interface_variant=self.interface_variant,
             profile=self.profile,
-            version=__version__,
-            sources=cast(Any, sources(ex, time.monotonic())),
-            not_ready="; ".join(ex.blockers()),
-            problems=cast(Any, self.problems()),
+            executive_id=self.executive_id,
+            seq=self.seq,
+            counters=self.counters() if self.counters else None,
+            problems=self.problems(),
+            running_since=self.running.since,
+        )
+
+    def snapshot(self) -> Status_:
+        doc = self.document()
+        run, last = doc["run"], doc["last_run"]
+        safety = doc["safety"]
+        counters = doc["counters"]
+        return Status_(
+            executive_id=self.executive_id,
+            seq=doc["seq"],
+            stamp_ns=time.time_ns(),
+            state=doc["state"],
+            mission=doc["mission"] or "",
+            run_id=run["id"] if run else "",
+            active_node=doc["active_node"] or "",
+            safety=safety["condition"],
+            safety_reason="; ".join(f"{c['code']}: {c['message']}" for c in safety["causes"]),
+            last_result=last["result"] or "" if last else "",
+            last_reason=last["reason"] if last else "",
+            tree=cast(Any, tree_nodes(doc)),
+            feed=cast(Any, doc["feed"]),
+            ticks=counters["ticks"],
+            overruns=counters["overruns"],
+            tick_errors=counters["tick_errors"],
+            runs=counters["runs"],
+            interface_variant=doc["interface_variant"],
+            profile=doc["profile"],
+            version=doc["executive_version"],
+            sources=cast(Any, sources(doc)),
+            not_ready="; ".join(doc["not_ready"]),
+            problems=cast(Any, doc["problems"]),
+            document=json.dumps(doc, separators=(",", ":"), allow_nan=False),
         )
 
     def _key(self) -> Any:
@@ -168,6 +426,7 @@ class StatusPublisher:
         """Publish if anything changed or the heartbeat is due; True if it published."""
         with self._lock:
             now = self.clock()
+            self.running.update(self.executive.tree.root, self.executive.clock())
             key = self._key()
             if key == self._last_key and now - self._last_sent < self.heartbeat:
                 return False

@@ -99,34 +99,42 @@ _PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s*%")
 _LEFT = re.compile(r"(\d+(?:\.\d+)?)\s*s\s+(?:left|remaining)")
 
 
+def _known(value: Any) -> float | None:
+    """A progress number, or None: -1 (and any negative) is ``NodeStatus_``'s "unknown"."""
+    number = _number(value)
+    return None if number is None or number < 0 else number
+
+
 def progress_of(node: Any) -> Progress | None:
     """The progress a node's status carries, or None.
 
     The hook for moves, navigation and waits. Read, in order:
 
-    1. structured fields, as a versioned status will carry them: ``progress`` (a number
-       0..1, or an object/mapping with ``fraction`` 0..1 or ``percent`` 0..100 and
-       ``time_left_s``, or ``elapsed_s`` with ``total_s``), or the same names flat on
-       the node (``percent``, ``time_left_s``);
+    1. structured fields, as the status carries them (``executive.status``: the DDS
+       ``NodeStatus_`` and the JSON document's nodes): ``progress`` (a number 0..1, or an
+       object/mapping with ``fraction`` 0..1 or ``percent`` 0..100 and ``time_left_s``,
+       or ``elapsed_s`` with ``total_s``), or the same names flat on the node
+       (``percent``, ``time_left_s``). A negative number is the DDS fields' "unknown"
+       (-1), read as absent;
     2. else the feedback text: ``42 %`` and ``3.1 s left`` (or ``remaining``), which a
        leaf can write today without any change to the status.
     """
     candidates = [node]
     nested = _get(node, "progress")
-    fraction = _number(nested)
+    fraction = _known(nested)
     if fraction is None and nested is not None:
         candidates.insert(0, nested)
     time_left = None
     for source in candidates:
         if fraction is None:
-            fraction = _number(_get(source, "fraction"))
-        if fraction is None and (percent := _number(_get(source, "percent"))) is not None:
+            fraction = _known(_get(source, "fraction"))
+        if fraction is None and (percent := _known(_get(source, "percent"))) is not None:
             fraction = percent / 100.0
-        elapsed, total = _number(_get(source, "elapsed_s")), _number(_get(source, "total_s"))
+        elapsed, total = _known(_get(source, "elapsed_s")), _known(_get(source, "total_s"))
         if fraction is None and elapsed is not None and total:
             fraction = elapsed / total
         if time_left is None:
-            time_left = _number(_get(source, "time_left_s"))
+            time_left = _known(_get(source, "time_left_s"))
         if time_left is None and elapsed is not None and total is not None:
             time_left = max(0.0, total - elapsed)
     if fraction is None and time_left is None:

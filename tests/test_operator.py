@@ -99,14 +99,22 @@ def test_an_operator_session(stack: Stack) -> None:
     assert again.returncode == 1 and "'head_scan' is running" in again.stdout
     unsigned = run("stop")
     assert unsigned.returncode == 1 and "refused" in unsigned.stdout
-    status = json.loads(run("status", "--json").stdout)
-    assert status["summary"][:2] == ["state: RUNNING", f"mission: head_scan ({run_id})"]
+    status = json.loads(run("status", "--json").stdout)  # the status document
+    assert (status["schema"], status["version"]) == ("atom-executive/status", 1)
+    assert (status["state"], status["mission"], status["run_id"]) == (
+        "RUNNING",
+        "head_scan",
+        run_id,
+    )
     assert "Atom/Priorities/Mission Slot/Head scan" in [n["path"] for n in status["tree"]]
+    assert status["counters"]["ticks"] > 0 and status["telemetry"]["battery"]["percent"] > 0
     watch = run("watch", "--duration", "2")
     assert watch.returncode == 0 and "Mission Slot" in watch.stdout
     stopped = run("stop", *signed)
     assert stopped.returncode == 0, stopped
     assert "ABORTED" in run("status").stdout
+    ended = json.loads(run("status", "--json").stdout)
+    assert ended["run_id"] == run_id and ended["last_run"]["result"] == "ABORTED"
 
 
 # -- nothing from a mission or a request drives the operator's terminal ----------------------

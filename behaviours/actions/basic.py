@@ -35,6 +35,10 @@ class Wait(RobotLeaf):
     def poll(self) -> Status:
         return Status.SUCCESS if self.elapsed() >= self.seconds else Status.RUNNING
 
+    def progress(self) -> tuple[float | None, float | None]:
+        elapsed = self.elapsed()
+        return min(1.0, max(0.0, elapsed / self.seconds)), max(0.0, self.seconds - elapsed)
+
 
 class Log(RobotLeaf):
     """Append ``message`` to the run's status feed; SUCCESS."""

@@ -163,12 +163,14 @@ class MoveJoints(RobotLeaf):
         self.duration = duration
         self.speed = speed
         self.tolerance = tolerance
+        self.planned: tuple[float, float] | None = None  # (start, duration) of this run's move
 
     def measured(self) -> dict[str, float]:
         """Measured positions of this leaf's joints from the blackboard snapshot."""
         return self.robot.positions(self.targets)
 
     def start(self) -> None:
+        self.planned = None
         try:
             trajectories = plan(
                 self.ctx.profile,
@@ -179,6 +181,11 @@ class MoveJoints(RobotLeaf):
                 speed=self.speed,
             )
             self.ctx.motion.submit(trajectories)
+            if trajectories:
+                self.planned = (
+                    min(t.t0 for t in trajectories),
+                    max(t.duration for t in trajectories),
+                )
         except PlanError as e:
             self.fail("plan_error", str(e))
         except HeldError as e:
@@ -199,6 +206,17 @@ class MoveJoints(RobotLeaf):
         if all(e <= self.tolerance for e in self.errors().values()):
             return Status.SUCCESS
         return Status.RUNNING
+
+    def progress(self) -> tuple[float | None, float | None]:
+        """The planned trajectory's share gone by and the time until it ends (after it:
+        1.0 and 0 s while the joints settle within tolerance; the timeout still applies)."""
+        if self.planned is None:
+            return super().progress()
+        t0, duration = self.planned
+        gone = self.ctx.clock() - t0
+        if duration <= 0.0 or gone >= duration:
+            return 1.0, 0.0
+        return max(0.0, gone / duration), duration - gone
 
     def timeout_message(self) -> str:
         worst, err = max(self.errors().items(), key=lambda kv: kv[1])

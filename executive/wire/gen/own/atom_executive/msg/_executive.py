@@ -27,6 +27,9 @@ class NodeStatus_(idl.IdlStruct, typename="atom_executive.msg.NodeStatus_"):
     status: str
     feedback: str
     depth: types.uint16
+    progress: types.float64
+    elapsed_s: types.float64
+    time_left_s: types.float64
 
 
 @dataclass
@@ -68,6 +71,7 @@ class Status_(idl.IdlStruct, typename="atom_executive.msg.Status_"):
     sources: types.sequence['executive.wire.gen.own.atom_executive.msg.SourceStatus_']
     not_ready: str
     problems: types.sequence[str]
+    document: str
 
 
 @dataclass
