@@ -1,0 +1,93 @@
+"""The Adam adapter's receive path reading what a C robot wrote (no Python sim).
+
+The C peer (``cadam.c``, built by Debian's idlc from ``idl/pnd_adam``) writes a burst of
+``LowState_``/``HandState_`` samples on ``rt/lowstate``/``rt/handstate`` as it starts and
+then only listens: it cannot play robot long enough for the service's freshness checks, so
+the adapter runs in-process (``executive.robots.adam.open``) and its snapshot is compared
+with the C side's own account of its last sample: joint positions by profile name, hand
+counts, and a servo error for every motor whose ``state`` C set (all of them).
+
+One change to the adapter's readers: transient-local instead of volatile durability (the
+C peer writes before discovery has matched any reader; its writer keeps the burst for late
+joiners). The codec, the readers' decode and the snapshot are the service's own.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+from cyclonedds.core import Policy, Qos
+
+from executive import dds
+from executive.profile import load_profile
+from executive.robots import adam
+from tests.cadam.harness import SAMPLES
+
+pytestmark = pytest.mark.dds
+
+LATE_JOINING_STATE_QOS = Qos(
+    Policy.Reliability.Reliable(0),
+    Policy.History.KeepLast(1),
+    Policy.Durability.TransientLocal,
+    dds.ACCEPTED_REPRESENTATIONS,
+)
+
+
+def test_adapter_snapshot_reads_the_c_robots_state(
+    cadam_exe: Callable[[str], Path],
+    participant: dds.DomainParticipant,
+    dds_domain: int,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    profile = load_profile("adam-pro")
+    body = tuple(profile.topics["body"])
+    exe = cadam_exe("sdk-1.2")
+    monkeypatch.setattr(dds, "STATE_READER_QOS", LATE_JOINING_STATE_QOS)
+    adapter = adam.open(profile, participant=participant, interface="sdk-1.2")
+    out = exe.with_name(f"adapter-{dds_domain}.out")
+    with out.open("w") as stdout:
+        proc = subprocess.Popen(
+            [str(exe), "run", str(dds_domain), str(len(body)), str(SAMPLES), "2"],
+            stdin=subprocess.PIPE,  # it listens for commands 2 s (we send none), then leaves
+            stdout=stdout,
+            stderr=subprocess.DEVNULL,
+        )
+    try:
+        deadline = time.monotonic() + 10
+        snap = adapter.snapshot()
+        while time.monotonic() < deadline and (
+            len(snap.joints) < 2 or snap.servo_errors is None or not snap.servo_errors.sample
+        ):
+            time.sleep(0.05)
+            snap = adapter.snapshot()
+    finally:
+        assert proc.stdin is not None
+        proc.stdin.close()
+        proc.wait(15)
+        adapter.close()
+    sent = [json.loads(line) for line in out.read_text().splitlines()]
+    low = [e["sample"] for e in sent if e.get("topic") == "rt/lowstate" and e["event"] == "sent"]
+    hand = [e["sample"] for e in sent if e.get("topic") == "rt/handstate" and e["event"] == "sent"]
+    assert len(low) == SAMPLES and len(hand) == SAMPLES
+    last_low, last_hand = low[-1]["motor_state"], hand[-1]["position"]
+
+    # the sources are fresh: both state topics were heard
+    assert all(s.received is not None for s in snap.sources.values()), snap.sources
+    # joint positions by name, as C wrote them (float32 exactly)
+    positions = snap.joints["body"].sample
+    for i, name in enumerate(body):
+        joint, index = snap.layout[name]
+        assert np.float32(positions[index]) == np.float32(last_low[i]["q"]), name
+    np.testing.assert_array_equal(snap.joints["hands"].sample, np.asarray(last_hand, float))
+    # every motor C marked with a state code is a servo error naming its joint
+    assert snap.servo_errors is not None
+    assert snap.servo_errors.sample == tuple(
+        f"{name}=0x{m['state']:04x}" for name, m in zip(body, last_low, strict=True)
+    )
+    assert "right_elbow=0x" in " ".join(snap.servo_errors.sample)
