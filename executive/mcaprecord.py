@@ -2,7 +2,8 @@
 
 Beside the JSON-lines run record (``executive.runrecord``), which tells what the tree
 did, the MCAP file holds what the robot did and what it was told: the channels of
-``executive.runchannels`` (measured joints, status, e-stop flags, base; every joint
+``executive.runchannels`` (measured joints, status, e-stop inputs, base and state
+sources from the robot-neutral snapshot, so every robot's runs are recorded; every joint
 target and one-shot command; the tree on change; events), each JSON with its JSON
 Schema, so a user opens the file in Foxglove and scrubs the run, or reads it with the
 ``mcap`` library (``atom-executive timeline`` does).
@@ -47,7 +48,6 @@ from executive.runchannels import (
     RunChannels,
     Sink,
     catalogue,
-    emergency_flags,
 )
 
 log = structlog.get_logger(__name__)
@@ -265,11 +265,7 @@ def record_runs(
 
     The caller wires ``on_tick``/``on_change`` into the tick loop and ``close()``s it
     after the runtime (the last run's end is then in its file)."""
-    if not hasattr(executive.adapter, "io"):  # the catalogue below is the Atom's wire
-        return NotRecorded(executive, profile)
-    channels = catalogue(
-        profile, emergency_flags(executive.adapter.io)
-    )  # the Atom's, until recorded from the snapshot
+    channels = catalogue(profile)  # any robot: its state is recorded from its snapshot
     sinks: list[Sink] = [McapRecorder(data_dir, channels.values())]
     notes: list[str] = []
     if live is not None and live.enabled:
@@ -282,35 +278,3 @@ def record_runs(
     tap.notes = notes
     tap.attach(executive.streamer)
     return tap
-
-
-class NotRecorded(RunChannels):
-    """A robot other than the Atom (the PND Adam, the GRX): its runs are not recorded to
-    MCAP yet, because the channel catalogue is the Atom's streams and records. Without this
-    the service of such a robot did not start (``AttributeError: ... 'io'``); it now runs,
-    says once in its log that runs go unrecorded, and every hook does nothing."""
-
-    def __init__(self, executive: Executive, profile: RobotProfile) -> None:  # no super():
-        self.executive = executive  # nothing of the Atom's catalogue applies
-        self.profile = profile
-        self.sinks = []
-        self.notes = [f"runs are not recorded to MCAP for robot {profile.robot!r} yet"]
-        structlog.get_logger(__name__).warning("run recording off", reason=self.notes[0])
-
-    def attach(self, streamer: Any) -> None:
-        return None
-
-    def on_tick(self, ex: Executive) -> None:
-        return None
-
-    def on_change(self, ex: Executive) -> None:
-        return None
-
-    def problems(self) -> list[str]:
-        return []
-
-    def flush(self, timeout: float = 5.0) -> bool:
-        return True
-
-    def close(self, timeout: float = 2.0) -> None:
-        return None

@@ -8,14 +8,23 @@ right_elbow_pitch`` rather than an index that differs between the two upper-body
 
 Channels (``catalogue``):
 
-- ``/robot/joints/{upper,lower,hands}``: measured position and velocity by joint name,
-  at most ``STATE_HZ`` (the 500 Hz state topics are decimated at the tick).
-- ``/robot/{upper,lower}/status``: FSM id, battery percent, BMS alarms (upper: control).
-- ``/robot/emergency``: the e-stop flags of the interface variant, and ``any``.
-- ``/robot/base``: device and navigation status by name, position (x, y, yaw), battery,
-  event flags, task id, work mode, non-zero error codes.
-- ``/cmd/joints/{upper,lower,hands}``: the streamer's targets by joint name and whether it
-  holds, at most ``COMMAND_HZ`` (every change of ``held`` is kept whatever the rate).
+The robot's channels come from its robot-neutral snapshot (``Executive.state_now()``,
+``executive.robots.ports.RobotSnapshot``), so an Atom, an Adam and a GRX record the same
+channels; joint streams are the profile's (``profile.topics``: ``upper``, ``lower``,
+``hands`` on the Atom, ``body`` ... on others):
+
+- ``/robot/joints/<stream>``: measured position by joint name, at most ``STATE_HZ`` (the
+  500 Hz state is decimated at the tick).
+- ``/robot/status``: FSM id, control, battery percent, BMS alarms, servo errors, the
+  firmware task; ``null`` where the robot does not report it. At most ``STATUS_HZ``.
+- ``/robot/emergency``: the e-stop inputs that are on, and ``any`` (every change, else at
+  most ``STATUS_HZ``).
+- ``/robot/base``: navigation status by name, tasking, busy, task id, the base's own
+  e-stop (``position`` is null: the snapshot has none).
+- ``/robot/sources``: every state source's age, maximum age and decode errors, at most
+  ``STATUS_HZ``.
+- ``/cmd/joints/<stream>``: the streamer's targets by joint name and whether it holds, at
+  most ``COMMAND_HZ`` (every change of ``held`` is kept whatever the rate).
 - ``/cmd/oneshot``: every one-shot command in full (control, FSM, clear errors, base).
 - ``/executive/tree``: the whole tree (path, kind, status, feedback, depth) when a status
   changes, and at most every ``FEEDBACK_S`` when only feedback does.
@@ -57,15 +66,13 @@ from executive.core import Executive, MissionRun
 from executive.motion.streamer import MotionStreamer
 from executive.motion.trajectory import FloatArray
 from executive.profile import RobotProfile
-from executive.robot_io import RobotIO
-from executive.robots.atom.streams import STREAMS
-from executive.robots.ports import Stamped
+from executive.robots.ports import BaseState, RobotSnapshot, Stamped
 from executive.taps import CommandTap, chain_publish
 
 log = structlog.get_logger(__name__)
 
 STATE_HZ = 50.0  # measured joints: a tenth of the 500 Hz state topics
-STATUS_HZ = 10.0  # FSM, control, battery, alarms: slow by nature
+STATUS_HZ = 10.0  # FSM, control, battery, alarms, sources' ages: slow by nature
 COMMAND_HZ = 50.0  # joint targets: a tenth of the 500 Hz streams
 FEEDBACK_S = 0.5  # a tree whose statuses did not change is sent again at most this often
 QUEUE_ITEMS = 8192  # ~10 s of a busy run's items
@@ -135,21 +142,18 @@ def _numbers(names: Iterable[str], unit: str) -> dict[str, Any]:
     return _obj({n: {"type": ["number", "null"], "description": unit} for n in names})
 
 
-def catalogue(profile: RobotProfile, emergency_flags: Sequence[str]) -> dict[str, Channel]:
-    """Every channel of a run, by topic, for this profile and interface variant."""
+def catalogue(profile: RobotProfile) -> dict[str, Channel]:
+    """Every channel of a run, by topic, for this profile (any robot: the joint streams
+    are the profile's, the rest is the robot-neutral snapshot's)."""
     channels: list[Channel] = []
-    for topic in STREAMS:
-        names = profile.topics[topic]
+    for topic, names in profile.topics.items():
         channels.append(
             Channel(
                 f"/robot/joints/{topic}",
                 f"atom_executive.MeasuredJoints.{topic}",
                 _obj(
-                    {
-                        "position": _numbers(names, "rad"),
-                        "velocity": _numbers(names, "rad/s"),
-                    },
-                    f"Measured {topic} joints (rt/{topic}/state), by profile joint name",
+                    {"position": _numbers(names, "rad")},
+                    f"Measured {topic} joints, by profile joint name",
                 ),
             )
         )
@@ -165,31 +169,46 @@ def catalogue(profile: RobotProfile, emergency_flags: Sequence[str]) -> dict[str
                             "description": "the streamer holds (safety): no new motion",
                         },
                     },
-                    f"Joint targets the executive sent on rt/{topic}/cmd",
+                    f"Joint targets the executive sent on the {topic} stream",
                 ),
             )
         )
-    body = {
-        "fsm_id": {"type": "integer"},
-        "battery_percent": {"type": "number"},
-        "bms_alarms": {"type": "integer", "description": "non-zero: a BMS alarm"},
-    }
+    texts = {"type": ["array", "null"], "items": {"type": "string"}}
     channels.append(
         Channel(
-            "/robot/upper/status",
-            "atom_executive.UpperStatus",
-            _obj({**body, "upper_control": {"type": "boolean"}}, "rt/upper/state, not joints"),
+            "/robot/status",
+            "atom_executive.RobotStatus",
+            _obj(
+                {
+                    "fsm_id": {"type": ["integer", "null"]},
+                    "control": {"type": ["boolean", "null"], "description": "control held"},
+                    "battery_percent": {"type": ["number", "null"]},
+                    "alarms": {**texts, "description": "battery-management alarms"},
+                    "servo_errors": {**texts, "description": "``left_arm[2]=0x0010`` ..."},
+                    "task": _obj(
+                        {"id": {"type": "integer"}, "in_process": {"type": "boolean"}},
+                        type=["object", "null"],
+                    ),
+                },
+                "The robot's state besides joints (null: this robot does not report it)",
+            ),
         )
     )
-    channels.append(
-        Channel("/robot/lower/status", "atom_executive.LowerStatus", _obj(body, "rt/lower/state"))
-    )
-    flags = {f: {"type": "boolean"} for f in emergency_flags}
     channels.append(
         Channel(
             "/robot/emergency",
             "atom_executive.Emergency",
-            _obj({**flags, "any": {"type": "boolean"}}, "rt/emergency/state"),
+            _obj(
+                {
+                    "on": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "description": "the e-stop inputs that are on",
+                    },
+                    "any": {"type": "boolean"},
+                },
+                "The robot's e-stop inputs",
+            ),
         )
     )
     channels.append(
@@ -198,22 +217,41 @@ def catalogue(profile: RobotProfile, emergency_flags: Sequence[str]) -> dict[str
             "atom_executive.Base",
             _obj(
                 {
-                    "device_status": {"type": "string"},
                     "navigation_status": {"type": "string"},
+                    "tasking": {"type": "boolean"},
+                    "busy": {"type": "boolean"},
+                    "task_id": {"type": "integer"},
+                    "estop_pressed": {"type": "boolean", "description": "the base's own"},
                     "position": _obj(
                         {
-                            "x": {"type": "number"},
-                            "y": {"type": "number"},
-                            "yaw": {"type": "number"},
-                        }
+                            "x": {"type": ["number", "null"]},
+                            "y": {"type": ["number", "null"]},
+                            "yaw": {"type": ["number", "null"]},
+                        },
+                        description="null: not in the robot-neutral snapshot",
                     ),
-                    "battery_percent": {"type": "number"},
-                    "event": _obj({}, additionalProperties={"type": "boolean"}),
-                    "task_id": {"type": "integer"},
-                    "work_mode": {"type": "integer"},
-                    "error_codes": {"type": "array", "items": {"type": "integer"}},
                 },
-                "rt/amr/state",
+                "The base's navigation",
+            ),
+        )
+    )
+    source = _obj(
+        {
+            "key": {"type": "string"},
+            "name": {"type": "string", "description": "on the wire"},
+            "age_s": {"type": ["number", "null"], "description": "null: never received"},
+            "max_age_s": {"type": ["number", "null"], "description": "null: not safety"},
+            "decode_errors": {"type": "integer"},
+            "undecodable": {"type": "boolean"},
+        }
+    )
+    channels.append(
+        Channel(
+            "/robot/sources",
+            "atom_executive.Sources",
+            _obj(
+                {"sources": {"type": "array", "items": source}},
+                "Every state source: its age and decode errors",
             ),
         )
     )
@@ -237,7 +275,10 @@ def catalogue(profile: RobotProfile, emergency_flags: Sequence[str]) -> dict[str
                         ],
                     },
                     "args": _obj({}, additionalProperties=True),
-                    "id": {"type": ["integer", "null"], "description": "the id the robot gave the command, if any"},
+                    "id": {
+                        "type": ["integer", "null"],
+                        "description": "the id the robot gave the command, if any",
+                    },
                 },
                 "A one-shot command the executive sent, in full",
             ),
@@ -291,11 +332,6 @@ def catalogue(profile: RobotProfile, emergency_flags: Sequence[str]) -> dict[str
     return {c.topic: c for c in channels}
 
 
-def emergency_flags(io: RobotIO) -> tuple[str, ...]:
-    """The e-stop flags of the interface variant (SDK 1.1 adds ``di_emergency_triggered``)."""
-    return tuple(io.codec("emergency_state").dtype.names or ())
-
-
 def _json(payload: dict[str, Any]) -> bytes:
     """Compact JSON; a non-finite number (a sensor gone bad) becomes null, not ``NaN``,
     which JSON (and so Foxglove) does not accept."""
@@ -342,16 +378,15 @@ class RunChannels:
         self.executive = executive
         self.profile = profile
         self.sinks = list(sinks)
-        self.interface = executive.adapter.io.interface  # type: ignore[attr-defined]  # the Atom's, until recorded from the snapshot
-        self.emergency_flags = emergency_flags(executive.adapter.io)  # type: ignore[attr-defined]  # the Atom's, until recorded from the snapshot
-        self.channels = catalogue(profile, self.emergency_flags)
+        self.channels = catalogue(profile)
         self.notes: list[str] = []  # problems found when it was set up (a live view refused)
-        self._names = {topic: profile.topics[topic] for topic in STREAMS}
+        self._names = dict(profile.topics)
         # producers' state: each touched by one thread only (see the hooks)
         self._state_gap = 0.8 / state_hz  # 0.8: a tick's jitter must not halve the rate
         self._command_gap = 0.95 / command_hz  # 500 Hz publishes: a 2 ms grid, no jitter
-        self._seen: dict[str, Stamped[Any]] = {}
-        self._sent_at: dict[str, float] = {}
+        self._status_gap = 0.8 / STATUS_HZ
+        self._sent_at: dict[str, float] = {}  # by joint stream, "status", "base": received
+        self._estop: tuple[str, ...] | None = None
         self._cmd_last: dict[str, tuple[float, bool]] = {}
         self._statuses: tuple[Any, ...] = ()
         self._feedback: tuple[str, ...] = ()
@@ -359,7 +394,6 @@ class RunChannels:
         self._causes: tuple[Any, ...] = ()
         self._run_id = ""
         # the encoder's
-        self._status_at: dict[str, float] = {}
         self._last_ns = 0
         self.dropped = 0
         self.failed = 0
@@ -395,22 +429,33 @@ class RunChannels:
         """After each tick (tick thread): new state samples, the tree if it changed, and
         the safety causes if they changed."""
         now_ns = time.time_ns()
-        for key, reader in ex.adapter.io.readers.items():  # type: ignore[attr-defined]  # the Atom's, until recorded from the snapshot
-            if key not in STATE_KEYS:
-                continue
-            stamped = reader.latest
-            if stamped is None or stamped is self._seen.get(key):
-                continue
-            if stamped.received - self._sent_at.get(key, -math.inf) < self._state_gap:
-                continue
-            self._seen[key] = stamped
-            self._sent_at[key] = stamped.received
-            self._put(("state", now_ns, key, stamped))
+        snap = ex.state_now()
+        for stream, stamped in snap.joints.items():
+            if self._due(stream, stamped.received, self._state_gap):
+                self._put(("joints", now_ns, stream, stamped))
+        estop = snap.estop
+        if estop is not None:
+            due = self._due("estop", estop.received, self._status_gap)
+            if due or estop.sample != self._estop:  # every change whatever the rate
+                self._estop = estop.sample
+                self._put(("estop", now_ns, estop))
+        if snap.base is not None and self._due("base", snap.base.received, self._state_gap):
+            self._put(("base", now_ns, snap.base))
+        if self._due("status", snap.taken, self._status_gap):
+            self._put(("status", now_ns, snap, _sources(snap, ex.monitor.max_age)))
         self._tree(ex, now_ns)
         causes = tuple(ex.monitor.reasons)
         if causes != self._causes:
             self._causes = causes
             self._put(("safety", now_ns, ex.monitor.latched, causes, self._run_id))
+
+    def _due(self, key: str, received: float, gap: float) -> bool:
+        """Whether a sample received at ``received`` is new and ``gap`` after the last
+        one sent under ``key`` (a snapshot repeats a sample until a newer one arrives)."""
+        if received - self._sent_at.get(key, -math.inf) < gap:
+            return False
+        self._sent_at[key] = received
+        return True
 
     def _tree(self, ex: Executive, now_ns: int, ended: MissionRun | None = None) -> None:
         """The tree, if a status changed (or only feedback, at most every FEEDBACK_S).
@@ -515,16 +560,6 @@ class RunChannels:
         kind, log_ns, args = item[0], self._stamp(item[1]), item[2:]
         getattr(self, f"_encode_{kind}")(log_ns, *args)
 
-    def _encode_state(self, log_ns: int, key: str, stamped: Stamped[Any]) -> None:
-        if key in ("upper_state", "lower_state"):
-            self._body(key.removesuffix("_state"), log_ns, stamped)
-        elif key == "hands_state":
-            self._joints("hands", log_ns, stamped)
-        elif key == "emergency_state":
-            self._emergency(log_ns, stamped)
-        else:
-            self._base(log_ns, stamped)
-
     def _encode_joints_cmd(self, log_ns: int, topic: str, q: FloatArray, held: bool) -> None:
         payload = {"position": _by_name(self._names[topic], q), "held": bool(held)}
         self._emit(f"/cmd/joints/{topic}", log_ns, payload)
@@ -599,56 +634,49 @@ class RunChannels:
         }
         self._emit("/executive/log", log_ns, payload)
 
-    # state encoders (encoder thread): a numpy record in, a channel's JSON out
+    # state encoders (encoder thread): a snapshot's (frozen) values in, a channel's JSON out
 
-    def _joints(self, topic: str, log_ns: int, stamped: Stamped[Any]) -> None:
-        field = STREAMS[topic][3]
-        motors = stamped.sample[field]
-        names = self._names[topic]
-        payload = {
-            "position": _by_name(names, motors["q"]),
-            "velocity": _by_name(names, motors["dq"]),
-        }
-        self._emit(f"/robot/joints/{topic}", log_ns, payload, _wall_ns(stamped.received))
-
-    def _body(self, topic: str, log_ns: int, stamped: Stamped[Any]) -> None:
-        self._joints(topic, log_ns, stamped)
-        if stamped.received - self._status_at.get(topic, -math.inf) < 0.8 / STATUS_HZ:
+    def _encode_joints(self, log_ns: int, stream: str, stamped: Stamped[FloatArray]) -> None:
+        names = self._names.get(stream)
+        if names is None:  # a stream the profile does not name: nothing to key it by
             return
-        self._status_at[topic] = stamped.received
-        s = stamped.sample
-        bms = s["bms_state"]
-        payload: dict[str, Any] = {
-            "fsm_id": int(s["fsm_id"]),
-            "battery_percent": float(bms["battery_level"]),
-            "bms_alarms": int(bms["bms_alarms"]),
-        }
-        if topic == "upper":
-            payload["upper_control"] = bool(s["is_upper_control"])
-        self._emit(f"/robot/{topic}/status", log_ns, payload, _wall_ns(stamped.received))
+        payload = {"position": _by_name(names, stamped.sample)}
+        self._emit(f"/robot/joints/{stream}", log_ns, payload, _wall_ns(stamped.received))
 
-    def _emergency(self, log_ns: int, stamped: Stamped[Any]) -> None:
-        flags = {f: bool(stamped.sample[f]) for f in self.emergency_flags}
-        payload = {**flags, "any": any(flags.values())}
+    def _encode_estop(self, log_ns: int, stamped: Stamped[tuple[str, ...]]) -> None:
+        payload = {"on": list(stamped.sample), "any": bool(stamped.sample)}
         self._emit("/robot/emergency", log_ns, payload, _wall_ns(stamped.received))
 
-    def _base(self, log_ns: int, stamped: Stamped[Any]) -> None:
-        s = stamped.sample
-        x, y, yaw = (round(float(v), DIGITS) for v in s["position"])
-        event = s["amr_event"]
+    def _encode_base(self, log_ns: int, stamped: Stamped[BaseState]) -> None:
+        b = stamped.sample
         payload = {
-            "device_status": _enum_name(self.interface.DeviceStatus_, s["device_status"]),
-            "navigation_status": _enum_name(
-                self.interface.NavigationStatus_, s["navigation_status"]
-            ),
-            "position": {"x": x, "y": y, "yaw": yaw},
-            "battery_percent": round(float(s["basic_status"]["battery_level"]), 2),
-            "event": {f: bool(event[f]) for f in event.dtype.names or ()},
-            "task_id": int(s["task_id"]),
-            "work_mode": int(s["work_mode"]),
-            "error_codes": [int(c) for c in np.atleast_1d(s["error_code"]) if c],
+            "navigation_status": b.status.name,
+            "tasking": b.tasking,
+            "busy": b.busy,
+            "task_id": b.task_id,
+            "estop_pressed": b.estop_pressed,
+            "position": {"x": None, "y": None, "yaw": None},
         }
         self._emit("/robot/base", log_ns, payload, _wall_ns(stamped.received))
+
+    def _encode_status(
+        self, log_ns: int, snap: RobotSnapshot, sources: list[dict[str, Any]]
+    ) -> None:
+        def value(stamped: Stamped[Any] | None) -> Any:
+            return None if stamped is None else stamped.sample
+
+        battery, task = value(snap.battery), value(snap.task)
+        alarms, servo = value(snap.alarms), value(snap.servo_errors)
+        payload = {
+            "fsm_id": value(snap.fsm),
+            "control": value(snap.control),
+            "battery_percent": None if battery is None else round(float(battery), 2),
+            "alarms": None if alarms is None else list(alarms),
+            "servo_errors": None if servo is None else list(servo),
+            "task": None if task is None else {"id": int(task[0]), "in_process": bool(task[1])},
+        }
+        self._emit("/robot/status", log_ns, payload, _wall_ns(snap.taken))
+        self._emit("/robot/sources", log_ns, {"sources": sources}, _wall_ns(snap.taken))
 
     # -- reports -------------------------------------------------------------------------
 
@@ -699,19 +727,20 @@ def _cause(cause: Any) -> dict[str, str]:
     }
 
 
-def _enum_name(enum_type: Any, value: Any) -> str:
-    try:
-        return str(enum_type(int(value)).name)
-    except ValueError:
-        return str(int(value))
-
-
 def _args_text(args: dict[str, Any]) -> str:
     return " ".join(f"{k}={v}" for k, v in args.items())
 
 
-# the state topics with channels (main_nodes_state has none: its servo errors reach the
-# record as safety causes, and its 10 Hz axis tables are not worth a channel)
-STATE_KEYS = frozenset(
-    {"upper_state", "lower_state", "hands_state", "emergency_state", "amr_state"}
-)
+def _sources(snap: RobotSnapshot, max_age: dict[str, float]) -> list[dict[str, Any]]:
+    """Every state source of the snapshot: age (at the snapshot), limit, decode errors."""
+    return [
+        {
+            "key": key,
+            "name": source.name,
+            "age_s": None if source.received is None else round(snap.taken - source.received, 4),
+            "max_age_s": max_age.get(key),
+            "decode_errors": source.health.errors,
+            "undecodable": source.health.undecodable,
+        }
+        for key, source in snap.sources.items()
+    ]

@@ -27,8 +27,7 @@ from tests.foxglove_ws import FoxgloveClient
 
 ROOT = Path(__file__).resolve().parents[1]
 PROFILE = load_profile()
-FLAGS = ("soft_emergency_triggered", "hard_emergency_triggered", "amr_emergency_triggered")
-CHANNELS = catalogue(PROFILE, FLAGS)
+CHANNELS = catalogue(PROFILE)
 
 
 def msg(topic: str, t_ns: int, **body: Any) -> Message:
@@ -48,7 +47,20 @@ def test_the_catalogue_names_joints_by_profile_name_and_every_schema_is_an_objec
     for channel in CHANNELS.values():
         assert json.loads(channel.schema_data)["type"] == "object", channel.topic
     assert CHANNELS["/executive/log"].schema_name == "foxglove.Log"  # Foxglove's Log panel
-    assert set(CHANNELS["/robot/emergency"].schema["properties"]) == {*FLAGS, "any"}
+    # robot-neutral: the e-stop inputs that are on (any robot's), not one wire's flags
+    assert set(CHANNELS["/robot/emergency"].schema["properties"]) == {"on", "any"}
+    joint_topics = {t for t in CHANNELS if t.startswith("/robot/joints/")}
+    assert joint_topics == {f"/robot/joints/{s}" for s in PROFILE.topics}
+
+
+def test_every_robot_gets_a_catalogue_from_its_profile() -> None:
+    for name in ("adam-lite", "grx"):
+        profile = load_profile(name)
+        channels = catalogue(profile)
+        for stream, names in profile.topics.items():
+            position = channels[f"/robot/joints/{stream}"].schema["properties"]["position"]
+            assert list(position["properties"]) == list(names), (name, stream)
+        assert {"/robot/status", "/robot/sources", "/robot/base"} <= set(channels)
 
 
 def test_a_run_file_has_its_preroll_its_run_and_its_tail(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import jsonschema
+import jsonschema  # type: ignore[import-untyped]  # no types-jsonschema in the dev extra
 import pytest
 from mcap.reader import make_reader
 
@@ -139,7 +139,8 @@ def test_a_run_is_an_mcap_file_and_a_live_view(live: Live, recorded: RunChannels
     # 50 Hz of 500, and every change of held besides
     assert 0 < counts["/cmd/joints/upper"] <= 52 * span_s + 4
     assert counts["/robot/base"] > 0 and counts["/robot/emergency"] > 0
-    assert counts["/robot/upper/status"] > 0 and counts["/executive/tree"] > 0
+    assert counts["/robot/status"] > 0 and counts["/executive/tree"] > 0
+    assert counts["/robot/sources"] > 0
     assert counts["/cmd/joints/lower"] == 0  # the legs were never commanded: never recorded
 
     # one-shot commands in full: control and FSM from the mission, the reaction's cancel
@@ -149,7 +150,14 @@ def test_a_run_is_an_mcap_file_and_a_live_view(live: Live, recorded: RunChannels
     assert any(c["command"] == "safe_stop" for c in oneshot)  # the trip's base cancel
     # the hold after the e-stop, and the e-stop in the robot's flags
     assert any(t["held"] for t in decoded["/cmd/joints/upper"])
-    assert any(e["soft_emergency_triggered"] and e["any"] for e in decoded["/robot/emergency"])
+    assert any(
+        "soft_emergency_triggered" in e["on"] and e["any"] for e in decoded["/robot/emergency"]
+    )
+    # robot state from the snapshot: status, every safety source with its age
+    status = decoded["/robot/status"][-1]
+    assert status["battery_percent"] > 0 and isinstance(status["fsm_id"], int)
+    keys = {s["key"] for s in decoded["/robot/sources"][-1]["sources"]}
+    assert set(live.store.profile.safety_sources) <= keys
     # events: the run's states, the latch with its cause, its clear
     states = [e["state"] for e in decoded["/executive/events"] if e["event"] == "state"]
     assert states[:1] == ["RUNNING"] and "SAFE_STOP" in states
