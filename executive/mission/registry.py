@@ -24,6 +24,8 @@ from behaviours.actions.basic import Log, Wait
 from behaviours.actions.control import AcquireControl, ClearErrors, ReleaseControl, SetFsm
 from behaviours.actions.motion import MoveJoints
 from behaviours.actions.navigation import NavigateToTag
+from behaviours.actions.tasks import RunTask
+from behaviours.actions.walking import Walk
 from behaviours.base import RobotLeaf
 from behaviours.conditions.robot import CheckBattery, WaitForButton
 from executive.mission.kinds import (
@@ -231,6 +233,8 @@ LEAF_BEHAVIOURS: tuple[type[RobotLeaf], ...] = (
     ClearErrors,
     CheckBattery,
     Log,
+    Walk,
+    RunTask,
 )
 
 

@@ -62,6 +62,15 @@ class RecordingCommands:
         self.calls.append(("cancel_base",))
         return len(self.calls)
 
+    def set_velocity(self, vx: float, vy: float, yaw: float, ttl: float = 0.5) -> None:
+        self.calls.append(("set_velocity", vx, vy, yaw))
+
+    def run_task(self, task_id: int) -> None:
+        self.calls.append(("run_task", task_id))
+
+    def run_component(self, component_id: int) -> None:  # the GRX's, beside the ports
+        self.calls.append(("run_component", component_id))
+
     def named(self, name: str) -> list[tuple[Any, ...]]:
         return [c for c in self.calls if c[0] == name]
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from executive.mission.loader import MissionLoader
 from executive.profile import PROFILES_DIR, ProfileError, load_profile
 from executive.robots.grx import check_options, settings_of
 
@@ -60,3 +61,11 @@ def test_battery_needs_the_m4_schema(tmp_path: Path) -> None:
     data["grx"]["schema"] = "m4"
     path.write_text(yaml.safe_dump(data))
     assert load_profile(path).capabilities >= {"battery"}
+
+
+def test_the_grx_missions_validate() -> None:
+    root = PROFILES_DIR.parents[1] / "missions" / "grx"
+    loader = MissionLoader(load_profile("grx"), root)
+    for name in ("stand_up", "walk_square", "wave"):
+        result = loader.check(root / f"{name}.yaml")
+        assert result.ok, [str(d) for d in result.diagnostics]

@@ -39,6 +39,8 @@ def test_the_leaf_kinds_of_the_brief() -> None:
         "clear_errors",
         "check_battery",
         "log",
+        "walk",
+        "run_task",
     }
 
 

@@ -34,6 +34,16 @@ from executive.robots.ports import RobotSnapshot, SafetyEvent
 __all__ = ["GrxAdapter", "GrxSettings", "check_interface", "check_options", "open", "settings_of"]
 
 
+class JoystickLatch:
+    """``ports.Reflex`` for the GRX: the reset frees the joystick the safe stop latched."""
+
+    def __init__(self, commands: GrxCommands) -> None:
+        self.commands = commands
+
+    def reset(self) -> None:
+        self.commands.unlatch()
+
+
 class GrxAdapter:
     """The GRX on one zenoh session (the executive's side of the User API)."""
 
@@ -91,10 +101,11 @@ class GrxAdapter:
             self._callbacks.append(callback)
 
     def safe_stop(self) -> None:
-        """Zero axes (the stream ends), then the profile's safe task unless the robot is in a
-        passive task, where the safe task would energise it. Never raises."""
+        """Zero axes (the stream ends, latched at zero until the reset), then the profile's
+        safe task unless the robot is in a passive task, where the safe task would energise
+        it. Never raises."""
         try:
-            self.commands.stop()
+            self.commands.stop(latch=True)
         finally:
             tid = self._safe_task()
             if tid is not None:
@@ -112,9 +123,10 @@ class GrxAdapter:
             return None
         return self.profile.fsm[name].id
 
-    def install_reflex(self, streamer: Any, on_trip: Callable[[Any], None]) -> Any:
-        """No native e-stop reflex: the robot's own e-stop (m4) acts on the robot."""
-        return None
+    def install_reflex(self, streamer: Any, on_trip: Callable[[Any], None]) -> JoystickLatch:
+        """No native e-stop reflex (the robot's own e-stop, m4, acts on the robot). What the
+        executive's reset clears is the joystick's latch at zero after a safe stop."""
+        return JoystickLatch(self.commands)
 
     def close(self) -> None:
         if self._closed:

@@ -12,6 +12,10 @@ since a late axis sample is worth nothing. The stream is a dead man: without a r
 within its ``ttl`` it sends zero axes and stops. Zero axes also go out, reliably, on
 ``set_velocity(0, 0, 0)``, on ``stop`` and on close. Every joystick put happens under one
 lock, so nothing the thread read before a stop can reach the wire after the stop's zeros.
+
+``stop(latch=True)`` (the adapter's safe stop) also latches the stick at zero: a leaf
+ticked between a trip and the tree's preemption of it cannot start the stream again.
+``unlatch`` (the executive's reset) frees it.
 """
 
 from __future__ import annotations
@@ -78,6 +82,7 @@ class GrxCommands(NoCommands):
         self._until = 0.0  # monotonic: the dead man's deadline
         self._zeros_due = 0  # zero-axis maps still to stream after a walk
         self._closed = False
+        self.latched = False  # zero axes only, until unlatch (a trip until the reset)
         self.sent_axes = 0  # joystick maps put (for status and tests)
         self._thread = threading.Thread(target=self._stream, name="grx-joystick", daemon=True)
         self._thread.start()
@@ -120,14 +125,18 @@ class GrxCommands(NoCommands):
             self.stop()
             return
         with self._stick:
+            if self.latched:
+                return  # tripped: the safe stop's zeros stand until the reset
             self._target = rates  # type: ignore[assignment]
             self._until = self.clock() + max(ttl, 0.0)
             self._zeros_due = ZERO_REPEATS
             self._stick.notify()
 
-    def stop(self) -> None:
-        """Zero axes now, reliably, and end the stream (from any thread)."""
+    def stop(self, latch: bool = False) -> None:
+        """Zero axes now, reliably, and end the stream (from any thread); with ``latch``,
+        keep every later rate at zero until ``unlatch``."""
         with self._stick:
+            self.latched = self.latched or latch
             self._target = (0.0, 0.0, 0.0)
             self._until = 0.0
             self._zeros_due = 0
@@ -138,6 +147,10 @@ class GrxCommands(NoCommands):
                 priority=zenoh.Priority.REAL_TIME,  # the stream's: one queue, zenoh keeps order
             )
             self.sent_axes += 1
+
+    def unlatch(self) -> None:
+        with self._stick:
+            self.latched = False
 
     @property
     def streaming(self) -> bool:
