@@ -4,6 +4,10 @@ Files are read when the store is (re)loaded, through one ``MissionLoader``; a st
 builds from that snapshot, so editing a file on disk changes nothing until ``reload``.
 A reload that finds any error is refused and the store keeps what it had: a bad file
 never replaces a good one.
+
+Only missions valid for this robot are listed (``names``); the others are skipped and
+``skipped()`` says why (each load logs them once): an Adam service pointed at a directory
+of Atom missions lists none of them, and says which capability or joint each lacks.
 """
 
 from __future__ import annotations
@@ -14,11 +18,14 @@ from pathlib import Path
 from typing import Any
 
 import py_trees
+import structlog
 
 from behaviours.builders import BUILDERS
 from executive.mission.build import BuildError, build
 from executive.mission.loader import LoadResult, MissionLoader
 from executive.profile import RobotProfile
+
+log = structlog.get_logger(__name__)
 
 
 def _errors(result: LoadResult) -> list[str]:
@@ -69,12 +76,19 @@ class MissionStore:
                 + "; ".join(lines[:5]),
             )
         self._loader, self._files, self._problems = loader, files, problems
+        for name, why in problems.items():
+            log.warning("mission skipped", mission=name, robot=self.profile.robot, problems=why[:3])
         return True, f"{len(files)} missions loaded" + (
             f", {len(problems)} with errors" if problems else ""
         )
 
     def names(self) -> list[str]:
-        return sorted(self._files)
+        """The missions this robot can run."""
+        return sorted(set(self._files) - set(self._problems))
+
+    def skipped(self) -> dict[str, list[str]]:
+        """Missions in the directory that this robot cannot run, and why."""
+        return {name: list(problems) for name, problems in sorted(self._problems.items())}
 
     def validate(self, name: str) -> list[str]:
         return list(self._problems.get(name, []))

@@ -310,10 +310,17 @@ class RequestServer:
             return [{"name": n} for n in names]
         return describe_missions(Path(directory), profile, names)
 
+    def _skipped(self, name: str) -> list[str] | None:
+        """Why the store skipped mission ``name`` (not valid for this robot), or None."""
+        skipped = getattr(self.library, "skipped", None)
+        return None if skipped is None else skipped().get(name)
+
     def _verb_validate(self, args: dict[str, Any]) -> Answer:
         name = args.get("mission")
         if not isinstance(name, str):
             return Answer(Code.BAD_REQUEST, "args.mission: a mission name is required")
+        if (skipped := self._skipped(name)) is not None:
+            return Answer(Code.INVALID, f"{len(skipped)} problems", skipped)
         if name not in (names := self.library.names()):
             return Answer(Code.NOT_FOUND, not_found("mission", name, names))
         errors = self.library.validate(name)
@@ -335,6 +342,9 @@ class RequestServer:
             return Answer(Code.BAD_REQUEST, "args.mission: a mission name is required")
         if not isinstance(params, dict):
             return Answer(Code.BAD_REQUEST, "args.params: must be an object of parameter values")
+        if (skipped := self._skipped(name)) is not None:
+            why = "; ".join(skipped)
+            return Answer(Code.INVALID, f"not a mission this robot can run: {why}", skipped)
         if name not in (names := self.library.names()):
             return Answer(Code.NOT_FOUND, not_found("mission", name, names))
         root, errors = self.library.build(name, params)

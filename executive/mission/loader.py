@@ -111,6 +111,11 @@ class MissionLoader:
     def library(self, root: Path) -> Library:
         """The poses and gestures under (resolved) ``root``, read and checked once per loader."""
         if root not in self._libraries:
+            if not {"joints", "hands"} & self.profile.capabilities:
+                # a robot without joint streams (the GRX) has no use for poses or gestures:
+                # another robot's library above its missions is none of its business
+                self._libraries[root] = Library({}, {}, (), frozenset(), ())
+                return self._libraries[root]
             display = _display_root(root)
             self._libraries[root] = load_library(root, display, self.profile, self.read_tree)
         return self._libraries[root]
@@ -174,7 +179,10 @@ class MissionLoader:
         start_args = self._start_args(tree, args, session) if args else None
         mission = compile_document(session, tree, display, resolved, args=start_args)
         if mission is not None and mission.kind == "mission":
-            tree_checks.check_control_order(mission.root, diags)
+            if (
+                "control" in self.profile.capabilities
+            ):  # a robot without it takes commands as they come
+                tree_checks.check_control_order(mission.root, diags)
             pacing.check(mission.root, self.profile, diags)
         if data is not None:
             del self._parsed[resolved]
