@@ -61,6 +61,7 @@ class GrxSim:
 
     def __init__(self, port: int, *args: str, log: Path | None = None) -> None:
         self.port = port
+        self.service_port: int | None = None  # where the service listens (start())
         self.proc = subprocess.Popen(
             [
                 sys.executable,
@@ -109,9 +110,14 @@ class GrxSim:
 
 
 def start(stack: Stack, task_seconds: float = 0.3) -> GrxSim:
-    """The sim, then the service on ``stack`` (profile grx, missions/grx), ready."""
+    """The sim, then the service on ``stack`` (profile grx, missions/grx), ready. zenoh peers
+    do not route for each other with gossip off: a third peer that wants the service's puts
+    connects to ``sim.service_port``."""
     sim = GrxSim(free_port(), "--task-seconds", str(task_seconds), log=stack.log_path("sim"))
-    config = zenoh_config_file(stack.workdir / "zenoh.json5", connect=sim.port)
+    sim.service_port = free_port()  # a plain peer watching what the service puts connects here
+    config = zenoh_config_file(
+        stack.workdir / "zenoh.json5", connect=sim.port, listen=sim.service_port
+    )
     stack.write_config(profile="grx", zenoh_config=str(config), missions_dir=str(MISSIONS))
     try:
         stack.start_service(ready=True)
