@@ -45,11 +45,11 @@ def zenoh_config_file(path: Path, connect: int, listen: int | None = None) -> Pa
     and listening on ``listen`` (a free port if None), scouting off as shipped."""
     text = LOOPBACK_CONFIG.read_text(encoding="utf-8")
     ports = iter((listen if listen is not None else free_port(), connect))
-    text, n = re.subn(
-        r'(endpoints:\s*\[)"tcp/127\.0\.0\.1:\d+"',
-        lambda m: f'{m.group(1)}"tcp/127.0.0.1:{next(ports)}"',
-        text,
-    )
+
+    def endpoint(m: re.Match[str]) -> str:
+        return f'{m.group(1)}"tcp/127.0.0.1:{next(ports)}"'
+
+    text, n = re.subn(r'(endpoints:\s*\[)"tcp/127\.0\.0\.1:\d+"', endpoint, text)
     if n != 2:
         raise ValueError(f"{LOOPBACK_CONFIG}: expected a listen and a connect endpoint")
     path.write_text(text, encoding="utf-8")
