@@ -8,8 +8,11 @@ module that does the work and registers itself through ``add_parser``.
 from __future__ import annotations
 
 import argparse
+import ctypes
 import importlib
 import io
+import os
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
@@ -70,6 +73,22 @@ def _stdout_escapes_what_it_cannot_encode() -> None:
         sys.stdout.reconfigure(errors="backslashreplace")
 
 
+PARENT_ENV = "ATOM_EXECUTIVE_PARENT_PID"  # set by executive.stack: die with that process
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """Under a harness (``PARENT_ENV`` set: tests, the demo, benchmarks), SIGTERM this
+    process when the harness dies, and leave now if it already has: its processes must not
+    outlive a crashed run. A service under systemd never has it set."""
+    parent = os.environ.get(PARENT_ENV)
+    if not parent or not parent.isdigit() or sys.platform != "linux":
+        return
+    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != int(parent):
+        sys.exit(0)  # the harness died before the death signal was armed
+
+
 def _robot_sim(argv: Sequence[str]) -> int | None:
     """``sim --profile P`` for a robot other than the Atom: that robot's simulator (each
     robot's sim has its own options; ``executive/robots/<robot>/sim``). None: the Atom's."""
@@ -101,6 +120,7 @@ def _robot_sim(argv: Sequence[str]) -> int | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     _stdout_escapes_what_it_cannot_encode()
+    _die_with_parent()
     argv = sys.argv[1:] if argv is None else list(argv)
     if (code := _robot_sim(argv)) is not None:
         return code

@@ -36,6 +36,7 @@ from cyclonedds.domain import DomainParticipant
 
 from executive import dds
 from executive.auth import write_key_file
+from executive.cli import PARENT_ENV
 from executive.client import ExecutiveClient
 from executive.sim.client import SimClient
 
@@ -213,6 +214,9 @@ class Stack:
             **os.environ,
             dds.DOMAIN_ENV: str(self.domain),
             "CYCLONEDDS_URI": os.environ.get("CYCLONEDDS_URI", LOOPBACK_URI),
+            # the processes die with this one (executive.cli): a crashed test run must not
+            # leave a sim and a service loading the machine (a segfaulting run left nine)
+            PARENT_ENV: str(os.getpid()),
         }
 
     def write_config(self, **overrides: Any) -> Path:

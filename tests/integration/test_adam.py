@@ -23,7 +23,7 @@ from executive import dds
 from executive.profile import load_profile
 from executive.robot_io import LatestReader
 from executive.robots.adam.interface import AdamInterface
-from executive.robots.adam.sim.client import AdamSimClient
+from executive.robots.adam.sim.client import client_for
 from executive.robots.adam.sim.record import BODY_TOPIC, HAND_TOPIC, Recording
 from executive.stack import ROOT, LogTail, Stack, log_time, running_stack
 
@@ -36,14 +36,14 @@ LEGS = [i for i, name in enumerate(BODY) if PROFILE.joints[name].group == "legs"
 
 def adam_ready(stack: Stack, pid: int) -> bool:
     """``Stack.start_sim``'s hook: the simulated Adam's own status, from this process."""
-    return AdamSimClient(stack.dds).wait_status(lambda s: s.pid == pid, 30) is not None
+    return client_for(stack.dds).wait_status(lambda s: s.pid == pid, 30) is not None
 
 
 class Adam:
     def __init__(self, stack: Stack) -> None:
         self.stack = stack
         self.client = stack.client
-        self.sim = AdamSimClient(stack.dds, timeout=10)
+        self.sim = client_for(stack.dds, timeout=10)
         iface = AdamInterface("sdk-1.2")
         topic = Topic(stack.dds, "rt/lowstate", iface.LowState_)
         self.low_state: LatestReader[Any] = LatestReader(

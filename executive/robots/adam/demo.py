@@ -17,7 +17,7 @@ import numpy as np
 from executive.client import ExecutiveClient
 from executive.demo import Demo, accepted, say
 from executive.profile import load_profile
-from executive.robots.adam.sim.client import AdamSimClient
+from executive.robots.adam.sim.client import AdamSimClient, client_for
 from executive.robots.adam.sim.record import BODY_TOPIC, HAND_TOPIC, Recording
 from executive.stack import ROOT, LogTail, Stack, log_time, running_stack
 
@@ -27,7 +27,7 @@ FAULT_CODE = 0x21
 
 def adam_ready(stack: Stack, pid: int) -> bool:
     """``Stack.start_sim``'s hook: the simulated Adam's own status, from this process."""
-    return AdamSimClient(stack.dds).wait_status(lambda s: s.pid == pid, 30) is not None
+    return client_for(stack.dds).wait_status(lambda s: s.pid == pid, 30) is not None
 
 
 def main(profile: str) -> int:
@@ -43,7 +43,7 @@ def run(demo: Demo, stack: Stack, profile_name: str, started: float) -> int:
     stack.write_config(profile=profile_name, missions_dir=str(ROOT / "missions" / "adam"))
     stack.start_sim("--profile", profile_name, "--seed", "1", record=True, sim_ready=adam_ready)
     stack.start_service()
-    client, sim = stack.client, AdamSimClient(stack.dds, timeout=10)
+    client, sim = stack.client, client_for(stack.dds, timeout=10)
     status = client.status(30)
     demo.check(
         f"executive ready: {status.state}, interface {status.interface_variant}, "

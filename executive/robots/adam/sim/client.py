@@ -129,3 +129,16 @@ class AdamSimClient:
 
 
 __all__ = ["AdamSimClient", "FaultRejectedError"]
+
+
+_CLIENTS: dict[int, AdamSimClient] = {}
+
+
+def client_for(participant: DomainParticipant, *, timeout: float = 10.0) -> AdamSimClient:
+    """One client per participant, kept for its life. A client's reader has a Python
+    listener; one dropped while samples arrive can leave CycloneDDS's receive thread calling
+    a freed callback (a segfault, seen in a test that made a client for one wait)."""
+    key = id(participant)
+    if key not in _CLIENTS:
+        _CLIENTS[key] = AdamSimClient(participant, timeout=timeout)
+    return _CLIENTS[key]
