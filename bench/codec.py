@@ -38,7 +38,7 @@ if str(ROOT) not in sys.path:  # run as a script: python bench/codec.py
 
 from bench.common import cli, fmt, summary, table  # noqa: E402
 from executive.robots.adam.interface import AdamInterface  # noqa: E402
-from executive.wire import Interface  # noqa: E402
+from executive.robots.atom.interface import Interface  # noqa: E402
 from executive.wire.codec import Codec  # noqa: E402
 
 COMMANDS = ("UpperCmd_", "LowerCmd_", "HandsCmd_")

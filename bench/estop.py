@@ -67,8 +67,8 @@ from bench.service_probe import ProbedService  # noqa: E402
 from executive import dds  # noqa: E402
 from executive.profile import RobotProfile, load_profile  # noqa: E402
 from executive.robot_io import TOPICS, RobotIO, Side  # noqa: E402
+from executive.robots.atom.interface import Interface  # noqa: E402
 from executive.stack import Stack, running_stack  # noqa: E402
-from executive.wire import Interface  # noqa: E402
 
 STREAM_NAMES = ("upper", "lower", "hands")
 WAIT_S = 5.0  # any one reply, engagement or reaction

@@ -41,8 +41,8 @@ from bench.robot import MARKERS, marker, marker_table
 from executive import dds
 from executive.profile import load_profile
 from executive.robot_io import TOPICS, RobotIO, Side
+from executive.robots.atom.interface import Interface
 from executive.robots.atom.streams import STREAMS
-from executive.wire import Interface
 from executive.wire.codec import Codec, raw_take
 
 _lines: queue.SimpleQueue[str] = queue.SimpleQueue()

@@ -33,8 +33,8 @@ from cyclonedds.topic import Topic
 
 from executive.auth import new_nonce, sign
 from executive.requests import MUTATING, REPLY_TOPIC, REQUEST_QOS, REQUEST_TOPIC
-from executive.sim.client import SimClient
-from executive.sim.record import STREAM_TOPICS, Recording
+from executive.robots.atom.sim.client import SimClient
+from executive.robots.atom.sim.record import STREAM_TOPICS, Recording
 from executive.wire.gen.own.atom_executive.msg import Reply_, Request_
 
 RECORD_FLUSH_S = 0.1  # the sim writes its record out at 10 Hz

@@ -74,7 +74,7 @@ from bench.fault_tools import (  # noqa: E402
 from executive import faultpoints  # noqa: E402
 from executive.profile import load_profile  # noqa: E402
 from executive.requests import MAX_FIELD, REPLY_TOPIC, REQUEST_QOS, Code  # noqa: E402
-from executive.sim.faults import parse_fault  # noqa: E402
+from executive.robots.atom.sim.faults import parse_fault  # noqa: E402
 from executive.stack import LogTail, Stack, log_time, running_stack  # noqa: E402
 from executive.status import STATUS_TOPIC  # noqa: E402
 from executive.wire.gen.own.atom_executive.msg import Reply_, Status_  # noqa: E402

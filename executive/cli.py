@@ -24,7 +24,7 @@ Handler = Callable[[argparse.Namespace], int]
 
 
 def _variants_cmd(args: argparse.Namespace) -> int:
-    from executive.wire import PRESETS, Interface, Variant
+    from executive.robots.atom.interface import PRESETS, Interface, Variant
 
     for preset in PRESETS:
         iface = Interface(Variant(preset))
@@ -50,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     from executive import authoring, operator, posepreview, service, timeline
     from executive.mission import cli as mission_cli
-    from executive.sim import cli as sim_cli
+    from executive.robots.atom.sim import cli as sim_cli
 
     service.add_parser(sub)
     operator.add_parsers(sub)

@@ -23,8 +23,8 @@ from executive.client import ExecutiveClient
 from executive.operator import render_tree, summary
 from executive.profile import load_profile
 from executive.robot_io import TOPICS, RobotIO, Side
-from executive.sim.client import SimClient
-from executive.sim.record import Recording
+from executive.robots.atom.sim.client import SimClient
+from executive.robots.atom.sim.record import Recording
 from executive.stack import ROOT, LogTail, Stack, running_stack
 
 

@@ -24,7 +24,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import structlog
 from cyclonedds.core import Listener, Qos
@@ -36,8 +36,10 @@ from cyclonedds.topic import Topic
 
 from executive import dds
 from executive.robots.ports import ReaderHealth, Stamped
-from executive.wire import Interface
 from executive.wire.codec import Codec, raw_take, raw_write
+
+if TYPE_CHECKING:  # the Atom's types are the default table's; imported when used
+    from executive.robots.atom.interface import Interface
 
 T = TypeVar("T")
 log = structlog.get_logger(__name__)
@@ -236,7 +238,11 @@ class RobotIO:
         records: Iterable[str] = (),
     ) -> None:
         self.participant = participant
-        self.interface = interface or Interface()
+        if interface is None:
+            from executive.robots.atom.interface import Interface
+
+            interface = Interface()
+        self.interface = interface
         self.side = side
         self.topics = topics or TOPICS
         self.readers: dict[str, LatestReader[Any]] = {}

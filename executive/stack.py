@@ -38,7 +38,7 @@ from executive import dds
 from executive.auth import write_key_file
 from executive.cli import PARENT_ENV
 from executive.client import ExecutiveClient
-from executive.sim.client import SimClient
+from executive.robots.atom.sim.client import SimClient
 
 ROOT = Path(__file__).resolve().parents[1]
 LOOPBACK_URI = (ROOT / "executive" / "resources" / "cyclonedds-loopback.xml").as_uri()

@@ -9,7 +9,7 @@ import pytest
 from cyclonedds.idl._support import Endianness
 
 from executive import dds
-from executive.wire import PRESETS, Interface, Variant
+from executive.robots.atom.interface import PRESETS, Interface, Variant
 from executive.wire.codec import Codec, DecodeError, UnsupportedTypeError, raw_take, raw_write
 
 STRUCTS = [

@@ -29,8 +29,8 @@ from executive.peers import (
 )
 from executive.robot_io import TOPICS
 from executive.robots.atom import COMMAND_TOPICS
+from executive.robots.atom.interface import Interface
 from executive.status import STATUS_QOS, STATUS_TOPIC
-from executive.wire import Interface
 from executive.wire.gen.own.atom_executive.msg import Status_
 
 ME = Peer("guid-me", host="pc2", pid=100, started_ns=2_000)

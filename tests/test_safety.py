@@ -9,6 +9,7 @@ import pytest
 
 from executive.profile import STATE_TOPICS, load_profile
 from executive.robot_io import TOPICS
+from executive.robots.atom.interface import Interface, Variant
 from executive.robots.atom.state import AtomState, estop_flags
 from executive.robots.ports import ReaderHealth, RobotSnapshot, Stamped
 from executive.safety import (
@@ -19,7 +20,6 @@ from executive.safety import (
     SafetyMonitor,
     SafetyWatchdog,
 )
-from executive.wire import Interface, Variant
 from executive.wire.codec import Codec
 
 IFACE = Interface()

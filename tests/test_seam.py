@@ -24,7 +24,7 @@ from executive.robot_io import TOPICS as ATOM_TOPICS
 from executive.robots import SPECS
 from executive.robots.adam.interface import MOTOR_COUNTS, AdamInterface
 from executive.robots.adam.interface import TOPICS as ADAM_TOPICS
-from executive.wire import Interface
+from executive.robots.atom.interface import Interface
 
 ROOT = Path(__file__).resolve().parents[1]
 ABOVE = [
@@ -49,7 +49,7 @@ ABOVE = [
 FORBIDDEN_IMPORTS = (
     "executive.robot_io",
     "executive.reflex",
-    "executive.sim",
+    "executive.robots.atom.sim",
     *(f"executive.robots.{name}" for name in SPECS),
 )
 # words of the mission language and of leaf failures that a robot's wire happens to use too

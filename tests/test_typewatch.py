@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from executive.robot_io import RobotIO
+from executive.robots.atom.interface import Interface, Variant
 from executive.robots.atom.typewatch import TypeWatch
 from executive.stack import running_stack
-from executive.wire import Interface, Variant
 
 pytestmark = pytest.mark.dds
 

@@ -33,9 +33,9 @@ import pytest
 
 from executive.robot_io import TOPICS
 from executive.robots.atom import gamepad
+from executive.robots.atom.interface import Interface
 from executive.robots.atom.state import AtomState
 from executive.robots.ports import BaseState, NavStatus, Stamped
-from executive.wire import Interface
 from executive.wire.codec import Codec
 
 DESIGN = Path(__file__).resolve().parents[2] / "shared" / "DESIGN.md"

@@ -27,8 +27,8 @@ from executive import dds
 from executive.profile import load_profile
 from executive.robot_io import TOPICS, RobotIO, Side
 from executive.robots.atom.commands import AtomCommands
+from executive.robots.atom.interface import Interface, Variant
 from executive.robots.atom.streams import AtomStream
-from executive.wire import Interface, Variant
 from executive.wire.codec import raw_take, raw_write
 
 pytestmark = pytest.mark.dds

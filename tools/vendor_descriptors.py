@@ -166,7 +166,7 @@ def python_type_data(cls: type) -> tuple[bytes, bytes]:
 
 def compare(vendor: dict[str, Descriptor], variant_text: str) -> tuple[list[str], bool]:
     """Report lines, and whether every type both sides have is byte-identical."""
-    from executive.wire import Interface, Variant  # needs the project's venv
+    from executive.robots.atom.interface import Interface, Variant  # needs the project's venv
 
     interface = Interface(Variant.parse(variant_text))
     ours = {n: getattr(interface, n) for n in interface.type_names}
@@ -206,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     if not vendor:
         print(f"no {DESC_PREFIX}*{DESC_SUFFIX} descriptors in {args.archive}", file=sys.stderr)  # noqa: T201
         return 2
-    from executive.wire import PRESETS
+    from executive.robots.atom.interface import PRESETS
 
     results = []
     for variant in args.variant or list(PRESETS):

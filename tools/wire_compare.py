@@ -114,7 +114,11 @@ def capture(root: Path, out: Path, seed: int) -> None:
 
     from executive import dds
     from executive.stack import running_stack
-    from executive.wire import Interface
+
+    try:  # after the seam the Atom's variants are its adapter's
+        from executive.robots.atom.interface import Interface
+    except ImportError:  # before it
+        from executive.wire import Interface  # type: ignore[no-redef]
     from executive.wire.codec import raw_take
 
     samples: list[tuple[float, str, str]] = []  # (monotonic, key, hex)
@@ -260,7 +264,11 @@ def golden(root: Path, out: Path) -> None:
     from executive import dds
     from executive.profile import load_profile
     from executive.robot_io import RobotIO, Side
-    from executive.wire import Interface, Variant
+
+    try:  # after the seam the Atom's variants are its adapter's
+        from executive.robots.atom.interface import Interface, Variant
+    except ImportError:  # before it
+        from executive.wire import Interface, Variant  # type: ignore[no-redef]
     from executive.wire.codec import raw_take, raw_write
 
     try:  # before the seam: the streamer's _Stream, behaviours' DdsCommands
@@ -392,7 +400,11 @@ class Wire:
 
     def __init__(self) -> None:
         from executive.robot_io import TOPICS
-        from executive.wire import Interface
+
+        try:  # after the seam the Atom's variants are its adapter's
+            from executive.robots.atom.interface import Interface
+        except ImportError:  # before it
+            from executive.wire import Interface  # type: ignore[no-redef]
 
         self.i = Interface()
         self.types = {k: getattr(self.i, TOPICS[k].type_name) for k in (*STREAM_KEYS, *EVENT_KEYS)}

@@ -19,9 +19,9 @@ from behaviours.state import SNAPSHOT_KEY
 from executive.motion.trajectory import Trajectory
 from executive.profile import STATE_TOPICS, load_profile
 from executive.robot_io import TOPICS
+from executive.robots.atom.interface import Interface
 from executive.robots.atom.state import AtomState
 from executive.robots.ports import Stamped
-from executive.wire import Interface
 from executive.wire.codec import Codec
 
 PROFILE = load_profile()

@@ -2,7 +2,7 @@
 
 Why
 ---
-The Python simulator (``executive/sim``) shares the executive's codec, so a test against it
+The Python simulator (``executive/robots/atom/sim``) shares the executive's codec, so a test against it
 proves nothing about what a real firmware sends: a CycloneDDS 0.10 C writer puts the count
 of trailing padding bytes in the XCDR1 encapsulation options (``00 01 00 01`` for the
 3-byte ``EmergencyState_``, DESIGN.md 3.2), and no test noticed our decoder rejecting it.
@@ -88,7 +88,7 @@ record and its counters see every command as without it.
 
 The process leaves cleanly, record flushed, on end of stdin or SIGTERM/SIGINT.
 
-Record (``--record FILE``): ``executive/sim/record.py``'s format
+Record (``--record FILE``): ``executive/robots/atom/sim/record.py``'s format
 ----------------------------------------------------------------
 JSON lines, flushed every 100 ms, on ``flush`` and on exit; ``Recording.load`` parses it.
 ``t`` is CLOCK_MONOTONIC seconds (Python's ``time.monotonic()``) when the robot took the

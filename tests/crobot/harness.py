@@ -5,7 +5,7 @@ files (``tests.wire.c_interop.idl_files``, same output layout, so the variant he
 ``../../dobot_atom/x.h`` includes hold) and gcc over ``crobot.c`` with the variant's -D
 flags. ``crobot_args(profile)`` turns a ``RobotProfile`` into the program's options.
 ``CRobot`` is the running process: ``fault("estop soft on")`` waits for its reply,
-``recording()`` parses its record with ``executive.sim.record.Recording``.
+``recording()`` parses its record with ``executive.robots.atom.sim.record.Recording``.
 
 Fixtures (import them into a conftest: ``from tests.crobot.harness import crobot_exe,
 start_crobot``): ``crobot_exe`` (session) builds once per variant and returns the
@@ -30,8 +30,8 @@ import numpy as np
 import pytest
 
 from executive.profile import RobotProfile, load_profile
-from executive.sim.record import Recording
-from executive.wire import AXES, Variant
+from executive.robots.atom.interface import AXES, Variant
+from executive.robots.atom.sim.record import Recording
 from tests.wire.c_interop import IDL_DIR, _run, idl_files
 
 HERE = Path(__file__).resolve().parent
@@ -127,7 +127,7 @@ def crobot_args(
 ) -> list[str]:
     """The C robot's options for ``profile``: its rates (``rates`` overrides some, by key
     ``upper_state`` or topic name), the FSM ids that allow joint control, the start pose
-    of ``executive/sim/joints.py`` (0 clipped into each joint's limits; ``initial``
+    of ``executive/robots/atom/sim/joints.py`` (0 clipped into each joint's limits; ``initial``
     overrides a topic's), the joint limits, and a speed cap of twice the fastest planned
     joint speed, so the robot keeps up with any trajectory the executive plans. ``probe``:
     stamp the arrival of holds after an e-stop (``CRobot.probe``; the e-stop benchmark)."""

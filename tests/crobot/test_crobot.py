@@ -32,8 +32,8 @@ from cyclonedds.topic import Topic
 from cyclonedds.util import duration
 
 from executive.profile import load_profile
-from executive.sim.record import Recording
-from executive.wire import Interface, Variant
+from executive.robots.atom.interface import Interface, Variant
+from executive.robots.atom.sim.record import Recording
 from tests.crobot.harness import TIMEOUT, CRobot, CRobotError
 from tests.sim.conftest import matched_total, wait_until
 
@@ -242,7 +242,7 @@ def test_every_state_topic_at_its_rate(
     assert not any(getattr(emergency, f) for f in emergency.__dataclass_fields__)
     nodes = samples["main_nodes_state"][-1]
     assert all(a.error_code == 0 and a.servo_state == 8 for a in nodes.left_arm)
-    # the start pose: 0 clipped into each joint's limits (as executive/sim/joints.py)
+    # the start pose: 0 clipped into each joint's limits (as executive/robots/atom/sim/joints.py)
     hands = samples["hands_state"][-1]
     for topic, got in (
         ("upper", q_of(upper)),

@@ -52,7 +52,7 @@ from executive.mission.params import NAME_RE
 from executive.mission.registry import (
     BUTTONS,
     KINDS,
-    LEAF_KINDS,
+    LEAVES,
     MAX_FSM_ID,
     MAX_TAG,
     MAX_TIMEOUT,
@@ -87,6 +87,10 @@ SHIPPED_GESTURES = _shipped_library("gestures", "fingers")
 JOINTS = tuple(PROFILE.joints)
 FINGERS = tuple(n for n, j in PROFILE.joints.items() if j.group == "hands")
 FSM_STATES = tuple(PROFILE.fsm)
+# the leaf kinds the fuzzed profile's robot can run (the others are refused by capability)
+LEAF_KINDS = tuple(
+    k.name for k in LEAVES if k.requires is None or k.requires in PROFILE.capabilities
+)
 # leaves that drive nothing a parallel sibling could fight over (tree_checks.resources)
 FREE_LEAVES = ("wait", "log", "check_battery", "clear_errors", "wait_for_button")
 

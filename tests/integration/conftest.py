@@ -11,8 +11,8 @@ import pytest
 from executive import dds
 from executive.missions import MissionStore
 from executive.profile import load_profile
+from executive.robots.atom.interface import Interface
 from executive.runtime import Runtime
-from executive.wire import Interface
 from tests.crobot.harness import crobot_exe, start_crobot  # noqa: F401
 from tests.sim.conftest import Sim, start_sim, wait_until  # noqa: F401 - the fixture, shared
 

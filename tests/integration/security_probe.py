@@ -31,7 +31,7 @@ from cyclonedds.topic import Topic
 
 from executive import dds
 from executive.client import ExecutiveClient, NoExecutiveError
-from executive.sim.client import SimClient
+from executive.robots.atom.sim.client import SimClient
 from executive.status import STATUS_QOS, STATUS_TOPIC
 from executive.wire.gen.own.atom_executive.msg import Status_
 

@@ -6,7 +6,7 @@ firmware's e-stop while every test passed. Here ``atom-executive run`` runs as i
 process on a leased loopback domain (``executive.stack.Stack``) and the only robot is
 ``crobot``: a CycloneDDS 0.10 C program built from ``idl/`` by idlc for the interface
 variant the service's config names. What the service sent is judged by what the C robot
-decoded and recorded (``executive.sim.record.Recording``), never by the service's logs.
+decoded and recorded (``executive.robots.atom.sim.record.Recording``), never by the service's logs.
 
 Time: the C robot answers a fault line with ``written``, the CLOCK_MONOTONIC time just
 before it handed the first sample carrying the fault to ``dds_write`` (it writes that
@@ -32,9 +32,9 @@ from cyclonedds.pub import DataWriter
 from cyclonedds.topic import Topic
 
 from executive.profile import load_profile
-from executive.sim.record import Recording
+from executive.robots.atom.interface import Interface, Variant
+from executive.robots.atom.sim.record import Recording
 from executive.stack import Stack
-from executive.wire import Interface, Variant
 from executive.wire.codec import raw_write
 from tests.crobot.harness import CRobot
 from tests.sim.conftest import matched_total, wait_until

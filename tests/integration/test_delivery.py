@@ -12,7 +12,7 @@ from collections.abc import Callable
 import pytest
 
 from executive.core import ExecState
-from executive.sim.record import Recording
+from executive.robots.atom.sim.record import Recording
 from tests.integration.conftest import Live
 
 pytestmark = pytest.mark.dds

@@ -1,7 +1,7 @@
 """The e-stop reflex against the simulated Atom, with the interpreter blocked or the tick hung.
 
 The arm moves (``deliver_drink`` reaching for the cup, the streamer at 500 Hz), the e-stop
-is pressed in the sim, and the sim's command record (``executive.sim.record``) is the
+is pressed in the sim, and the sim's command record (``executive.robots.atom.sim.record``) is the
 witness of what left the executive. The e-stop comes from another process, so this one
 can be blocked in a C call that holds the GIL (``faultpoints.hold_gil``) before it lands.
 """
@@ -17,7 +17,7 @@ import pytest
 
 from executive import faultpoints, reflex
 from executive.core import ExecState
-from executive.sim.record import Recording, StreamCommand
+from executive.robots.atom.sim.record import Recording, StreamCommand
 from tests.integration.conftest import Live
 from tests.integration.test_delivery import active, wait_for
 
@@ -32,7 +32,7 @@ PRESS = """
 import ctypes, sys, time
 from cyclonedds.internal import DDS, dds_c_t
 from executive import dds
-from executive.sim.client import SimClient
+from executive.robots.atom.sim.client import SimClient
 with dds.open_participant() as p:
     client = SimClient(p, timeout=10.0)
     client.wait_ready(30)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from executive.sim.record import Recording
+from executive.robots.atom.sim.record import Recording
 from executive.stack import running_stack
 
 pytestmark = pytest.mark.dds

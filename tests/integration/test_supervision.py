@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from executive import faultpoints
-from executive.sim.record import Recording
+from executive.robots.atom.sim.record import Recording
 from executive.stack import Stack, running_stack
 
 pytestmark = pytest.mark.dds

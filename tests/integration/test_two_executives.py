@@ -32,10 +32,10 @@ from executive.peers import GRACE_S
 from executive.profile import load_profile
 from executive.requests import REPLY_TOPIC, REQUEST_QOS, REQUEST_TOPIC, Code
 from executive.robot_io import TOPICS
-from executive.sim.record import Recording
+from executive.robots.atom.interface import Interface
+from executive.robots.atom.sim.record import Recording
 from executive.stack import Stack, running_stack
 from executive.status import STATUS_QOS, STATUS_TOPIC
-from executive.wire import Interface
 from executive.wire.gen.own.atom_executive.msg import Reply_, Request_, Status_
 
 pytestmark = pytest.mark.dds

@@ -1,6 +1,6 @@
 """Start the simulated Atom as its own process and drive it over DDS like a controller.
 
-``start_sim(*args)`` runs ``python -m executive.sim`` on the test's domain (the
+``start_sim(*args)`` runs ``python -m executive.robots.atom.sim`` on the test's domain (the
 ``dds_domain`` fixture exports ATOM_DDS_DOMAIN), waits until its state and status are
 seen and every command writer of the test has matched the sim's reader (bounded waits on
 events, never bare sleeps), and terminates it when the test ends, whatever happens.
@@ -25,9 +25,9 @@ from cyclonedds.internal import DDS, dds_c_t
 from executive import dds
 from executive.profile import STATE_TOPICS, RobotProfile, load_profile
 from executive.robot_io import RobotIO, Side
-from executive.sim.client import SimClient
-from executive.sim.record import Recording
-from executive.wire import Interface, Variant
+from executive.robots.atom.interface import Interface, Variant
+from executive.robots.atom.sim.client import SimClient
+from executive.robots.atom.sim.record import Recording
 
 ROOT = Path(__file__).resolve().parents[2]
 PROFILE = load_profile()
@@ -230,7 +230,14 @@ def start_sim(dds_domain: int, tmp_path: Path) -> Iterator[Callable[..., Sim]]:
             n = len(started)
             record_path = tmp_path / f"sim-record-{n}.jsonl" if record else None
             log_path = tmp_path / f"sim-log-{n}.jsonl"
-            cmd = [sys.executable, "-m", "executive.sim", "--interface", interface, *args]
+            cmd = [
+                sys.executable,
+                "-m",
+                "executive.robots.atom.sim",
+                "--interface",
+                interface,
+                *args,
+            ]
             if record_path is not None:
                 cmd += ["--record", str(record_path)]
             if interface not in controllers:

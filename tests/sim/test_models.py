@@ -10,9 +10,10 @@ import pytest
 
 from executive.profile import load_profile
 from executive.robots.atom import gamepad as remote
-from executive.sim import cli
-from executive.sim.amr import AmrSim, TagMap, TagMapError
-from executive.sim.faults import (
+from executive.robots.atom.interface import Interface
+from executive.robots.atom.sim import cli
+from executive.robots.atom.sim.amr import AmrSim, TagMap, TagMapError
+from executive.robots.atom.sim.faults import (
     FaultBook,
     FaultError,
     FaultSpec,
@@ -20,11 +21,10 @@ from executive.sim.faults import (
     parse_fault,
     validate,
 )
-from executive.sim.joints import JointGroup, Verdict, command_floats
-from executive.sim.record import Recorder, Recording
-from executive.sim.scheduler import Scheduler
-from executive.sim.servos import axis_targets, node_joint, node_names
-from executive.wire import Interface
+from executive.robots.atom.sim.joints import JointGroup, Verdict, command_floats
+from executive.robots.atom.sim.record import Recorder, Recording
+from executive.robots.atom.sim.scheduler import Scheduler
+from executive.robots.atom.sim.servos import axis_targets, node_joint, node_names
 from executive.wire.codec import Codec
 
 PROFILE = load_profile()

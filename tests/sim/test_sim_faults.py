@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from executive.sim.client import FaultRejectedError
+from executive.robots.atom.sim.client import FaultRejectedError
 from tests.sim.conftest import TIMEOUT, Sim, wait_until
 
 pytestmark = pytest.mark.dds

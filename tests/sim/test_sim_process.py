@@ -12,7 +12,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from executive.sim.record import Recording
+from executive.robots.atom.sim.record import Recording
 from tests.sim.conftest import ROOT, TIMEOUT, Sim, wait_until
 
 pytestmark = pytest.mark.dds
@@ -97,7 +97,7 @@ def test_same_seed_same_start_pose(start_sim: Callable[..., Sim]) -> None:
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "executive.sim", *args],
+        [sys.executable, "-m", "executive.robots.atom.sim", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -138,7 +138,7 @@ def test_a_controller_leaving_does_not_disturb_the_sim(
     """A writer going away reaches readers as an invalid sample; the sim must shrug it off."""
     from executive import dds
     from executive.robot_io import RobotIO, Side
-    from executive.sim.client import SimClient
+    from executive.robots.atom.sim.client import SimClient
 
     sim = start_sim(record=False)
     with dds.open_participant(dds_domain) as other:

@@ -47,7 +47,7 @@ from cyclonedds.topic import Topic
 from cyclonedds.util import duration
 
 from executive import dds
-from executive.wire import AXES, Interface, Variant
+from executive.robots.atom.interface import AXES, Interface, Variant
 from executive.wire.codec import Codec, UnsupportedTypeError, raw_take
 from tests.wire.layout import field_type
 

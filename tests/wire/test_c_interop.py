@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from executive.wire import Variant
+from executive.robots.atom.interface import Variant
 from executive.wire.codec import Codec
 from tests.wire.c_interop import (
     IDL_DIR,

@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from executive import wire
-from executive.wire import AXES, PRESETS, Interface, Variant, generate
+from executive.robots.atom.interface import AXES, PRESETS, Interface, Variant
+from executive.wire import generate
 from tests.wire.layout import compare, load_golden
 
 GOLDEN = load_golden()

@@ -24,11 +24,11 @@ from executive import reflex
 from executive.profile import RobotProfile
 from executive.robot_io import TOPICS, Kind, RobotIO, Side
 from executive.robots.atom.commands import AtomCommands
+from executive.robots.atom.interface import DEFAULT_PRESET, Interface, Variant, VariantError
 from executive.robots.atom.state import AtomState, estop_flags
 from executive.robots.atom.streams import AtomStream
 from executive.robots.atom.typewatch import TypeWatch
 from executive.robots.ports import RobotSnapshot, SafetyEvent
-from executive.wire import DEFAULT_PRESET, Interface, Variant, VariantError
 
 ESTOP_KEY = "emergency_state"
 COMMAND_TOPICS = frozenset(s.name for s in TOPICS.values() if s.kind in (Kind.STREAM, Kind.EVENT))

@@ -27,6 +27,7 @@ import numpy as np
 
 from executive.robot_io import TOPICS, LatestReader
 from executive.robots.atom.gamepad import BUTTONS
+from executive.robots.atom.interface import Interface
 from executive.robots.ports import (
     BaseState,
     NavStatus,
@@ -35,7 +36,6 @@ from executive.robots.ports import (
     Source,
     Stamped,
 )
-from executive.wire import Interface
 
 # stream -> (state topic key, motor array field of the state)
 JOINT_STATE: dict[str, tuple[str, str]] = {

@@ -29,7 +29,7 @@ from cyclonedds.builtin import (
 from cyclonedds.domain import DomainParticipant
 
 from executive.robot_io import TOPICS, TopicSpec
-from executive.wire import PRESETS, Interface, Variant
+from executive.robots.atom.interface import PRESETS, Interface, Variant
 
 log = structlog.get_logger(__name__)
 

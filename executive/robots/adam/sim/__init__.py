@@ -9,5 +9,5 @@ Modules: ``node`` (the DDS node and the robot's rules), ``wire`` (LowCmd_/LowSta
 numpy records for the profile's N), ``faults`` (the Adam's fault kinds in the simulated
 Atom's syntax), ``topics`` (the sim's own status and fault topics), ``record``, ``client``,
 ``cli``. The joint model, scheduler, battery and recorder are the simulated Atom's
-(``executive.sim``).
+(``executive.robots.atom.sim``).
 """

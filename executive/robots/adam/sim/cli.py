@@ -26,8 +26,8 @@ from executive.profile import ProfileError, builtin_profiles
 from executive.robots.adam.interface import DEFAULT_VARIANT, VARIANTS, AdamVariantError
 from executive.robots.adam.sim.faults import HELP as FAULT_HELP
 from executive.robots.adam.sim.faults import STATE_TOPICS, FaultError, FaultSpec
-from executive.sim.cli import configure_logging
-from executive.sim.faults import parse_fault
+from executive.robots.atom.sim.cli import configure_logging
+from executive.robots.atom.sim.faults import parse_fault
 
 log = structlog.get_logger(__name__)
 DESCRIPTION = (__doc__ or "").replace("``", "")

@@ -32,9 +32,9 @@ from executive.robots.adam.sim.topics import (
     AdamStatus_,
     Fault_,
 )
-from executive.sim.client import RESEND_EVERY, FaultRejectedError
-from executive.sim.faults import KINDS, FaultSpec, canonical_kind
-from executive.sim.topics import types as atom_sim
+from executive.robots.atom.sim.client import RESEND_EVERY, FaultRejectedError
+from executive.robots.atom.sim.faults import KINDS, FaultSpec, canonical_kind
+from executive.robots.atom.sim.topics import types as atom_sim
 
 _ACTIONS = {"set": "FAULT_SET", "clear": "FAULT_CLEAR", "clear_all": "FAULT_CLEAR_ALL"}
 

@@ -1,7 +1,7 @@
 """Faults the simulated Adam can be told to have: the Atom sim's syntax, the Adam's kinds.
 
 Specs, parsing and the book of active faults are the simulated Atom's
-(``executive.sim.faults``: ``KIND[:TARGET][=VALUE][@SECONDS]``); what an Adam can have is
+(``executive.robots.atom.sim.faults``: ``KIND[:TARGET][=VALUE][@SECONDS]``); what an Adam can have is
 narrower, because its DDS interface reports less (robots.md 1.3):
 
 - ``servo-error:JOINT[=CODE]``: ``MotorState_.state`` of that joint reads CODE (default 1)
@@ -21,8 +21,10 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from executive.sim.faults import KINDS as KIND_NAMES  # CLI name -> FaultKind member name
-from executive.sim.faults import (
+from executive.robots.atom.sim.faults import (
+    KINDS as KIND_NAMES,  # CLI name -> FaultKind member name
+)
+from executive.robots.atom.sim.faults import (
     FaultBook,
     FaultError,
     FaultSpec,

@@ -1,6 +1,6 @@
 """The simulated PND Adam as a DDS node: ``rt/lowcmd``/``rt/handcmd`` in, state out, faults.
 
-One scheduler thread (the caller's, in ``run``; ``executive.sim.scheduler``) owns the robot
+One scheduler thread (the caller's, in ``run``; ``executive.robots.atom.sim.scheduler``) owns the robot
 model and runs every periodic job; before each wake-up it takes the command topics off
 their readers as raw bytes (polling, as the simulated Atom does) and applies the fault
 requests that arrived from stdin or DDS. So the model has a single writer and needs no locks.
@@ -10,7 +10,7 @@ What the robot obeys (seed 002, the vendor SDK examples; robots.md 1.1, 1.3):
 - ``rt/lowcmd`` carries every body motor: it is applied only if the sequence holds exactly
   the profile's N motors and every ``mode`` is 1 (enable); otherwise it is rejected whole
   and counted (``wrong_length``, ``bad_mode``). Then as the simulated Atom's joints
-  (``executive.sim.joints``): non-finite numbers, q outside the profile's limits, kp <= 0 or
+  (``executive.robots.atom.sim.joints``): non-finite numbers, q outside the profile's limits, kp <= 0 or
   kd < 0 reject it too. The body PD-tracks the last applied command; there is no control
   authority, FSM or e-stop to honour (the Adam's DDS interface has none).
 - ``rt/handcmd``: 12 positions 0..1000 (1000 open); a value over 1000 rejects the command.
@@ -59,11 +59,11 @@ from executive.robots.adam.sim.topics import (
     Fault_,
 )
 from executive.robots.adam.sim.wire import BodyWire, HandWire
-from executive.sim.battery import Battery
-from executive.sim.joints import JointGroup, Verdict
-from executive.sim.record import Recorder
-from executive.sim.scheduler import Scheduler
-from executive.sim.topics import types as atom_sim
+from executive.robots.atom.sim.battery import Battery
+from executive.robots.atom.sim.joints import JointGroup, Verdict
+from executive.robots.atom.sim.record import Recorder
+from executive.robots.atom.sim.scheduler import Scheduler
+from executive.robots.atom.sim.topics import types as atom_sim
 from executive.wire.codec import DecodeError, raw_write
 
 log = structlog.get_logger(__name__)
@@ -89,7 +89,9 @@ class AdamSimConfig:
     battery: float = 85.0  # percent at start
     battery_drain: float = 0.5  # percent per minute
     faults: tuple[adam_faults.FaultSpec, ...] = ()  # active from start
-    record: Path | None = None  # JSON lines of every command received (executive.sim.record)
+    record: Path | None = (
+        None  # JSON lines of every command received (executive.robots.atom.sim.record)
+    )
     stdin: TextIO | None = None  # fault requests, one per line (faults.parse_line)
 
 

@@ -1,6 +1,6 @@
 """What the simulated Adam received: the simulated Atom's record format, Adam's topics.
 
-The sim writes with the simulated Atom's ``Recorder`` (``executive.sim.record``, whose
+The sim writes with the simulated Atom's ``Recorder`` (``executive.robots.atom.sim.record``, whose
 docstring describes every line), so both records read alike. Streams are ``body_cmd``
 (``rt/lowcmd``: q and kp of the N motors in the profile's order) and ``hand_cmd``
 (``rt/handcmd``: the 12 positions in counts as q, kp 1). Results are those of the Atom's
@@ -18,8 +18,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from executive.sim import record as atom_record
-from executive.sim.record import EventCommand, StreamCommand
+from executive.robots.atom.sim import record as atom_record
+from executive.robots.atom.sim.record import EventCommand, StreamCommand
 
 BODY_TOPIC = "body_cmd"
 HAND_TOPIC = "hand_cmd"

@@ -16,8 +16,8 @@ import cyclonedds.idl.annotations as annotate
 import cyclonedds.idl.types as t
 from cyclonedds import idl
 
-from executive.sim.topics import FAULT_QOS, STATUS_QOS
-from executive.sim.topics import types as atom_sim
+from executive.robots.atom.sim.topics import FAULT_QOS, STATUS_QOS
+from executive.robots.atom.sim.topics import types as atom_sim
 
 FAULT_TOPIC = "adam_sim/fault"
 STATUS_TOPIC = "adam_sim/status"

@@ -51,10 +51,11 @@ from executive import dds
 from executive.profile import STATE_TOPICS, RobotProfile, load_profile
 from executive.robot_io import TOPICS, RobotIO, Side
 from executive.robots.atom import gamepad as remote
-from executive.sim.amr import AmrSim, TagMap
-from executive.sim.battery import Battery
-from executive.sim.config import SimConfig
-from executive.sim.faults import (
+from executive.robots.atom.interface import Interface, Variant
+from executive.robots.atom.sim.amr import AmrSim, TagMap
+from executive.robots.atom.sim.battery import Battery
+from executive.robots.atom.sim.config import SimConfig
+from executive.robots.atom.sim.faults import (
     ESTOP_FLAGS,
     KINDS,
     FaultBook,
@@ -65,12 +66,11 @@ from executive.sim.faults import (
     state_topic_key,
     validate,
 )
-from executive.sim.joints import JointGroup, StreamCounters, Verdict, command_floats
-from executive.sim.record import Recorder
-from executive.sim.scheduler import Scheduler
-from executive.sim.servos import MainNodes, axis_targets, node_joint
-from executive.sim.topics import FAULT_QOS, FAULT_TOPIC, STATUS_QOS, STATUS_TOPIC, types
-from executive.wire import Interface, Variant
+from executive.robots.atom.sim.joints import JointGroup, StreamCounters, Verdict, command_floats
+from executive.robots.atom.sim.record import Recorder
+from executive.robots.atom.sim.scheduler import Scheduler
+from executive.robots.atom.sim.servos import MainNodes, axis_targets, node_joint
+from executive.robots.atom.sim.topics import FAULT_QOS, FAULT_TOPIC, STATUS_QOS, STATUS_TOPIC, types
 from executive.wire.codec import Codec, Record, raw_write
 
 log = structlog.get_logger(__name__)

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from executive.profile import DEFAULT_PROFILE
-from executive.sim.faults import FaultSpec
-from executive.wire import DEFAULT_PRESET
+from executive.robots.atom.interface import DEFAULT_PRESET
+from executive.robots.atom.sim.faults import FaultSpec
 
 
 @dataclass(frozen=True)

@@ -31,8 +31,8 @@ from cyclonedds.pub import DataWriter
 from cyclonedds.topic import Topic
 
 from executive.robot_io import LatestReader
-from executive.sim.faults import KINDS, FaultSpec, canonical_kind, parse_fault
-from executive.sim.topics import FAULT_QOS, FAULT_TOPIC, STATUS_QOS, STATUS_TOPIC, types
+from executive.robots.atom.sim.faults import KINDS, FaultSpec, canonical_kind, parse_fault
+from executive.robots.atom.sim.topics import FAULT_QOS, FAULT_TOPIC, STATUS_QOS, STATUS_TOPIC, types
 
 RESEND_EVERY = 0.25  # s
 

@@ -8,7 +8,7 @@
     atom-executive sim fault --clear-all
     atom-executive sim status                          # its status as JSON
 
-``python -m executive.sim ...`` is the same command. The DDS domain comes from
+``python -m executive.robots.atom.sim ...`` is the same command. The DDS domain comes from
 ``--domain`` or ``ATOM_DDS_DOMAIN``; network settings from ``CYCLONEDDS_URI``.
 """
 
@@ -28,9 +28,9 @@ import structlog
 
 from executive import dds
 from executive.profile import STATE_TOPICS, ProfileError, builtin_profiles
-from executive.sim.faults import HELP as FAULT_HELP
-from executive.sim.faults import FaultError, FaultSpec, canonical_kind, parse_fault
-from executive.wire import DEFAULT_PRESET, PRESETS, VariantError
+from executive.robots.atom.interface import DEFAULT_PRESET, PRESETS, VariantError
+from executive.robots.atom.sim.faults import HELP as FAULT_HELP
+from executive.robots.atom.sim.faults import FaultError, FaultSpec, canonical_kind, parse_fault
 
 log = structlog.get_logger(__name__)
 # --help shows the module docstring (with its examples), without the reST quoting.
@@ -132,7 +132,7 @@ def configure(p: argparse.ArgumentParser) -> None:
         type=Path,
         default=None,
         metavar="PATH",
-        help="write every command received as JSON lines (see executive/sim/record.py)",
+        help="write every command received as JSON lines (see executive/robots/atom/sim/record.py)",
     )
     p.add_argument(
         "--log-level",
@@ -206,9 +206,9 @@ def configure_logging(level: str = "info") -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the sim until SIGINT or SIGTERM; 2 on a configuration error."""
-    from executive.sim.amr import TagMapError
-    from executive.sim.config import SimConfig
-    from executive.sim.node import SimAtom
+    from executive.robots.atom.sim.amr import TagMapError
+    from executive.robots.atom.sim.config import SimConfig
+    from executive.robots.atom.sim.node import SimAtom
 
     configure_logging(args.log_level)
     config = SimConfig(
@@ -251,7 +251,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def fault_cmd(args: argparse.Namespace) -> int:
-    from executive.sim.client import FaultRejectedError, SimClient
+    from executive.robots.atom.sim.client import FaultRejectedError, SimClient
 
     configure_logging("warning")
     if not args.clear_all and not args.specs:
@@ -288,7 +288,7 @@ def _clear_spec(text: str) -> FaultSpec:
 
 
 def status_cmd(args: argparse.Namespace) -> int:
-    from executive.sim.client import SimClient
+    from executive.robots.atom.sim.client import SimClient
 
     configure_logging("warning")
     with dds.open_participant(args.domain) as participant:
@@ -326,7 +326,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m executive.sim``: the same as ``atom-executive sim``."""
+    """``python -m executive.robots.atom.sim``: the same as ``atom-executive sim``."""
     args = build_parser().parse_args(argv)
     handler = args.handler
     result: int = handler(args)
