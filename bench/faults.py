@@ -26,6 +26,10 @@ watchdog pings stop while the e-stop fast path still holds; bad requests are eac
 refused in words while the mission runs on. Any deviation fails the row, and the run
 exits 1.
 
+Then the Fourier GRX's rows (``bench/grx_faults.py``): the service against the simulated
+GRX over loopback zenoh, walking when the fault hits (an error code, the heartbeat lost, a
+garbage map, and the m4 schema's e-stop flag); the hold there is zero joystick axes.
+
     python bench/faults.py                   # every row, about a minute
     python bench/faults.py --only estop-soft --only bad-requests
     python bench/faults.py --list
@@ -58,6 +62,7 @@ from cyclonedds.core import Policy, Qos  # noqa: E402
 from cyclonedds.sub import DataReader  # noqa: E402
 from cyclonedds.topic import Topic  # noqa: E402
 
+from bench import grx_faults  # noqa: E402
 from bench.fault_tools import (  # noqa: E402
     HoldReport,
     RawRequests,
@@ -1087,6 +1092,7 @@ ROWS: list[tuple[str, str, str, RowBody]] = [  # key, the fault as shown, interf
 ]
 # fmt: on
 KEYS = [key for key, *_ in ROWS]
+KEYS += grx_faults.KEYS  # the GRX's rows run after these, in a stack of their own
 
 
 def run_matrix(
@@ -1122,6 +1128,9 @@ def run_matrix(
             )
         if keep or workdir is not None:
             print(f"work directory (logs, records): {stack.workdir}")
+    grx_only = None if not only else [k for k in only if k in grx_faults.KEYS]
+    grx_dir = workdir / "grx" if workdir is not None else None
+    rows += grx_faults.run_rows(grx_only, Row, grx_dir, keep=keep)
     return rows
 
 
@@ -1190,6 +1199,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.list:
         for key, label, interface, _ in ROWS:
             print(f"{key:18s} {label} [{interface}]")
+        for fault in grx_faults.FAULTS:
+            print(f"{fault.key:18s} {fault.label} [grx, {fault.schema}]")
         return 0
     started = time.monotonic()
     rows = run_matrix(args.only, args.workdir, amr_speed=args.amr_speed)

@@ -3,7 +3,7 @@
     python bench/run.py                      # everything, about 6 minutes on 2 cores
     python bench/run.py --quick              # shortened runs, to check the harness
     python bench/run.py --only estop,stream  # some of: codec startup tick stream estop
-                                             # estop_c reflex memory
+                                             # estop_c grx reflex memory
 
 Each part is a module of ``bench/`` that also runs alone (``python bench/estop.py -h``):
 
@@ -15,6 +15,9 @@ Each part is a module of ``bench/`` that also runs alone (``python bench/estop.p
   CPU hog, against a plain relay and ddsperf's ping-pong;
 - ``estop_c``: the same figure with the e-stop written by the C robot (``tests/crobot``,
   CycloneDDS 0.10 and idlc, as the firmware), beside it and over the same ddsperf floor;
+- ``grx``: the Fourier GRX over loopback zenoh: a plain robot's task map to the adapter's
+  snapshot, and its error code mid-walk to zero joystick axes (the safe stop), against a
+  plain zenoh one-way and round trip of the same run;
 - ``reflex``: the service as shipped (the e-stop reflex, the streamer SCHED_FIFO) and as
   before, every figure against a floor measured in the same run (``bench/floor.py``: a C
   relay, a C SCHED_FIFO loop), e-stops with the interpreter blocked, issue 14's targets;
@@ -42,7 +45,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script: python bench/run.py
     sys.path.insert(0, str(ROOT))
 
-from bench import codec, estop, estop_c, memory, reflex, startup, stream, tick  # noqa: E402
+from bench import codec, estop, estop_c, grx, memory, reflex, startup, stream, tick  # noqa: E402
 from bench.common import (  # noqa: E402
     RESULTS,
     busy_processes,
@@ -54,7 +57,7 @@ from bench.common import (  # noqa: E402
     table,
 )
 
-PARTS = ("codec", "startup", "tick", "stream", "estop", "estop_c", "reflex", "memory")
+PARTS = ("codec", "startup", "tick", "stream", "estop", "estop_c", "grx", "reflex", "memory")
 FLAT_KIB_PER_RUN = 1.0  # "flat": the second half's slope stays under this
 
 
@@ -68,6 +71,7 @@ def summary_rows(results: dict[str, Any]) -> list[list[str]]:
     for part, rows_of in (
         ("estop", _estop_rows),
         ("estop_c", _estop_c_rows),
+        ("grx", _grx_rows),
         ("stream", _stream_rows),
         ("codec", _codec_rows),
         ("tick", _tick_rows),
@@ -160,6 +164,34 @@ def _estop_c_rows(e: dict[str, Any]) -> list[list[str]]:
                 "-",
             ]
         )
+    return rows
+
+
+def _grx_rows(g: dict[str, Any]) -> list[list[str]]:
+    """The GRX's two figures, each with its ratio to the plain zenoh floor of its run."""
+    if not g:
+        return []
+    name = "idle, GRX zenoh"
+    lost = f"; {g['lost']} events lost" if g["lost"] else ""
+    rows = []
+    for label, key, ratio_key, floor in (
+        ("GRX state -> snapshot", "state_ms", "state_over_oneway", "one-way"),
+        ("GRX error code -> zero axes", "safe_stop_ms", "safe_stop_over_rtt", "round trip"),
+    ):
+        s, r = g[key], g[ratio_key]
+        rows.append(
+            [
+                label,
+                name,
+                fmt(s["median"]),
+                fmt(s["p99"]),
+                f"{r['median']:.1f}x / {r['p99']:.1f}x {floor}{lost}",
+                "MISSED" if g["lost"] else "-",
+            ]
+        )
+    for label, key in (("  plain zenoh one-way", "oneway_ms"), ("  plain zenoh round trip", "rtt_ms")):  # fmt: skip
+        s = g[key]
+        rows.append([label, name, fmt(s["median"]), fmt(s["p99"]), "", "-"])
     return rows
 
 
@@ -341,6 +373,7 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="shortened runs, to check the harness")
     parser.add_argument("--events", type=int, help="e-stop events per condition (default 200)")
     parser.add_argument("--c-events", type=int, help="e-stop events from the C robot (default 30)")
+    parser.add_argument("--grx-events", type=int, help="events per GRX figure (default 30)")
     parser.add_argument(
         "--runs", type=int, help="mission runs for the memory figure (default 1000)"
     )
@@ -355,6 +388,7 @@ def main() -> int:
     q = args.quick
     events = args.events or (50 if q else 200)
     c_events = args.c_events or (10 if q else 30)
+    grx_events = args.grx_events or (10 if q else 30)
     runs = args.runs or (100 if q else 1000)
     results: dict[str, Any] = {
         "machine": machine(),
@@ -373,6 +407,7 @@ def main() -> int:
         "estop": (lambda: both(lambda rt: estop.run(events, realtime=rt)), estop.report),
         # after estop: its idle ddsperf figure is the floor (measured here when it did not run)
         "estop_c": (lambda: estop_c.run(c_events, floor=c_floor(results)), estop_c.report),
+        "grx": (lambda: grx.run(grx_events), grx.report),
         # the service as shipped and as before, every figure against a C floor of this run
         "reflex": (
             lambda: reflex.run(events if q else 150, 3 if q else 15, 4.0 if q else 10.0),

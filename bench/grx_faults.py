@@ -1,0 +1,314 @@
+"""The fault matrix's GRX rows: the real service against the simulated GRX over zenoh.
+
+``bench/faults.py`` runs these after the Atom's rows (``--only grx-error`` ...). Each row
+boots, when the schema changes, the simulated GRX (``python -m executive.robots.grx.sim``)
+and the service (``profile: grx``, ``zenoh_config:`` a copy of the loopback config on this
+run's ports) with ``executive.robots.grx.demo``'s helpers in an ``executive.stack`` work
+directory; a plain zenoh + msgpack peer (no project code) connects to the service's
+listening port and stamps every map the service puts on the client keys.
+
+Each row starts ``walk_square`` with 20 s legs, waits until the plain peer has seen
+non-zero joystick axes, injects its fault through the sim's stdin, and reads what happened
+from outside the service:
+
+- the reaction and its reason from the status (DDS) and the run's record;
+- *time to hold*: from the sim's answer (the fault is in its model; the sim publishes it
+  within its 20 ms period) to the first all-zero joystick map at the plain peer; *motion
+  after*: non-zero joystick maps after that one. The profile's safe task (``ready``, 960)
+  must follow on task/client;
+- the latch: a start is refused; a reset is refused while the cause is present (a garbage
+  map is one map: the next decodes 20 ms later, so nothing is present at the reset, and
+  the row says so) and accepted once it is cleared; then IDLE, staying so, no axes sent.
+
+Rows: an error code mid-walk (SAFE_STOP ``servo_error``), the heartbeat lost
+(``stale_state``), one garbage map on grx/server (``undecodable``), and, with the m4
+schema (service ``interface: m4``, sim ``--interface m4``), the robot's e-stop flag
+(``estop``).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import msgpack  # type: ignore[import-untyped]
+import zenoh
+
+from bench.fault_tools import left_running, run_events, run_result
+from executive.robots.grx.demo import MISSIONS, GrxSim, free_port, zenoh_config_file
+from executive.stack import Stack, running_stack
+
+if TYPE_CHECKING:
+    from bench.faults import Row
+
+TIMEOUT = 10.0  # s: any one reaction, reply or state change
+AXES = ("virtual_joystick_axis_left", "virtual_joystick_axis_right")
+SAFE_TASK = 960  # the grx profile's safe_task: ready
+
+
+@dataclass(frozen=True)
+class Fault:
+    key: str
+    label: str
+    schema: str  # the User API table the sim and the service speak
+    inject: str  # the sim's stdin command
+    clear: str | None  # the command that removes the cause (None: it goes by itself)
+    code: str  # the SAFE_STOP cause expected
+
+
+# fmt: off
+FAULTS = (
+    Fault("grx-error", "GRX error code mid-walk (error 0x2310)", "seed", "error 0x2310", "clear-error", "servo_error"),
+    Fault("grx-heartbeat", "GRX heartbeat lost mid-walk (heartbeat off)", "seed", "heartbeat off", "heartbeat on", "stale_state"),
+    Fault("grx-garbage", "GRX garbage map on grx/server (garbage grx)", "seed", "garbage grx", None, "undecodable"),
+    Fault("grx-estop", "GRX e-stop flag mid-walk (estop on, m4)", "m4", "estop on", "estop off", "estop"),
+)
+# fmt: on
+KEYS = [f.key for f in FAULTS]
+
+
+class Watcher:
+    """Every map the service puts on the GRX's client keys, decoded by msgpack alone."""
+
+    def __init__(self, port: int) -> None:
+        config = zenoh.Config()
+        config.insert_json5("mode", '"peer"')
+        config.insert_json5("listen/endpoints", "[]")
+        config.insert_json5("connect/endpoints", f'["tcp/127.0.0.1:{port}"]')
+        config.insert_json5("scouting/multicast/enabled", "false")
+        config.insert_json5("scouting/gossip/enabled", "false")
+        self.session = zenoh.open(config)
+        self.lock = threading.Lock()
+        self.seen: list[tuple[float, str, dict[str, Any]]] = []
+        self.sub = self.session.declare_subscriber(
+            "fourier-grx/dynalink_interface/*/client", self._on
+        )
+
+    def _on(self, sample: zenoh.Sample) -> None:
+        t = time.monotonic()
+        fields = msgpack.unpackb(sample.payload.to_bytes(), raw=False)
+        if isinstance(fields, dict):
+            with self.lock:
+                self.seen.append((t, str(sample.key_expr).split("/")[-2], fields))
+
+    def since(self, t: float, category: str) -> list[tuple[float, dict[str, Any]]]:
+        with self.lock:
+            return [(at, f) for at, c, f in self.seen if at >= t and c == category]
+
+    def close(self) -> None:
+        self.session.close()  # type: ignore[no-untyped-call]
+
+
+def moving(fields: dict[str, Any]) -> bool:
+    return any(v for k in AXES for v in fields.get(k, ()) or ())
+
+
+class GrxBench:
+    """The sim, the service and the watcher, booted for one schema at a time."""
+
+    def __init__(self, stack: Stack) -> None:
+        self.stack = stack
+        self.schema = ""
+        self.sim: GrxSim | None = None
+        self.watcher: Watcher | None = None
+
+    def boot(self, schema: str) -> None:
+        self.schema = ""
+        self.shutdown()
+        st = self.stack
+        sim = GrxSim(
+            free_port(), "--task-seconds", "0.2", "--interface", schema, log=st.log_path("sim")
+        )
+        self.sim = sim
+        sim.service_port = free_port()
+        config = zenoh_config_file(
+            st.workdir / f"zenoh-{schema}.json5", connect=sim.port, listen=sim.service_port
+        )
+        st.write_config(
+            profile="grx", zenoh_config=str(config), missions_dir=str(MISSIONS), interface=schema
+        )
+        st.start_service(ready=True)
+        self.watcher = Watcher(sim.service_port)
+        time.sleep(0.3)  # the link and its subscription
+        self.schema = schema
+
+    def shutdown(self) -> None:
+        self.stack.stop("executive")
+        if self.watcher is not None:
+            self.watcher.close()
+            self.watcher = None
+        if self.sim is not None:
+            self.sim.close()
+            self.sim = None
+
+    def ready(self) -> None:
+        """No mission, no latch left over from the previous row."""
+        client = self.stack.client
+        if client.status(TIMEOUT).state == "RUNNING":
+            client.request("stop")
+        if client.status().safety != "CLEAR":
+            reset_until_accepted(self.stack, TIMEOUT)
+        if client.wait_status(lambda s: s.state != "RUNNING" and s.safety == "CLEAR", TIMEOUT) is None:  # fmt: skip
+            raise RuntimeError(f"not ready for the next row: {client.status().state}")
+
+
+def reset_until_accepted(stack: Stack, timeout: float) -> tuple[bool, int, float]:
+    """Reset, again every 0.1 s while refused: (accepted, attempts, send time)."""
+    deadline = time.monotonic() + timeout
+    attempts = 0
+    while True:
+        attempts += 1
+        sent = time.monotonic()
+        if stack.client.request("reset", timeout=TIMEOUT).code == 0:
+            return True, attempts, sent
+        if time.monotonic() >= deadline:
+            return False, attempts, sent
+        time.sleep(0.1)
+
+
+def fault_row(g: GrxBench, row: Row, fault: Fault) -> None:
+    """Inject ``fault`` mid-walk; judge the stop, then the latch and the reset."""
+    st, client = g.stack, g.stack.client
+    assert g.sim is not None and g.watcher is not None
+    row.details["expected"] = (
+        f"SAFE_STOP ({fault.code}); zero axes, none non-zero after; the safe task (ready); "
+        "start refused; reset refused while present, accepted after clearing; IDLE"
+    )
+    g.ready()
+    t_start = time.monotonic()
+    reply = client.request("start", {"mission": "walk_square", "params": {"leg_seconds": 20.0}})
+    if reply.code != 0:
+        raise RuntimeError(f"start walk_square refused: {reply.message}")
+    run_id = str(reply.message)
+    watcher = g.watcher
+    walking = st.wait_for(lambda: any(moving(f) for _, f in watcher.since(t_start, "grx")), 10)
+    row.expect(walking, "the service never streamed non-zero axes")
+    g.sim.cmd(fault.inject)
+    t_fault = time.monotonic()  # the sim's model has it; published within 20 ms
+    status = client.wait_status(
+        lambda s: s.state == "SAFE_STOP" and s.safety == "SAFE_STOP", TIMEOUT
+    )
+    row.details["status_ms"] = round((time.monotonic() - t_fault) * 1e3, 1)
+    status = status or client.status()
+    row.reaction, row.reason = status.state, status.safety_reason or status.last_reason
+    row.expect(status.state == "SAFE_STOP", f"no SAFE_STOP within {TIMEOUT:g} s")
+    row.expect(
+        f"{fault.code}:" in status.safety_reason, f"reason is not {fault.code}: {row.reason!r}"
+    )
+    time.sleep(0.5)  # the zeros and the safe task in flight; the cause of a garbage map gone
+    row.latched = client.status().safety == "SAFE_STOP"
+    row.expect(row.latched, "the SAFE_STOP did not stay latched")
+    judge_stop(g, row, t_fault)
+    judge_run_record(st, row, run_id)
+    judge_latch(g, row, fault)
+
+
+def judge_stop(g: GrxBench, row: Row, t_fault: float) -> None:
+    """Zero axes after the fault and nothing non-zero after them; the safe task; the sim
+    holding zero axes."""
+    assert g.sim is not None and g.watcher is not None
+    axes = g.watcher.since(t_fault, "grx")
+    zeros = [i for i, (_, f) in enumerate(axes) if not moving(f)]
+    row.expect(bool(zeros), "no zero axes after the fault")
+    if zeros:
+        row.hold_ms = (axes[zeros[0]][0] - t_fault) * 1e3
+        row.motion_after = sum(moving(f) for _, f in axes[zeros[0] :])
+        row.expect(row.motion_after == 0, f"{row.motion_after} non-zero axes after the zeros")
+        row.details["nonzero_in_flight"] = zeros[0]
+    tasks = [(t, f) for t, f in g.watcher.since(t_fault, "task") if "robot_task_command" in f]
+    safe = [t for t, f in tasks if f["robot_task_command"] == SAFE_TASK]
+    row.expect(bool(safe), f"no safe task ({SAFE_TASK}) after the fault: {tasks}")
+    if safe:
+        row.details["safe_task_ms"] = round((safe[0] - t_fault) * 1e3, 1)
+    row.expect(g.sim.cmd("status")["axes"] == [[0.0, 0.0], [0.0, 0.0]], "the sim keeps axes")
+
+
+def judge_latch(g: GrxBench, row: Row, fault: Fault) -> None:
+    """Start refused while latched; reset refused while the cause is present, accepted once
+    cleared; IDLE after, staying so, with no axes sent."""
+    st, client = g.stack, g.stack.client
+    assert g.sim is not None and g.watcher is not None
+    reply = client.request("start", {"mission": "walk_square"})
+    row.expect(reply.code != 0 and "latched" in reply.message, f"start: {reply.message}")
+    reply = client.request("reset")
+    row.reset_present = "refused" if reply.code != 0 else "accepted"
+    row.details["reset_while_present"] = reply.message
+    t_reset = time.monotonic()
+    if fault.clear is not None:
+        row.expect(reply.code != 0, f"reset accepted with the cause present: {reply.message}")
+        g.sim.cmd(fault.clear)
+        accepted, attempts, t_reset = reset_until_accepted(st, 5.0)
+        row.reset_clear = f"accepted -> IDLE ({attempts} tries)" if accepted else "REFUSED"
+        row.expect(accepted, "reset refused after the cause was cleared")
+    elif reply.code == 0:
+        row.reset_present = "accepted*"
+        row.notes.append("one garbage map: the next decodes 20 ms later, nothing is present")
+        row.reset_clear = "(already reset) IDLE"
+    else:
+        accepted, attempts, t_reset = reset_until_accepted(st, 5.0)
+        row.reset_clear = f"accepted -> IDLE ({attempts} tries)" if accepted else "REFUSED"
+        row.expect(accepted, "reset refused after the garbage map")
+    idle = client.wait_status(lambda s: s.state == "IDLE" and s.safety == "CLEAR", TIMEOUT)
+    row.expect(idle is not None, f"not IDLE after the reset: {client.status().state}")
+    time.sleep(1.0)
+    row.expect(client.status().state == "IDLE", "something resumed after the reset")
+    resumed = [f for _, f in g.watcher.since(t_reset, "grx") if moving(f)]
+    row.expect(not resumed, f"{len(resumed)} non-zero axes after the reset")
+
+
+def judge_run_record(st: Stack, row: Row, run_id: str) -> None:
+    """The run's record ends SAFE_STOP, and no node of it is left RUNNING."""
+    deadline = time.monotonic() + TIMEOUT
+    while (end := run_result(events := run_events(st.data_dir, run_id))) is None:
+        if time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    row.details["run_record"] = end
+    row.expect(end is not None and end.get("result") == "SAFE_STOP", f"run record: {end}")
+    still = left_running(events)
+    row.expect(not still, f"left RUNNING after the run ended: {still}")
+
+
+def run_rows(
+    only: list[str] | None,
+    new_row: Callable[[str, str], Row],
+    workdir: Path | None = None,
+    *,
+    keep: bool = False,
+) -> list[Row]:
+    """The GRX rows (``only``: these keys; None: all), in a stack of their own."""
+    selected = [f for f in FAULTS if only is None or f.key in only]
+    rows: list[Row] = []
+    if not selected:
+        return rows
+    with running_stack(workdir, keep=keep) as stack:
+        g = GrxBench(stack)
+        try:
+            for fault in selected:
+                row = new_row(fault.key, fault.label)
+                started = time.monotonic()
+                print(f"... {fault.label}", flush=True)
+                try:
+                    if g.schema != fault.schema:
+                        g.boot(fault.schema)
+                    fault_row(g, row, fault)
+                except Exception as e:  # noqa: BLE001 - a row that breaks is a failed row
+                    row.expect(False, f"{type(e).__name__}: {e}")
+                    if row.reaction == "-":
+                        row.reaction = "ERROR"
+                row.seconds = time.monotonic() - started
+                rows.append(row)
+                print(
+                    f"    {'ok' if row.ok else 'DEVIATES'} in {row.seconds:.1f} s"
+                    + "".join(f"\n    ! {d}" for d in row.deviations),
+                    flush=True,
+                )
+        finally:
+            g.shutdown()
+        if keep or workdir is not None:
+            print(f"work directory (GRX logs): {stack.workdir}")
+    return rows
