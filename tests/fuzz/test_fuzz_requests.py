@@ -288,6 +288,8 @@ def expect(fz: Fuzz, spec: RequestSpec, fields: dict[str, Any], seen: dict[str, 
         return sent(Code.BAD_REQUEST, "args.mission")
     if verb == "start" and not isinstance(args.get("params", {}), dict):
         return sent(Code.BAD_REQUEST, "args.params")
+    if (skipped := fz.store.skipped().get(name)) is not None:  # there, not for this robot
+        return sent(Code.INVALID, "problems" if verb == "validate" else "can run", skipped)
     if name not in fz.store.names():
         return sent(Code.NOT_FOUND, "no mission")
     if verb == "validate":

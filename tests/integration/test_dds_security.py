@@ -146,9 +146,9 @@ def test_operator_with_identity_and_key_moves_the_unsecured_robot(secured: Secur
     assert moved is not None, "no joint command from the secured executive reached the sim"
     status = secured.cli("operator", "status", "--json")
     assert status.returncode == 0, status.stderr
-    summary = json.loads(status.stdout)["summary"]
-    assert "state: RUNNING" in summary and "safety: CLEAR" in summary, summary
-    assert any(line.startswith("mission: head_scan") for line in summary), summary
+    document = json.loads(status.stdout)  # the versioned status document
+    assert document["state"] == "RUNNING" and document["mission"] == "head_scan", document
+    assert document["safety"]["condition"] == "CLEAR", document["safety"]
     stopped = secured.cli("operator", "stop", "--key-file", keys)
     assert stopped.returncode == 0, stopped.stdout + stopped.stderr
 
