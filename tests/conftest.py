@@ -24,6 +24,28 @@ LOOPBACK_CONFIG = ROOT / "executive" / "resources" / "cyclonedds-loopback.xml"
 os.environ["CYCLONEDDS_URI"] = LOOPBACK_CONFIG.as_uri()
 
 
+# Tests whose assertions are about time (latency figures, events lost, stalls detected):
+# `make test` runs them alone, after the parallel run of the rest (pyproject: serial).
+SERIAL_FILES = frozenset(
+    {
+        "test_estop_c_bench.py",
+        "test_fault_bench.py",
+        "test_realtime_service.py",
+        "test_reflex_fault_row.py",
+        "test_reflex_on_sim.py",
+        "test_watchdog_hang.py",
+        "test_reflex.py",
+    }
+)
+
+
+@pytest.hookimpl(tryfirst=True)  # marked before -m deselects
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.name in SERIAL_FILES:
+            item.add_marker(pytest.mark.serial)
+
+
 @pytest.fixture
 def dds_domain(monkeypatch: pytest.MonkeyPatch) -> Iterator[int]:
     """A DDS domain no other test, run or demo on this machine uses meanwhile (a lease);
