@@ -86,7 +86,7 @@ sim: venv
 	$(BIN)/atom-executive sim
 
 demo: venv
-	$(BIN)/python -m executive.demo $(if $(PROFILE),--profile $(PROFILE))
+	$(BIN)/python -m executive.harness.demo $(if $(PROFILE),--profile $(PROFILE))
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from executive.motion.trajectory import Trajectory
-from executive.profile import RobotProfile
 from executive.robots.ports import RobotCommands
+from executive.robots.profile import RobotProfile
 
 
 @dataclass(frozen=True)

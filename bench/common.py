@@ -3,7 +3,7 @@
 Each module of ``bench/`` runs alone (``python bench/estop.py --events 50``) or from
 ``bench/run.py``; both call ``setup()`` first, so every DDS participant they make, in
 this process or a child, stays on the loopback config (``CYCLONEDDS_URI``) and on a
-domain leased for the run (``executive.dds.lease_domain``).
+domain leased for the run (``executive.wire.dds.lease_domain``).
 
 Figures are milliseconds unless a key says otherwise; ``summary`` gives the median and
 the p99 (numpy's linear interpolation) of a sample, with its size and maximum.
@@ -166,7 +166,7 @@ def service_scheduling(realtime: bool) -> tuple[dict[str, Any], dict[str, str]]:
     robot, the peers and the hog stay ordinary. Raises when this process may not grant it."""
     if not realtime:
         return {"stream_priority": None}, {}
-    from executive.realtime import fifo_permitted
+    from executive.motion.realtime import fifo_permitted
 
     refused = fifo_permitted(REALTIME_PRIORITY)
     if refused is not None:

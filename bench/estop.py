@@ -7,7 +7,7 @@ Three processes on a leased loopback domain:
 1. this one, the robot (``bench.robot.BenchRobot``): every state topic at the profile's
    rates, and the ``rt/emergency/state`` sample that starts each event, stamped with
    ``time.monotonic_ns()`` just before it is handed to DDS;
-2. the executive: the real service (``atom-executive run`` through ``executive.stack``)
+2. the executive: the real service (``atom-executive run`` through ``executive.harness.stack``)
    running ``estop_bench``, a mission that drives the base to a tag (so a task is there
    to cancel) while one move engages the upper, lower and hands streams (so a hold has
    something to hold: every stream publishing at 500 Hz);
@@ -64,11 +64,11 @@ from bench.common import (  # noqa: E402
 )
 from bench.robot import MARKERS, BenchRobot, base_pose  # noqa: E402
 from bench.service_probe import ProbedService  # noqa: E402
-from executive import dds  # noqa: E402
-from executive.profile import RobotProfile, load_profile  # noqa: E402
-from executive.robot_io import TOPICS, RobotIO, Side  # noqa: E402
+from executive.harness.stack import Stack, running_stack  # noqa: E402
 from executive.robots.atom.interface import Interface  # noqa: E402
-from executive.stack import Stack, running_stack  # noqa: E402
+from executive.robots.profile import RobotProfile, load_profile  # noqa: E402
+from executive.wire import dds  # noqa: E402
+from executive.wire.robot_io import TOPICS, RobotIO, Side  # noqa: E402
 
 STREAM_NAMES = ("upper", "lower", "hands")
 WAIT_S = 5.0  # any one reply, engagement or reaction

@@ -16,7 +16,7 @@ Two processes on a leased loopback domain, and this one driving them:
    writes the e-stop at once and replies with ``written``, CLOCK_MONOTONIC just before
    the ``dds_write``; the probe's listeners, on CycloneDDS's receive thread, stamp the
    arrival of each stream's first hold and of the first CANCEL_TASK after it;
-2. the service, ``atom-executive run`` (``executive.stack``), running ``estop_c_bench``:
+2. the service, ``atom-executive run`` (``executive.harness.stack``), running ``estop_c_bench``:
    ``navigate_to_tag`` beside one ``move_joints`` of an arm, a knee and a finger, paced by
    the speed caps, so the upper, lower and hands streams all publish at 500 Hz.
 
@@ -60,12 +60,12 @@ if str(ROOT) not in sys.path:  # run as a script: python bench/estop_c.py
 from bench.common import cli, fmt, loadavg, summary, table  # noqa: E402
 from bench.estop import TARGETS, WAIT_S, _reset, ddsperf_pingpong  # noqa: E402
 from bench.robot import base_pose  # noqa: E402
-from executive import dds  # noqa: E402
-from executive.profile import RobotProfile, load_profile  # noqa: E402
+from executive.harness.stack import Stack, running_stack  # noqa: E402
 from executive.robots.atom.interface import Variant  # noqa: E402
 from executive.robots.atom.sim.record import Recording, StreamCommand  # noqa: E402
 from executive.robots.atom.streams import STREAMS  # noqa: E402
-from executive.stack import Stack, running_stack  # noqa: E402
+from executive.robots.profile import RobotProfile, load_profile  # noqa: E402
+from executive.wire import dds  # noqa: E402
 from tests.crobot.harness import CRobot, build_crobot, crobot_args  # noqa: E402
 
 MISSION = "estop_c_bench"

@@ -38,12 +38,12 @@ from cyclonedds.topic import Topic
 
 from bench.common import setup
 from bench.robot import MARKERS, marker, marker_table
-from executive import dds
-from executive.profile import load_profile
-from executive.robot_io import TOPICS, RobotIO, Side
 from executive.robots.atom.interface import Interface
 from executive.robots.atom.streams import STREAMS
+from executive.robots.profile import load_profile
+from executive.wire import dds
 from executive.wire.codec import Codec, raw_take
+from executive.wire.robot_io import TOPICS, RobotIO, Side
 
 _lines: queue.SimpleQueue[str] = queue.SimpleQueue()
 

@@ -1,6 +1,6 @@
 """What ``bench/faults.py`` and ``bench/soak.py`` share: watching the service from outside.
 
-Both run the simulated Atom and the service as separate processes (``executive.stack``)
+Both run the simulated Atom and the service as separate processes (``executive.harness.stack``)
 and judge only by what can be seen from outside the service, as an operator or a test
 rig would:
 
@@ -31,10 +31,10 @@ from cyclonedds.pub import DataWriter
 from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 
-from executive.auth import new_nonce, sign
-from executive.requests import MUTATING, REPLY_TOPIC, REQUEST_QOS, REQUEST_TOPIC
 from executive.robots.atom.sim.client import SimClient
 from executive.robots.atom.sim.record import STREAM_TOPICS, Recording
+from executive.service.auth import new_nonce, sign
+from executive.service.requests import MUTATING, REPLY_TOPIC, REQUEST_QOS, REQUEST_TOPIC
 from executive.wire.gen.own.atom_executive.msg import Reply_, Request_
 
 RECORD_FLUSH_S = 0.1  # the sim writes its record out at 10 Hz

@@ -1,7 +1,7 @@
 """``make faults``: the fault matrix, each fault observed for real, as a report.
 
 The simulated Atom and the service run as separate processes on a leased loopback
-domain (``executive.stack``); the service runs as systemd would start it, with a notify
+domain (``executive.harness.stack``); the service runs as systemd would start it, with a notify
 socket and ``WatchdogSec`` (5 s, as ``deploy/atom-executive.service``). Each row starts
 the ``busy`` mission (``bench/missions/busy.yaml``: the base driving to a far tag while
 the right arm sweeps), injects its fault through the sim's fault topic while both move,
@@ -76,12 +76,12 @@ from bench.fault_tools import (  # noqa: E402
     run_result,
     wait_record_flushed,
 )
-from executive import faultpoints  # noqa: E402
-from executive.profile import load_profile  # noqa: E402
-from executive.requests import MAX_FIELD, REPLY_TOPIC, REQUEST_QOS, Code  # noqa: E402
+from executive.harness.stack import LogTail, Stack, log_time, running_stack  # noqa: E402
 from executive.robots.atom.sim.faults import parse_fault  # noqa: E402
-from executive.stack import LogTail, Stack, log_time, running_stack  # noqa: E402
-from executive.status import STATUS_TOPIC  # noqa: E402
+from executive.robots.profile import load_profile  # noqa: E402
+from executive.service import faultpoints  # noqa: E402
+from executive.service.requests import MAX_FIELD, REPLY_TOPIC, REQUEST_QOS, Code  # noqa: E402
+from executive.service.status import STATUS_TOPIC  # noqa: E402
 from executive.wire.gen.own.atom_executive.msg import Reply_, Status_  # noqa: E402
 
 MISSIONS = ROOT / "bench" / "missions"
@@ -642,7 +642,7 @@ class OnDomain:
         return [json.loads(r.payload or "{}").get("instance") for r in self.ask(status, count)]
 
     def start(self, args: dict[str, Any], instance: str | None) -> list[Any]:
-        """A start signed for the service ``instance`` (executive/auth.py); every reply."""
+        """A start signed for the service ``instance`` (executive/service/auth.py); every reply."""
         nonce = f"{instance}/{os.urandom(16).hex()}" if instance else None
         return self.ask(self.m.raw.make("start", args, nonce=nonce), 2)
 

@@ -51,10 +51,10 @@ from bench.common import (  # noqa: E402
 )
 from bench.estop import RNG, STREAM_NAMES, Peer  # noqa: E402
 from bench.robot import MARKERS, marker  # noqa: E402
-from executive import dds  # noqa: E402
-from executive.profile import load_profile  # noqa: E402
-from executive.robot_io import TOPICS, RobotIO, Side  # noqa: E402
 from executive.robots.atom.interface import Interface  # noqa: E402
+from executive.robots.profile import load_profile  # noqa: E402
+from executive.wire import dds  # noqa: E402
+from executive.wire.robot_io import TOPICS, RobotIO, Side  # noqa: E402
 
 SOURCES = ROOT / "bench" / "floor_c"
 IDL = ROOT / "idl" / "dobot_atom"

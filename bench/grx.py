@@ -10,7 +10,7 @@ multicast and gossip scouting off, as ``executive/resources/zenoh-loopback.json5
    listens on a free port and publishes the four server maps every 20 ms (heartbeat on,
    error code 0), stamps the events it is told to make with ``time.monotonic_ns()`` and
    watches ``.../grx/client`` (the virtual joystick) and ``.../task/client``;
-2. this one: the executive's real assembly (``executive.runtime.Runtime``: the GRX
+2. this one: the executive's real assembly (``executive.core.runtime.Runtime``: the GRX
    adapter, the safety monitor and its fast path, the tree ticking at 50 Hz) built from
    the ``grx`` profile with ``zenoh_config`` a copy of the loopback config connected to
    the robot, and a plain zenoh session on the same setup for the floor.
@@ -59,13 +59,14 @@ if str(ROOT) not in sys.path:  # run as a script: python bench/grx.py
     sys.path.insert(0, str(ROOT))
 
 from bench.common import cli, fmt, loadavg, summary, table  # noqa: E402
-from executive import dds, logs  # noqa: E402
-from executive.core import ExecState, Executive  # noqa: E402
-from executive.missions import MissionStore  # noqa: E402
-from executive.profile import load_profile  # noqa: E402
+from executive import logs  # noqa: E402
+from executive.core.runtime import Runtime  # noqa: E402
+from executive.core.tree import ExecState, Executive  # noqa: E402
+from executive.mission.store import MissionStore  # noqa: E402
 from executive.robots.grx import GrxAdapter  # noqa: E402
 from executive.robots.grx.demo import free_port, zenoh_config_file  # noqa: E402
-from executive.runtime import Runtime  # noqa: E402
+from executive.robots.profile import load_profile  # noqa: E402
+from executive.wire import dds  # noqa: E402
 
 WAIT_S = 5.0  # any one reaction or reply
 ERROR_CODE = 0x2310

@@ -3,7 +3,7 @@
 ``bench/faults.py`` runs these after the Atom's rows (``--only grx-error`` ...). Each row
 boots, when the schema changes, the simulated GRX (``python -m executive.robots.grx.sim``)
 and the service (``profile: grx``, ``zenoh_config:`` a copy of the loopback config on this
-run's ports) with ``executive.robots.grx.demo``'s helpers in an ``executive.stack`` work
+run's ports) with ``executive.robots.grx.demo``'s helpers in an ``executive.harness.stack`` work
 directory; a plain zenoh + msgpack peer (no project code) connects to the service's
 listening port and stamps every map the service puts on the client keys.
 
@@ -39,8 +39,8 @@ import msgpack  # type: ignore[import-untyped]
 import zenoh
 
 from bench.fault_tools import left_running, run_events, run_result
+from executive.harness.stack import Stack, running_stack
 from executive.robots.grx.demo import MISSIONS, GrxSim, free_port, zenoh_config_file
-from executive.stack import Stack, running_stack
 
 if TYPE_CHECKING:
     from bench.faults import Row

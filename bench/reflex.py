@@ -63,9 +63,11 @@ from bench.estop import (  # noqa: E402
 )
 from bench.robot import MARKERS, BenchRobot  # noqa: E402
 from bench.service_probe import ProbedService  # noqa: E402
-from executive import dds, faultpoints, reflex  # noqa: E402
-from executive.profile import load_profile  # noqa: E402
-from executive.stack import LogTail, Stack, running_stack  # noqa: E402
+from executive import reflex  # noqa: E402
+from executive.harness.stack import LogTail, Stack, running_stack  # noqa: E402
+from executive.robots.profile import load_profile  # noqa: E402
+from executive.service import faultpoints  # noqa: E402
+from executive.wire import dds  # noqa: E402
 
 # issue 14, with the CPU hog, in the shipped configuration (ms unless said)
 TARGETS = {

@@ -27,12 +27,12 @@ from cyclonedds.domain import DomainParticipant
 from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 
-from executive import dds
-from executive.profile import STATE_TOPICS, RobotProfile
-from executive.robot_io import TOPICS, RobotIO, Side
 from executive.robots.atom.interface import Interface
 from executive.robots.atom.streams import STREAMS
+from executive.robots.profile import STATE_TOPICS, RobotProfile
+from executive.wire import dds
 from executive.wire.codec import Codec, raw_take
+from executive.wire.robot_io import TOPICS, RobotIO, Side
 
 MARKER_STEP = 1e-4  # rad per event number; 2000 distinct markers stay within 0.2 rad
 MARKERS = 2000

@@ -45,8 +45,8 @@ if str(ROOT) not in sys.path:
 
 from bench.common import process_cpu_s, thread_cpu_s  # noqa: E402
 from executive import cli  # noqa: E402
-from executive.core import Executive  # noqa: E402
-from executive.runtime import Runtime  # noqa: E402
+from executive.core.runtime import Runtime  # noqa: E402
+from executive.core.tree import Executive  # noqa: E402
 
 
 class Ring:
@@ -113,10 +113,10 @@ def _install() -> None:
 def _install_trace() -> None:
     """Stamps along the e-stop path: the emergency listener's entry, the fast path's
     entry, each held stream's publish, each AMR command written, the fast path's end."""
+    from executive.core.safety import EstopFastPath
     from executive.motion.streamer import MotionStreamer
-    from executive.robot_io import LatestReader
     from executive.robots.atom.commands import AtomCommands
-    from executive.safety import EstopFastPath
+    from executive.wire.robot_io import LatestReader
 
     on_data, fast, publish, amr = (
         LatestReader._on_data,
@@ -273,9 +273,9 @@ def main() -> int:
     if os.environ.get("BENCH_NICE"):  # diagnosis only
         os.nice(int(os.environ["BENCH_NICE"]))
     if os.environ.get("BENCH_SWITCH_INTERVAL"):  # diagnosis only
-        import executive.runtime
+        import executive.core.runtime
 
-        executive.runtime.SWITCH_INTERVAL_S = float(os.environ["BENCH_SWITCH_INTERVAL"])
+        executive.core.runtime.SWITCH_INTERVAL_S = float(os.environ["BENCH_SWITCH_INTERVAL"])
     if os.environ.get("BENCH_GC"):  # diagnosis only
         _watch_gc_and_late_periods()
     signal.signal(signal.SIGUSR1, _on_usr1)

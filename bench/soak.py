@@ -1,7 +1,7 @@
 """``make soak``: 1,000 missions back to back against the sim, with random faults and resets.
 
 The simulated Atom and the service run as separate processes on a leased loopback
-domain (``executive.stack``), the service with a notify socket and ``WatchdogSec`` as
+domain (``executive.harness.stack``), the service with a notify socket and ``WatchdogSec`` as
 systemd runs it. Each run starts one of the short missions in ``bench/missions``
 (``soak_arm``, ``soak_base``, ``soak_both``: control, FSM, a joint move and/or a base
 move, release) with signed requests. A seeded share of the runs gets a fault injected
@@ -43,7 +43,7 @@ if str(ROOT) not in sys.path:  # run as a script: python bench/soak.py
     sys.path.insert(0, str(ROOT))
 
 from bench.fault_tools import Table  # noqa: E402
-from executive.stack import Stack, running_stack  # noqa: E402
+from executive.harness.stack import Stack, running_stack  # noqa: E402
 
 MISSIONS = ROOT / "bench" / "missions"
 RESULTS = ROOT / "bench" / "results"
@@ -54,7 +54,7 @@ RESET_BOUND_S = 10.0  # and a latch be reset this long after the fault was clear
 WARMUP_RUNS = 100  # memory growth before this (or half the runs) is start-up, not a leak
 # "flat": the steady growth after the warm-up (the median step between samples, so that a
 # rare jump of the allocator does not count as a trend) stays below this. The blackboard
-# leak fixed in executive/core.py grew ~200 KiB per 100 runs; this catches one half that.
+# leak fixed in executive/core/tree.py grew ~200 KiB per 100 runs; this catches one half that.
 MAX_STEADY_KIB_PER_100 = 100.0
 JUMP_KIB = 512  # a step between two samples this large is reported as a jump
 

@@ -9,7 +9,7 @@
   and imports included), for scale.
 - start to READY: ``atom-executive run`` (the shipped missions, a key file, loopback DDS)
   started as systemd would start a ``Type=notify`` service: with ``NOTIFY_SOCKET`` naming
-  a real datagram socket (``executive.stack.NotifySocket``). From just before the process
+  a real datagram socket (``executive.harness.stack.NotifySocket``). From just before the process
   is spawned to the arrival of its ``READY=1`` (config, profile, keys, the missions
   validated, DDS up, the tick loop started).
 """
@@ -30,9 +30,9 @@ if str(ROOT) not in sys.path:  # run as a script: python bench/startup.py
     sys.path.insert(0, str(ROOT))
 
 from bench.common import cli, fmt, summary, table  # noqa: E402
+from executive.harness.stack import running_stack  # noqa: E402
 from executive.mission.loader import validate_files  # noqa: E402
-from executive.profile import load_profile  # noqa: E402
-from executive.stack import running_stack  # noqa: E402
+from executive.robots.profile import load_profile  # noqa: E402
 
 MISSIONS = ROOT / "missions"
 TARGETS = {"validate_s": 1.0, "ready_s": 2.0}

@@ -48,9 +48,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("variants", help="list the interface variant presets")
     p.set_defaults(handler=_variants_cmd)
 
-    from executive import authoring, operator, posepreview, service, timeline
     from executive.mission import cli as mission_cli
+    from executive.operator import authoring, posepreview, timeline
+    from executive.operator import commands as operator
     from executive.robots.atom.sim import cli as sim_cli
+    from executive.service import run as service
 
     service.add_parser(sub)
     operator.add_parsers(sub)
@@ -73,7 +75,7 @@ def _stdout_escapes_what_it_cannot_encode() -> None:
         sys.stdout.reconfigure(errors="backslashreplace")
 
 
-PARENT_ENV = "ATOM_EXECUTIVE_PARENT_PID"  # set by executive.stack: die with that process
+PARENT_ENV = "ATOM_EXECUTIVE_PARENT_PID"  # set by executive.harness.stack: die with that process
 _PR_SET_PDEATHSIG = 1
 
 
@@ -105,7 +107,7 @@ def _robot_sim(argv: Sequence[str]) -> int | None:
     )
     if name is None:
         return None
-    from executive.profile import ProfileError, load_profile
+    from executive.robots.profile import ProfileError, load_profile
 
     try:
         robot = load_profile(name).robot

@@ -1,6 +1,6 @@
 """Shared fixtures: every DDS test gets its own domain on loopback.
 
-Each test leases a domain that no other process on the machine holds (executive.dds
+Each test leases a domain that no other process on the machine holds (executive.wire.dds
 .lease_domain), so two runs, a demo and a benchmark never share one. All DDS
 traffic stays on 127.0.0.1 through the project's loopback CycloneDDS config.
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from executive import dds
+from executive.wire import dds
 
 pytest_plugins = ["tests.rigs"]  # the in-process executive rig fixture
 

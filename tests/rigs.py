@@ -10,13 +10,13 @@ from dataclasses import dataclass, field
 import pytest
 
 from behaviours.context import RobotContext
-from executive import dds
-from executive.core import Executive
+from executive.core.safety import SafetyMonitor
+from executive.core.tree import Executive
 from executive.motion.streamer import MotionStreamer
-from executive.profile import load_profile
-from executive.robot_io import RobotIO, Side
 from executive.robots import atom
-from executive.safety import SafetyMonitor
+from executive.robots.profile import load_profile
+from executive.wire import dds
+from executive.wire.robot_io import RobotIO, Side
 
 PROFILE = load_profile()
 STATE_TOPICS = PROFILE.sources

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from executive.auth import (
+from executive.service.auth import (
     NOT_BOUND,
     WINDOW_NS,
     Authenticator,

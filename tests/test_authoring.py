@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from executive.auth import Authenticator, load_keys, new_nonce, sign, write_key_file
-from executive.authoring import did_you_mean, format_missions, not_found
 from executive.cli import main
+from executive.operator.authoring import did_you_mean, format_missions, not_found
+from executive.service.auth import Authenticator, load_keys, new_nonce, sign, write_key_file
 
 ROOT = Path(__file__).resolve().parents[1]
 HOSTILE = "\x1b[2J\x1b[Hstate: IDLE\x07"

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from cyclonedds.idl._support import Endianness
 
-from executive import dds
 from executive.robots.atom.interface import PRESETS, Interface, Variant
+from executive.wire import dds
 from executive.wire.codec import Codec, DecodeError, UnsupportedTypeError, raw_take, raw_write
 
 STRUCTS = [

@@ -258,7 +258,7 @@ def test_raw_write_reaches_stock_reader_and_raw_take_reads_stock_writer(
     from cyclonedds.sub import DataReader
     from cyclonedds.topic import Topic
 
-    from executive import dds
+    from executive.wire import dds
     from executive.wire.codec import raw_take, raw_write
 
     iface = AdamInterface(variant)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from executive.config import (
+from executive.service.config import (
     ConfigError,
     ServiceConfig,
     check_data_dir,

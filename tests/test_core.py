@@ -11,9 +11,9 @@ import structlog
 from py_trees.common import Status
 
 from behaviours.actions.basic import Log, Wait
-from executive.core import ExecState
+from executive.core.tree import ExecState
 from executive.motion.trajectory import plan
-from executive.profile import load_profile
+from executive.robots.profile import load_profile
 from executive.wire.codec import raw_write
 from tests.rigs import Rig
 

@@ -8,8 +8,8 @@ import subprocess
 from pathlib import Path
 
 from bench.common import REALTIME_PRIORITY
-from executive import realtime
-from executive.config import load_config
+from executive.motion import realtime
+from executive.service.config import load_config
 
 DEPLOY = Path(__file__).resolve().parents[1] / "deploy"
 
@@ -68,7 +68,7 @@ def _syscalls(group: str, analyze: str) -> set[str]:
 
 def test_the_units_seccomp_filter_lets_the_streamer_take_sched_fifo() -> None:
     """A syscall outside SystemCallFilter kills the service (SIGSYS), so the filter the unit
-    builds must keep what executive/realtime.py calls; and LimitRTPRIO covers the priorities
+    builds must keep what executive/motion/realtime.py calls; and LimitRTPRIO covers the priorities
     the shipped configs ask for. Judged with systemd's own group definitions."""
     analyze = shutil.which("systemd-analyze")
     assert analyze

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from executive import notify
+from executive.service import notify
 
 
 @pytest.fixture

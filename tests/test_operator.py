@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 import structlog
 
-from executive import operator
-from executive.auth import write_key_file
 from executive.cli import main as cli_main
-from executive.stack import Stack, running_stack
+from executive.harness.stack import Stack, running_stack
+from executive.operator import commands as operator
+from executive.service.auth import write_key_file
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -202,8 +202,8 @@ FAST_STATUS = """
 import dataclasses, sys, time
 from cyclonedds.pub import DataWriter
 from cyclonedds.topic import Topic
-from executive import dds
-from executive.status import STATUS_QOS, STATUS_TOPIC
+from executive.wire import dds
+from executive.service.status import STATUS_QOS, STATUS_TOPIC
 from executive.wire.gen.own.atom_executive.msg import Status_
 
 def sample(seq):

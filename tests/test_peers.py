@@ -1,4 +1,4 @@
-"""Other controllers on the domain (executive/peers.py): the rules on plain data, then
+"""Other controllers on the domain (executive/service/peers.py): the rules on plain data, then
 the discovery readers on real CycloneDDS, in this process."""
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ from cyclonedds.domain import DomainParticipant
 from cyclonedds.pub import DataWriter
 from cyclonedds.topic import Topic
 
-from executive import dds
-from executive.core import ExecState, Executive
-from executive.peers import (
+from executive.core.tree import ExecState, Executive
+from executive.robots.atom import COMMAND_TOPICS
+from executive.robots.atom.interface import Interface
+from executive.service.peers import (
     Peer,
     PeerWatch,
     Verdict,
@@ -27,11 +28,10 @@ from executive.peers import (
     parse_started,
     peer_from_qos,
 )
-from executive.robot_io import TOPICS
-from executive.robots.atom import COMMAND_TOPICS
-from executive.robots.atom.interface import Interface
-from executive.status import STATUS_QOS, STATUS_TOPIC
+from executive.service.status import STATUS_QOS, STATUS_TOPIC
+from executive.wire import dds
 from executive.wire.gen.own.atom_executive.msg import Status_
+from executive.wire.robot_io import TOPICS
 
 ME = Peer("guid-me", host="pc2", pid=100, started_ns=2_000)
 EARLIER = Peer("guid-a", host="pc2", pid=200, started_ns=1_000)
@@ -253,8 +253,8 @@ import sys, time
 from cyclonedds.domain import DomainParticipant
 from cyclonedds.pub import DataWriter
 from cyclonedds.topic import Topic
-from executive import dds
-from executive.status import STATUS_QOS, STATUS_TOPIC
+from executive.wire import dds
+from executive.service.status import STATUS_QOS, STATUS_TOPIC
 from executive.wire.gen.own.atom_executive.msg import Status_
 p = DomainParticipant(int(sys.argv[1]), qos=dds.participant_qos(time.time_ns() - 10**12))
 w = DataWriter(p, Topic(p, STATUS_TOPIC, Status_), qos=STATUS_QOS)

@@ -16,8 +16,8 @@ import pytest
 from matplotlib.image import imread
 
 from executive import cli
-from executive.posepreview import URDF_PATH, Robot, urdf_joint
-from executive.profile import load_profile
+from executive.operator.posepreview import URDF_PATH, Robot, urdf_joint
+from executive.robots.profile import load_profile
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE_URDF = ROOT.parent / "shared" / "reference" / "atom.urdf"
@@ -112,7 +112,7 @@ def test_an_unknown_name_is_refused_with_the_known_ones(
 
 
 def _record(runs: Path, run_id: str) -> None:
-    """A JSON-lines run record as executive.runrecord writes it."""
+    """A JSON-lines run record as executive.records.runrecord writes it."""
     slot = "Atom/Priorities/Mission Slot"
     events = [
         {"ts": 100.0, "event": "state", "state": "RUNNING", "mission": "wave"},
@@ -137,7 +137,7 @@ def _record(runs: Path, run_id: str) -> None:
 
 
 def test_the_timeline_of_a_json_lines_record(tmp_path: Path) -> None:
-    from executive.timeline import load, resolve
+    from executive.operator.timeline import load, resolve
 
     _record(tmp_path / "runs", "abc123")
     out = tmp_path / "abc.png"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from executive.profile import ProfileError, builtin_profiles, load_profile
+from executive.robots.profile import ProfileError, builtin_profiles, load_profile
 
 REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "atom_joints.yaml"
 
@@ -19,7 +19,7 @@ def _write(tmp_path: Path, data: dict[str, object], name: str = "p.yaml") -> Pat
 
 
 def _default_data() -> dict[str, object]:
-    from executive.profile import PROFILES_DIR
+    from executive.robots.profile import PROFILES_DIR
 
     data: dict[str, object] = yaml.safe_load((PROFILES_DIR / "atom-sdk.yaml").read_text())
     return data

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from executive import robots
-from executive.profile import PROFILES_DIR, ProfileError, builtin_profiles, load_profile
+from executive.robots.profile import PROFILES_DIR, ProfileError, builtin_profiles, load_profile
 
 MODELS = {"adam-pro": 31, "adam-standard": 29, "adam-lite": 23}  # seed 002; SP = Standard
 

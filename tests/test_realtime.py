@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from executive import realtime
+from executive.motion import realtime
 
 ROOT = Path(__file__).resolve().parents[1]
 LOOPBACK = ROOT / "executive" / "resources" / "cyclonedds-loopback.xml"
@@ -69,7 +69,7 @@ def test_the_probe_leaves_the_callers_scheduling_alone() -> None:
 
 
 def test_without_rtprio_or_cap_sys_nice_sched_fifo_is_refused_naming_the_fix() -> None:
-    code = "from executive import realtime; print(realtime.fifo_permitted(80)); print(realtime.policy())"
+    code = "from executive.motion import realtime; print(realtime.fifo_permitted(80)); print(realtime.policy())"
     out = subprocess.run(
         unprivileged(sys.executable, "-c", code),
         capture_output=True,

@@ -14,12 +14,13 @@ import numpy as np
 import pytest
 import structlog
 
-from executive import dds, reflex
-from executive.core import ExecState
+from executive import reflex
+from executive.core.tree import ExecState
 from executive.motion.trajectory import plan
-from executive.profile import load_profile
-from executive.robot_io import RobotIO, Side
+from executive.robots.profile import load_profile
+from executive.wire import dds
 from executive.wire.codec import raw_write
+from executive.wire.robot_io import RobotIO, Side
 from tests.rigs import Rig, make_rig
 
 PROFILE = load_profile()

@@ -20,10 +20,10 @@ from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 
 from behaviours.actions.basic import Wait
-from executive import dds
-from executive.auth import Authenticator, new_nonce, sign
-from executive.profile import DEFAULT_PROFILE, load_profile
-from executive.requests import (
+from executive.core.ticker import Ticker
+from executive.robots.profile import DEFAULT_PROFILE, load_profile
+from executive.service.auth import Authenticator, new_nonce, sign
+from executive.service.requests import (
     MAX_FIELD,
     REPLY_TOPIC,
     REQUEST_QOS,
@@ -33,7 +33,7 @@ from executive.requests import (
     UndecodableError,
     decode_request,
 )
-from executive.ticker import Ticker
+from executive.wire import dds
 from executive.wire.codec import raw_write
 from executive.wire.gen.own.atom_executive.msg import Reply_, Request_
 from tests.rigs import Rig

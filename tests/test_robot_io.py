@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
-from executive import dds, logs
-from executive.robot_io import TOPICS, Kind, RobotIO, Side
+from executive import logs
+from executive.wire import dds
 from executive.wire.codec import raw_write
+from executive.wire.robot_io import TOPICS, Kind, RobotIO, Side
 
 
 def test_every_topic_has_exactly_one_writer_side(participant: dds.DomainParticipant) -> None:

@@ -17,12 +17,12 @@ import numpy as np
 import pytest
 from mcap.reader import make_reader
 
-from executive.config import ConfigError, FoxgloveConfig, load_config, parse_config
-from executive.foxglove_live import LiveView, start_live
-from executive.mcaprecord import McapRecorder
-from executive.profile import load_profile
-from executive.runchannels import Channel, Message, catalogue
-from executive.taps import CommandTap, chain_publish
+from executive.records.foxglove_live import LiveView, start_live
+from executive.records.mcaprecord import McapRecorder
+from executive.records.runchannels import Channel, Message, catalogue
+from executive.records.taps import CommandTap, chain_publish
+from executive.robots.profile import load_profile
+from executive.service.config import ConfigError, FoxgloveConfig, load_config, parse_config
 from tests.foxglove_ws import FoxgloveClient
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -139,7 +139,7 @@ def test_a_full_queue_drops_and_counts(tmp_path: Path) -> None:
 
 
 def test_an_unfinished_file_is_drawn_as_far_as_it_goes(tmp_path: Path) -> None:
-    from executive.timeline import draw, load
+    from executive.operator.timeline import draw, load
 
     rec = McapRecorder(tmp_path, CHANNELS.values())
     t0 = time.time_ns()
@@ -261,7 +261,7 @@ def test_a_channel_schema_is_deterministic_bytes() -> None:
 def test_the_timeline_keeps_the_preroll_robot_state_not_the_previous_runs_events(
     tmp_path: Path,
 ) -> None:
-    from executive.timeline import load
+    from executive.operator.timeline import load
 
     rec = McapRecorder(tmp_path, CHANNELS.values())
     t0 = time.time_ns()

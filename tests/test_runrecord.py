@@ -10,8 +10,8 @@ import py_trees
 import pytest
 
 from behaviours.actions.basic import Log, Wait
-from executive.core import ExecState
-from executive.runrecord import RunRecorder
+from executive.core.tree import ExecState
+from executive.records.runrecord import RunRecorder
 from tests.rigs import Rig
 from tests.test_core import Probe
 

@@ -7,12 +7,7 @@ from typing import Any
 import py_trees
 import pytest
 
-from executive.profile import STATE_TOPICS, load_profile
-from executive.robot_io import TOPICS
-from executive.robots.atom.interface import Interface, Variant
-from executive.robots.atom.state import AtomState, estop_flags
-from executive.robots.ports import ReaderHealth, RobotSnapshot, Stamped
-from executive.safety import (
+from executive.core.safety import (
     Activity,
     Cause,
     EstopFastPath,
@@ -20,7 +15,12 @@ from executive.safety import (
     SafetyMonitor,
     SafetyWatchdog,
 )
+from executive.robots.atom.interface import Interface, Variant
+from executive.robots.atom.state import AtomState, estop_flags
+from executive.robots.ports import ReaderHealth, RobotSnapshot, Stamped
+from executive.robots.profile import STATE_TOPICS, load_profile
 from executive.wire.codec import Codec
+from executive.wire.robot_io import TOPICS
 
 IFACE = Interface()
 TYPES = {topic: TOPICS[topic].type_name for topic in STATE_TOPICS}

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from executive import dds
-from executive.auth import write_key_file
-from executive.client import ExecutiveClient
+from executive.service.auth import write_key_file
+from executive.service.client import ExecutiveClient
+from executive.wire import dds
 from tests.sim.conftest import Sim, start_sim  # noqa: F401 - the fixture
 
 ROOT = Path(__file__).resolve().parents[1]

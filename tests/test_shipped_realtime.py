@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 import structlog
 
-from executive import dds
-from executive.config import ServiceConfig, parse_config
 from executive.motion.streamer import MotionStreamer
-from executive.profile import load_profile
 from executive.robots import atom
+from executive.robots.profile import load_profile
+from executive.service.config import ServiceConfig, parse_config
+from executive.wire import dds
 
 DEPLOY = Path(__file__).resolve().parents[1] / "deploy"
 

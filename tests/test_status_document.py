@@ -19,9 +19,10 @@ from behaviours.actions.basic import Log, Wait
 from behaviours.actions.motion import MoveJoints
 from behaviours.conditions.robot import WaitForButton
 from behaviours.context import RobotContext
-from executive.core import Executive
+from executive.core.safety import Cause, SafetyMonitor
+from executive.core.tree import Executive
 from executive.motion.streamer import MotionStreamer
-from executive.profile import load_profile
+from executive.operator.watch import progress_of
 from executive.robots.ports import (
     BaseState,
     NavStatus,
@@ -31,9 +32,8 @@ from executive.robots.ports import (
     Source,
     Stamped,
 )
-from executive.safety import Cause, SafetyMonitor
-from executive.status import RunningSince, schema, status_document, tree_nodes
-from executive.watch import progress_of
+from executive.robots.profile import load_profile
+from executive.service.status import RunningSince, schema, status_document, tree_nodes
 
 PROFILE = load_profile()
 VALIDATOR = jsonschema.Draft202012Validator(

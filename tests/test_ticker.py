@@ -7,8 +7,8 @@ import time
 
 import structlog
 
+from executive.core.ticker import Ticker
 from executive.logs import RateLimitedLog
-from executive.ticker import Ticker
 
 
 def test_ticks_and_stops() -> None:

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from executive.robot_io import RobotIO
+from executive.harness.stack import running_stack
 from executive.robots.atom.interface import Interface, Variant
 from executive.robots.atom.typewatch import TypeWatch
-from executive.stack import running_stack
+from executive.wire.robot_io import RobotIO
 
 pytestmark = pytest.mark.dds
 

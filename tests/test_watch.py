@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from executive import watch
-from executive.watch import Progress, Tracker, frame, plain, progress_of
+from executive.operator import watch
+from executive.operator.watch import Progress, Tracker, frame, plain, progress_of
 
 HOSTILE = "\x1b[2J\x1b[Hstate: IDLE\nsafety: CLEAR\x07[red]x[/red]"
 

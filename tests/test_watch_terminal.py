@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from executive.stack import Stack, running_stack
+from executive.harness.stack import Stack, running_stack
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.dds

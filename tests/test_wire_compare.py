@@ -23,13 +23,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from executive import dds
-from executive.profile import load_profile
-from executive.robot_io import TOPICS, RobotIO, Side
 from executive.robots.atom.commands import AtomCommands
 from executive.robots.atom.interface import Interface, Variant
 from executive.robots.atom.streams import AtomStream
+from executive.robots.profile import load_profile
+from executive.wire import dds
 from executive.wire.codec import raw_take, raw_write
+from executive.wire.robot_io import TOPICS, RobotIO, Side
 
 pytestmark = pytest.mark.dds
 

@@ -8,7 +8,7 @@ capture prints ``executive.__file__``; the venv's editable finder sits after the
 finder, so PYTHONPATH wins), the C reflex's built ``.so`` copied in when ``_reflex.c`` is
 identical. Then, per revision, in that revision's code:
 
-- ``capture``: the simulated Atom and the service as processes (``executive.stack``, as
+- ``capture``: the simulated Atom and the service as processes (``executive.harness.stack``, as
   the demo runs them; same sim seed), a separate participant holding a raw reader on every
   command topic (serialized bytes, ``raw_take``), and a script of shipped missions and an
   e-stop while the base drives (the hold and the CANCEL_TASK);
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import filecmp
+import importlib
 import itertools
 import json
 import os
@@ -83,13 +84,22 @@ def use_tree(root: Path) -> None:
     print(f"[{root.name}] C reflex: {getattr(c, '__file__', 'absent: Python fallback')}")
 
 
+def layered(new: str, old: str) -> Any:
+    """``executive.<new>`` in the layered tree, ``executive.<old>`` in a revision before it
+    (the flat modules moved into layer packages after the seam; the code did not change)."""
+    try:
+        return importlib.import_module(f"executive.{new}")
+    except ModuleNotFoundError:
+        return importlib.import_module(f"executive.{old}")
+
+
 def raw_readers(participant: Any, interface: Any) -> dict[str, Any]:
     from cyclonedds.core import Policy, Qos
     from cyclonedds.sub import DataReader
     from cyclonedds.topic import Topic
     from cyclonedds.util import duration
 
-    from executive.robot_io import TOPICS
+    topics = layered("wire.robot_io", "robot_io").TOPICS
 
     qos = Qos(
         Policy.Reliability.Reliable(duration(milliseconds=100)),
@@ -99,7 +109,7 @@ def raw_readers(participant: Any, interface: Any) -> dict[str, Any]:
     )
     readers = {}
     for key in (*STREAM_KEYS, *EVENT_KEYS):
-        spec = TOPICS[key]
+        spec = topics[key]
         topic = Topic(participant, spec.name, getattr(interface, spec.type_name))
         readers[key] = DataReader(participant, topic, qos=qos)
     return readers
@@ -112,8 +122,8 @@ def capture(root: Path, out: Path, seed: int) -> None:
     use_tree(root)
     import threading
 
-    from executive import dds
-    from executive.stack import running_stack
+    dds = layered("wire.dds", "dds")
+    running_stack = layered("harness.stack", "stack").running_stack
 
     try:  # after the seam the Atom's variants are its adapter's
         from executive.robots.atom.interface import Interface
@@ -261,9 +271,9 @@ def golden(root: Path, out: Path) -> None:
     use_tree(root)
     import numpy as np
 
-    from executive import dds
-    from executive.profile import load_profile
-    from executive.robot_io import RobotIO, Side
+    dds = layered("wire.dds", "dds")
+    load_profile = layered("robots.profile", "profile").load_profile
+    robot_io = layered("wire.robot_io", "robot_io")
 
     try:  # after the seam the Atom's variants are its adapter's
         from executive.robots.atom.interface import Interface, Variant
@@ -321,7 +331,7 @@ def golden(root: Path, out: Path) -> None:
     try:
         for variant in GOLDEN_INTERFACES:
             interface = Interface(Variant.parse(variant))
-            io = RobotIO(participant, interface, side=Side.CONTROLLER)
+            io = robot_io.RobotIO(participant, interface, side=robot_io.Side.CONTROLLER)
             readers = raw_readers(participant, interface)
 
             def through_wire(key: str, send: Any, readers: Any = readers, io: Any = io) -> str:
@@ -399,7 +409,7 @@ class Wire:
     """Field decoding with stock cyclonedds, and byte masks from it."""
 
     def __init__(self) -> None:
-        from executive.robot_io import TOPICS
+        topics = layered("wire.robot_io", "robot_io").TOPICS
 
         try:  # after the seam the Atom's variants are its adapter's
             from executive.robots.atom.interface import Interface
@@ -407,8 +417,8 @@ class Wire:
             from executive.wire import Interface  # type: ignore[no-redef]
 
         self.i = Interface()
-        self.types = {k: getattr(self.i, TOPICS[k].type_name) for k in (*STREAM_KEYS, *EVENT_KEYS)}
-        self.names = {k: TOPICS[k].name for k in self.types}
+        self.types = {k: getattr(self.i, topics[k].type_name) for k in (*STREAM_KEYS, *EVENT_KEYS)}
+        self.names = {k: topics[k].name for k in self.types}
         self._masks: dict[tuple[str, int], tuple[int, ...]] = {}
 
     def decode(self, key: str, data: bytes) -> Any:
@@ -691,7 +701,7 @@ def in_tree(path: Path, *args: str) -> None:
 
 
 def limits_table() -> dict[str, Any]:
-    from executive.profile import load_profile
+    load_profile = layered("robots.profile", "profile").load_profile
 
     p = load_profile()
     return {f"{n}_cmd": tuple(a.tolist() for a in p.limits(n)) for n in p.topics}
@@ -712,7 +722,7 @@ def report(args: argparse.Namespace, revs: dict[str, str], result: dict[str, Any
         " (the capture checks `executive.__file__`); the C reflex `.so` copied in (`_reflex.c`"
         " identical)",
         f"- each: `atom-executive sim --amr-speed 3.0 --seed {args.seed}` and `atom-executive run`"
-        " (executive/stack.py), a separate participant with a raw reader (serialized bytes,"
+        " (executive/harness/stack.py), a separate participant with a raw reader (serialized bytes,"
         " `raw_take`) on every command topic; the shipped missions one after the other, then an"
         " e-stop while the base drives (`estop-soft` in the sim), release, reset",
         "- decoded for the comparison with stock cyclonedds (not the codec under test)",

@@ -21,7 +21,7 @@ from executive.mission.model import Unresolved
 from executive.mission.values import Val, suggest
 from executive.motion.streamer import HeldError
 from executive.motion.trajectory import PlanError, plan
-from executive.profile import GROUPS
+from executive.robots.profile import GROUPS
 
 if TYPE_CHECKING:
     from executive.mission.model import Leaf

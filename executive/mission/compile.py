@@ -51,7 +51,7 @@ from executive.mission.registry import (
 from executive.mission.validate import LeafChecker, LeafInput, default_name
 from executive.mission.values import Val, suggest
 from executive.mission.yaml_source import ReadTree, YEntry, YMap, YNode, YScalar, YSeq, describe
-from executive.profile import RobotProfile
+from executive.robots.profile import RobotProfile
 
 DOC_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _DOC_KEYS = ("mission", "subtree", "description", "params", "tree")

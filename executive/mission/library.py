@@ -29,7 +29,7 @@ from executive.mission.diagnostics import Diagnostic, Diagnostics, Location
 from executive.mission.kinds import Field, FieldType
 from executive.mission.values import check_value, suggest
 from executive.mission.yaml_source import ReadTree, YMap, YNode, YScalar, describe
-from executive.profile import RobotProfile
+from executive.robots.profile import RobotProfile
 
 NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 _NUMBER = Field("value", FieldType.NUMBER, "")

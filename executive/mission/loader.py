@@ -39,7 +39,7 @@ from executive.mission.yaml_source import (
     parse,
     read_file,
 )
-from executive.profile import RobotProfile, load_profile
+from executive.robots.profile import RobotProfile, load_profile
 
 
 @dataclass(frozen=True)

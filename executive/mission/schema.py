@@ -29,7 +29,7 @@ from executive.mission.registry import (
     FieldType,
     NodeKind,
 )
-from executive.profile import GROUPS, RobotProfile
+from executive.robots.profile import GROUPS, RobotProfile
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 SCHEMA_ID = "urn:atom-executive:schema:mission:1"

@@ -24,7 +24,7 @@ from executive.mission.kinds import LeafKind, NodeKind
 from executive.mission.library import Library
 from executive.mission.registry import KINDS
 from executive.mission.values import Val
-from executive.profile import RobotProfile
+from executive.robots.profile import RobotProfile
 
 
 @dataclass(frozen=True)

@@ -38,12 +38,12 @@ import numpy as np
 import numpy.typing as npt
 import structlog
 
-from executive import realtime
 from executive.logs import RateLimitedLog
+from executive.motion import realtime
 from executive.motion.gate import Gate, PythonGate
 from executive.motion.trajectory import FloatArray, Trajectory
-from executive.profile import RobotProfile
 from executive.robots.ports import JointStream
+from executive.robots.profile import RobotProfile
 
 log = structlog.get_logger(__name__)
 

@@ -33,7 +33,7 @@ way (the request server's, a test harness's): ``divert(readers)`` moves those to
 
 ``Gate`` is what the streamer needs of it; ``PythonGate`` is the stand-in without the
 extension (plain writes, never tripped). ``install`` returns None, after one warning, when
-the extension is not built: the Python fast path (``executive.safety.EstopFastPath``) holds
+the extension is not built: the Python fast path (``executive.core.safety.EstopFastPath``) holds
 instead, as before. The robot adapter refactor can move ``install`` behind its seam: it
 needs a ``RobotIO`` with an e-stop reader and the command writers, nothing else.
 """
@@ -52,8 +52,8 @@ import numpy as np
 import structlog
 
 from executive.motion.gate import Gate
-from executive.robot_io import TOPICS, RobotIO
 from executive.wire.codec import Codec, DecodeError
+from executive.wire.robot_io import TOPICS, RobotIO
 
 log = structlog.get_logger(__name__)
 

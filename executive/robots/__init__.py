@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from executive.profile import RobotProfile
     from executive.robots.ports import RobotAdapter
+    from executive.robots.profile import RobotProfile
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ SPECS: dict[str, RobotSpec] = {
 # them); walking = a streamed virtual joystick; no control authority (developer mode is the
 # robot's configuration). E-stop and battery exist only in the newer (M4) schema (the
 # adapter's interface variant): the kind has "battery", a seed-schema profile lists its
-# capabilities without it (executive/profiles/grx.yaml).
+# capabilities without it (executive/robots/profiles/grx.yaml).
 SPECS["grx"] = RobotSpec(
     name="grx",
     description="Fourier GRX (zenoh 1.x + msgpack User API; seed 004)",

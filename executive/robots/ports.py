@@ -278,7 +278,7 @@ class RobotAdapter(Protocol):
     streams: Sequence[JointStream]
     commands: RobotCommands
     interface_name: str  # the wire variant it speaks, for status
-    # where other controllers of the robot would show up (executive.peers): the names of
+    # where other controllers of the robot would show up (executive.service.peers): the names of
     # the robot's command topics on the executive's DDS domain; empty for other transports
     command_topics: frozenset[str]
 

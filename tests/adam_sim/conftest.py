@@ -23,11 +23,11 @@ from cyclonedds.pub import DataWriter
 from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 
-from executive import dds
-from executive.profile import RobotProfile, load_profile
 from executive.robots.adam.interface import AdamInterface
 from executive.robots.adam.sim.client import AdamSimClient
 from executive.robots.adam.sim.record import Recording
+from executive.robots.profile import RobotProfile, load_profile
+from executive.wire import dds
 from tests.sim.conftest import matched_total, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -28,8 +28,8 @@ from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 from cyclonedds.util import duration
 
-from executive import dds
 from executive.robots.adam.interface import AdamInterface
+from executive.wire import dds
 from executive.wire.codec import LENGTH_FIELD, raw_take, raw_write
 
 HERE = Path(__file__).resolve().parent

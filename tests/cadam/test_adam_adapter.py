@@ -24,9 +24,9 @@ import numpy as np
 import pytest
 from cyclonedds.core import Policy, Qos
 
-from executive import dds
-from executive.profile import load_profile
 from executive.robots import adam
+from executive.robots.profile import load_profile
+from executive.wire import dds
 from tests.cadam.harness import SAMPLES
 
 pytestmark = pytest.mark.dds

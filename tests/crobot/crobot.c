@@ -84,7 +84,7 @@ enum state_topic { ST_UPPER, ST_LOWER, ST_HANDS, ST_AMR, ST_EMERGENCY, ST_NODES,
 static const struct {
   const char *name;  /* DDS topic name */
   const char *key;   /* short name, as the profile's rates and the record call it */
-  double default_hz; /* executive/profiles/atom-sdk.yaml; the harness passes the real ones */
+  double default_hz; /* executive/robots/profiles/atom-sdk.yaml; the harness passes the real ones */
 } STATE[N_STATE] = {
   [ST_UPPER] = { "rt/upper/state", "upper_state", 500 },
   [ST_LOWER] = { "rt/lower/state", "lower_state", 500 },

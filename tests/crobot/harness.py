@@ -29,9 +29,9 @@ from typing import IO, Any
 import numpy as np
 import pytest
 
-from executive.profile import RobotProfile, load_profile
 from executive.robots.atom.interface import AXES, Variant
 from executive.robots.atom.sim.record import Recording
+from executive.robots.profile import RobotProfile, load_profile
 from tests.wire.c_interop import IDL_DIR, _run, idl_files
 
 HERE = Path(__file__).resolve().parent

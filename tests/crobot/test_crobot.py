@@ -31,9 +31,9 @@ from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 from cyclonedds.util import duration
 
-from executive.profile import load_profile
 from executive.robots.atom.interface import Interface, Variant
 from executive.robots.atom.sim.record import Recording
+from executive.robots.profile import load_profile
 from tests.crobot.harness import TIMEOUT, CRobot, CRobotError
 from tests.sim.conftest import matched_total, wait_until
 

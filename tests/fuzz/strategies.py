@@ -47,7 +47,6 @@ from typing import Any
 import yaml
 from hypothesis import strategies as st
 
-from executive.auth import WINDOW_NS
 from executive.mission.params import NAME_RE
 from executive.mission.registry import (
     BUTTONS,
@@ -62,8 +61,9 @@ from executive.mission.registry import (
     NodeKind,
 )
 from executive.motion.trajectory import MIN_JERK_PEAK
-from executive.profile import load_profile
-from executive.requests import MAX_FIELD, VERBS
+from executive.robots.profile import load_profile
+from executive.service.auth import WINDOW_NS
+from executive.service.requests import MAX_FIELD, VERBS
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "missions"

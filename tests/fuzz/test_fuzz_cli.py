@@ -45,7 +45,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from executive import cli
-from executive.auth import write_key_file
+from executive.service.auth import write_key_file
 from tests.fuzz.fuzzing import TIMEOUT_S, fuzz_settings, stats
 
 pytestmark = pytest.mark.timeout(TIMEOUT_S)

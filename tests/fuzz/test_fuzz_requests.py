@@ -1,6 +1,6 @@
 """Requests, fuzzed against the real service process while a mission runs.
 
-One stack for the module (``executive.stack``: the simulated Atom and ``atom-executive
+One stack for the module (``executive.harness.stack``: the simulated Atom and ``atom-executive
 run`` as their own processes on a leased loopback domain, missions from
 ``tests/fuzz/missions``). ``fuzz_long`` is started first and must run through the whole
 fuzz run. Every generated request goes over DDS (fields that are not UTF-8 as raw
@@ -33,9 +33,10 @@ from cyclonedds.topic import Topic
 from hypothesis import given
 from hypothesis import strategies as st
 
-from executive.auth import WINDOW_NS, new_nonce, nonce_instance, sign
-from executive.missions import MissionStore
-from executive.requests import (
+from executive.harness.stack import Stack, running_stack
+from executive.mission.store import MissionStore
+from executive.service.auth import WINDOW_NS, new_nonce, nonce_instance, sign
+from executive.service.requests import (
     MAX_FIELD,
     MUTATING,
     REPLY_TOPIC,
@@ -44,7 +45,6 @@ from executive.requests import (
     VERBS,
     Code,
 )
-from executive.stack import Stack, running_stack
 from executive.wire.codec import raw_write
 from executive.wire.gen.own.atom_executive.msg import Reply_, Request_
 from tests.fuzz.fuzzing import TIMEOUT_S, fuzz_settings, stats

@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from executive.profile import load_profile
 from executive.robots import grx
+from executive.robots.profile import load_profile
 
 PROFILE = load_profile("grx")
 

@@ -9,8 +9,8 @@ import pytest
 import yaml
 
 from executive.mission.loader import MissionLoader
-from executive.profile import PROFILES_DIR, ProfileError, load_profile
 from executive.robots.grx import check_options, settings_of
+from executive.robots.profile import PROFILES_DIR, ProfileError, load_profile
 
 DATA = yaml.safe_load((PROFILES_DIR / "grx.yaml").read_text())
 
@@ -64,7 +64,7 @@ def test_battery_needs_the_m4_schema(tmp_path: Path) -> None:
 
 
 def test_the_grx_missions_validate() -> None:
-    root = PROFILES_DIR.parents[1] / "missions" / "grx"
+    root = PROFILES_DIR.parents[2] / "missions" / "grx"
     loader = MissionLoader(load_profile("grx"), root)
     for name in ("stand_up", "walk_square", "wave"):
         result = loader.check(root / f"{name}.yaml")

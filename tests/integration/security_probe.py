@@ -29,10 +29,10 @@ from cyclonedds.pub import DataWriter
 from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 
-from executive import dds
-from executive.client import ExecutiveClient, NoExecutiveError
 from executive.robots.atom.sim.client import SimClient
-from executive.status import STATUS_QOS, STATUS_TOPIC
+from executive.service.client import ExecutiveClient, NoExecutiveError
+from executive.service.status import STATUS_QOS, STATUS_TOPIC
+from executive.wire import dds
 from executive.wire.gen.own.atom_executive.msg import Status_
 
 

@@ -19,13 +19,13 @@ import numpy as np
 import pytest
 from cyclonedds.topic import Topic
 
-from executive import dds
-from executive.profile import load_profile
-from executive.robot_io import LatestReader
+from executive.harness.stack import ROOT, LogTail, Stack, log_time, running_stack
 from executive.robots.adam.interface import AdamInterface
 from executive.robots.adam.sim.client import client_for
 from executive.robots.adam.sim.record import BODY_TOPIC, HAND_TOPIC, Recording
-from executive.stack import ROOT, LogTail, Stack, log_time, running_stack
+from executive.robots.profile import load_profile
+from executive.wire import dds
+from executive.wire.robot_io import LatestReader
 
 pytestmark = pytest.mark.dds
 

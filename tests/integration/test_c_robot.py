@@ -3,7 +3,7 @@
 Why: until the C robot (``tests/crobot``) every test ran the executive against the Python
 simulator, which shares the executive's codec, and the executive was deaf to a C
 firmware's e-stop while every test passed. Here ``atom-executive run`` runs as its own
-process on a leased loopback domain (``executive.stack.Stack``) and the only robot is
+process on a leased loopback domain (``executive.harness.stack.Stack``) and the only robot is
 ``crobot``: a CycloneDDS 0.10 C program built from ``idl/`` by idlc for the interface
 variant the service's config names. What the service sent is judged by what the C robot
 decoded and recorded (``executive.robots.atom.sim.record.Recording``), never by the service's logs.
@@ -31,10 +31,10 @@ import yaml
 from cyclonedds.pub import DataWriter
 from cyclonedds.topic import Topic
 
-from executive.profile import load_profile
+from executive.harness.stack import Stack
 from executive.robots.atom.interface import Interface, Variant
 from executive.robots.atom.sim.record import Recording
-from executive.stack import Stack
+from executive.robots.profile import load_profile
 from executive.wire.codec import raw_write
 from tests.crobot.harness import CRobot
 from tests.sim.conftest import matched_total, wait_until
@@ -42,7 +42,7 @@ from tests.sim.conftest import matched_total, wait_until
 pytestmark = pytest.mark.dds
 
 PROFILE = load_profile()
-# The vendor's documented joint indices: an independent source, not executive/profile.py.
+# The vendor's documented joint indices: an independent source, not executive/robots/profile.py.
 REFERENCE = Path(__file__).resolve().parents[3] / "shared" / "reference" / "atom_joints.yaml"
 PRESETS = ("seed", "sdk-1.0.1", "sdk-1.1.0")
 # How long after the fault is on the wire a motion command may still be sent: one DDS hop,

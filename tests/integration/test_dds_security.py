@@ -32,9 +32,9 @@ from typing import Any
 
 import pytest
 
-from executive import dds
-from executive.auth import write_key_file
-from executive.stack import LOOPBACK_URI, Stack
+from executive.harness.stack import LOOPBACK_URI, Stack
+from executive.service.auth import write_key_file
+from executive.wire import dds
 
 ROOT = Path(__file__).resolve().parents[2]
 MAKE_PKI = ROOT / "deploy" / "security" / "make-pki.sh"

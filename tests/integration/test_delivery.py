@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import pytest
 
-from executive.core import ExecState
+from executive.core.tree import ExecState
 from executive.robots.atom.sim.record import Recording
 from tests.integration.conftest import Live
 
@@ -28,7 +28,7 @@ def wait_for(predicate: Callable[[], bool], timeout: float) -> bool:
 
 
 def active(live: Live) -> str:
-    from executive.status import active_node
+    from executive.service.status import active_node
 
     ex = live.runtime.executive
     return active_node(ex.tree.root) if ex.run else ""

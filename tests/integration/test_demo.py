@@ -12,7 +12,7 @@ pytestmark = pytest.mark.dds
 
 def test_the_demo_passes_every_check_and_leaves_no_process() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "executive.demo"],
+        [sys.executable, "-m", "executive.harness.demo"],
         capture_output=True,
         text=True,
         timeout=180,

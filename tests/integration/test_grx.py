@@ -13,8 +13,8 @@ import msgpack  # type: ignore[import-untyped]
 import pytest
 import zenoh
 
+from executive.harness.stack import Stack, running_stack
 from executive.robots.grx.demo import GrxSim, start
-from executive.stack import Stack, running_stack
 
 pytestmark = pytest.mark.dds
 

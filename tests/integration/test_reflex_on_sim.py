@@ -15,9 +15,10 @@ import time
 
 import pytest
 
-from executive import faultpoints, reflex
-from executive.core import ExecState
+from executive import reflex
+from executive.core.tree import ExecState
 from executive.robots.atom.sim.record import Recording, StreamCommand
+from executive.service import faultpoints
 from tests.integration.conftest import Live
 from tests.integration.test_delivery import active, wait_for
 
@@ -31,7 +32,7 @@ TOL = 0.02  # rad: a command this close to the measured position does not pull t
 PRESS = """
 import ctypes, sys, time
 from cyclonedds.internal import DDS, dds_c_t
-from executive import dds
+from executive.wire import dds
 from executive.robots.atom.sim.client import SimClient
 with dds.open_participant() as p:
     client = SimClient(p, timeout=10.0)

@@ -4,7 +4,7 @@ The hostile tester's replay, as it happened: the service as its own process (sys
 restarts it 2 s after a kill -9), a signed ``start`` captured off DDS as bytes, the
 service SIGKILLed and started again, the same bytes written again a few seconds later,
 well inside the 30 s window. The new instance remembers no nonce; it refuses the
-request because it was signed for the instance before it (executive/auth.py), says so
+request because it was signed for the instance before it (executive/service/auth.py), says so
 in the reply, and runs nothing. A client that binds no instance (older than the fix)
 is refused in words too; a current client's start on the new instance still runs.
 """
@@ -24,9 +24,9 @@ from cyclonedds.pub import DataWriter
 from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 
-from executive.auth import WINDOW_NS, new_nonce, sign
-from executive.requests import REPLY_TOPIC, REQUEST_QOS, REQUEST_TOPIC, Code
-from executive.stack import Stack, running_stack
+from executive.harness.stack import Stack, running_stack
+from executive.service.auth import WINDOW_NS, new_nonce, sign
+from executive.service.requests import REPLY_TOPIC, REQUEST_QOS, REQUEST_TOPIC, Code
 from executive.wire.codec import raw_take, raw_write
 from executive.wire.gen.own.atom_executive.msg import Reply_, Request_
 

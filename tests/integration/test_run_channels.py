@@ -24,12 +24,12 @@ import jsonschema  # type: ignore[import-untyped]  # no types-jsonschema in the 
 import pytest
 from mcap.reader import make_reader
 
-from executive.config import FoxgloveConfig
-from executive.core import ExecState
-from executive.foxglove_live import LiveView
-from executive.mcaprecord import McapRecorder, record_runs
-from executive.runchannels import RunChannels
-from executive.status import active_node
+from executive.core.tree import ExecState
+from executive.records.foxglove_live import LiveView
+from executive.records.mcaprecord import McapRecorder, record_runs
+from executive.records.runchannels import RunChannels
+from executive.service.config import FoxgloveConfig
+from executive.service.status import active_node
 from tests.foxglove_ws import FoxgloveClient
 from tests.integration.conftest import Live
 from tests.sim.conftest import wait_until
@@ -182,7 +182,7 @@ def test_a_run_is_an_mcap_file_and_a_live_view(live: Live, recorded: RunChannels
     assert metadata["result"]["result"] == "SAFE_STOP"
 
     # and the picture of it: the timeline reads the same file
-    from executive.timeline import draw, load
+    from executive.operator.timeline import draw, load
 
     data = load(path)
     assert data.run_id == run_id and data.mission == "head_scan"
@@ -198,7 +198,7 @@ def test_the_service_as_a_process_serves_the_live_view_and_writes_the_mcap(
     """As deployed: ``foxglove: {enabled: true, port: 0}`` in the config; the port is the
     one the service logs. A run stopped by the operator leaves its MCAP file, finished
     when the service ends on SIGTERM."""
-    from executive.stack import LogTail, running_stack
+    from executive.harness.stack import LogTail, running_stack
 
     with running_stack(tmp_path) as stack:
         stack.write_config(foxglove={"enabled": True, "host": "127.0.0.1", "port": 0})

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from executive.core import ExecState
+from executive.core.tree import ExecState
 from executive.robots.atom.sim.record import Recording
 from tests.integration.conftest import Live
 from tests.integration.test_delivery import active, wait_for

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from executive.harness.stack import running_stack
 from executive.robots.atom.sim.record import Recording
-from executive.stack import running_stack
 
 pytestmark = pytest.mark.dds
 

@@ -36,8 +36,8 @@ import pytest
 import yaml
 
 from behaviours.conditions.robot import WaitForButton
-from executive.core import ExecState
-from executive.missions import MissionStore
+from executive.core.tree import ExecState
+from executive.mission.store import MissionStore
 from tests.integration.conftest import ROOT, Live
 
 pytestmark = pytest.mark.dds

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from executive import faultpoints
+from executive.harness.stack import Stack, running_stack
 from executive.robots.atom.sim.record import Recording
-from executive.stack import Stack, running_stack
+from executive.service import faultpoints
 
 pytestmark = pytest.mark.dds
 

@@ -26,17 +26,17 @@ from cyclonedds.pub import DataWriter
 from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 
-from executive import dds
-from executive.auth import sign
-from executive.peers import GRACE_S
-from executive.profile import load_profile
-from executive.requests import REPLY_TOPIC, REQUEST_QOS, REQUEST_TOPIC, Code
-from executive.robot_io import TOPICS
+from executive.harness.stack import Stack, running_stack
 from executive.robots.atom.interface import Interface
 from executive.robots.atom.sim.record import Recording
-from executive.stack import Stack, running_stack
-from executive.status import STATUS_QOS, STATUS_TOPIC
+from executive.robots.profile import load_profile
+from executive.service.auth import sign
+from executive.service.peers import GRACE_S
+from executive.service.requests import REPLY_TOPIC, REQUEST_QOS, REQUEST_TOPIC, Code
+from executive.service.status import STATUS_QOS, STATUS_TOPIC
+from executive.wire import dds
 from executive.wire.gen.own.atom_executive.msg import Reply_, Request_, Status_
+from executive.wire.robot_io import TOPICS
 
 pytestmark = pytest.mark.dds
 
@@ -98,7 +98,7 @@ class Requests:
         self, verb: str, args: dict[str, Any], *, instance: str | None, replies: int
     ) -> list[Reply_]:
         """Send; the replies once ``replies`` came (or after ``TIMEOUT``). ``instance``:
-        the service instance the nonce is bound to (executive/auth.py), None: unbound."""
+        the service instance the nonce is bound to (executive/service/auth.py), None: unbound."""
         rid, text, stamp = uuid.uuid4().hex, json.dumps(args), time.time_ns()
         nonce = secrets.token_hex(16) if instance is None else f"{instance}/{secrets.token_hex(16)}"
         signature = sign(self.key, rid, "operator", verb, text, stamp, nonce)

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from executive import faultpoints
-from executive.stack import LogTail, Stack, log_time, running_stack
+from executive.harness.stack import LogTail, Stack, log_time, running_stack
+from executive.service import faultpoints
 
 pytestmark = pytest.mark.dds
 

@@ -22,7 +22,7 @@ import pytest
 from executive.mission import cli
 from executive.mission.loader import MissionLoader
 from executive.mission.params import StartArgError, parse_start_arg
-from executive.missions import MissionStore
+from executive.mission.store import MissionStore
 from tests.mission.conftest import MISSIONS, PROFILE, Workspace, one_error
 
 # -- include paths ---------------------------------------------------------------------------

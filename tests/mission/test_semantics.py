@@ -6,7 +6,7 @@ import pytest
 
 from executive.mission.model import Leaf
 from executive.mission.registry import KINDS
-from executive.profile import RobotProfile
+from executive.robots.profile import RobotProfile
 from tests.mission.conftest import (
     LEAF_LINE,
     Workspace,

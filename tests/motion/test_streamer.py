@@ -16,12 +16,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from executive import dds, realtime
+from executive.motion import realtime
 from executive.motion.streamer import HeldError, MotionStreamer
 from executive.motion.trajectory import plan
-from executive.profile import load_profile
-from executive.robot_io import RobotIO, Side
 from executive.robots import atom
+from executive.robots.profile import load_profile
+from executive.wire import dds
+from executive.wire.robot_io import RobotIO, Side
 
 PROFILE = load_profile()
 pytestmark = pytest.mark.dds

@@ -22,12 +22,12 @@ import numpy as np
 import pytest
 from cyclonedds.internal import DDS, dds_c_t
 
-from executive import dds
-from executive.profile import STATE_TOPICS, RobotProfile, load_profile
-from executive.robot_io import RobotIO, Side
 from executive.robots.atom.interface import Interface, Variant
 from executive.robots.atom.sim.client import SimClient
 from executive.robots.atom.sim.record import Recording
+from executive.robots.profile import STATE_TOPICS, RobotProfile, load_profile
+from executive.wire import dds
+from executive.wire.robot_io import RobotIO, Side
 
 ROOT = Path(__file__).resolve().parents[2]
 PROFILE = load_profile()

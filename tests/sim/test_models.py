@@ -8,7 +8,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from executive.profile import load_profile
 from executive.robots.atom import gamepad as remote
 from executive.robots.atom.interface import Interface
 from executive.robots.atom.sim import cli
@@ -25,6 +24,7 @@ from executive.robots.atom.sim.joints import JointGroup, Verdict, command_floats
 from executive.robots.atom.sim.record import Recorder, Recording
 from executive.robots.atom.sim.scheduler import Scheduler
 from executive.robots.atom.sim.servos import axis_targets, node_joint, node_names
+from executive.robots.profile import load_profile
 from executive.wire.codec import Codec
 
 PROFILE = load_profile()

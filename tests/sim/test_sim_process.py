@@ -136,9 +136,9 @@ def test_a_controller_leaving_does_not_disturb_the_sim(
     start_sim: Callable[..., Sim], dds_domain: int
 ) -> None:
     """A writer going away reaches readers as an invalid sample; the sim must shrug it off."""
-    from executive import dds
-    from executive.robot_io import RobotIO, Side
     from executive.robots.atom.sim.client import SimClient
+    from executive.wire import dds
+    from executive.wire.robot_io import RobotIO, Side
 
     sim = start_sim(record=False)
     with dds.open_participant(dds_domain) as other:

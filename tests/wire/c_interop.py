@@ -46,8 +46,8 @@ from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 from cyclonedds.util import duration
 
-from executive import dds
 from executive.robots.atom.interface import AXES, Interface, Variant
+from executive.wire import dds
 from executive.wire.codec import Codec, UnsupportedTypeError, raw_take
 from tests.wire.layout import field_type
 

@@ -29,9 +29,6 @@ from cyclonedds.domain import DomainParticipant
 from cyclonedds.pub import DataWriter
 from cyclonedds.topic import Topic
 
-from executive import dds
-from executive.profile import RobotProfile
-from executive.robot_io import LatestReader
 from executive.robots.adam.interface import (
     DEFAULT_VARIANT,
     HAND_RANGE,
@@ -46,7 +43,10 @@ from executive.robots.ports import (
     Source,
     Stamped,
 )
+from executive.robots.profile import RobotProfile
+from executive.wire import dds
 from executive.wire.codec import Codec, raw_write
+from executive.wire.robot_io import LatestReader
 
 # source key -> (topic, type): the state the executive reads
 SOURCES: dict[str, tuple[str, str]] = {

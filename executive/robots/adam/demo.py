@@ -1,6 +1,6 @@
 """``make demo PROFILE=adam-pro``: the executive waving the simulated PND Adam's arm.
 
-As the Atom's demo (``executive/demo.py``), everything runs for real on a leased loopback
+As the Atom's demo (``executive/harness/demo.py``), everything runs for real on a leased loopback
 DDS domain, as separate processes: the simulated Adam (``atom-executive sim --profile P``)
 and the service (``atom-executive run``, ``profile: P``, ``missions_dir: missions/adam``).
 This script plays the operator (signed requests) and the trouble (a motor fault in the
@@ -14,12 +14,12 @@ import time
 
 import numpy as np
 
-from executive.client import ExecutiveClient
-from executive.demo import Demo, accepted, say
-from executive.profile import load_profile
+from executive.harness.demo import Demo, accepted, say
+from executive.harness.stack import ROOT, LogTail, Stack, log_time, running_stack
 from executive.robots.adam.sim.client import AdamSimClient, client_for
 from executive.robots.adam.sim.record import BODY_TOPIC, HAND_TOPIC, Recording
-from executive.stack import ROOT, LogTail, Stack, log_time, running_stack
+from executive.robots.profile import load_profile
+from executive.service.client import ExecutiveClient
 
 FAULT_JOINT = "right_elbow"
 FAULT_CODE = 0x21

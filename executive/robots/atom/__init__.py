@@ -8,7 +8,7 @@ Read this package to add a robot. Four pieces, each the Atom's alone:
 - this module: the adapter that opens them on one participant, registers the fast path
   (an e-stop sample, an undecodable safety sample) and arms the C e-stop reflex.
 
-The wire itself (``executive.robot_io`` topics, ``executive.wire`` types and codec) is
+The wire itself (``executive.wire.robot_io`` topics, ``executive.wire`` types and codec) is
 what the simulated Atom speaks too, so both ends of the loopback share one table; the
 C robot of ``tests/crobot`` and the vendor's layouts check that table independently.
 """
@@ -21,14 +21,14 @@ from typing import Any
 from cyclonedds.domain import DomainParticipant
 
 from executive import reflex
-from executive.profile import RobotProfile
-from executive.robot_io import TOPICS, Kind, RobotIO, Side
 from executive.robots.atom.commands import AtomCommands
 from executive.robots.atom.interface import DEFAULT_PRESET, Interface, Variant, VariantError
 from executive.robots.atom.state import AtomState, estop_flags
 from executive.robots.atom.streams import AtomStream
 from executive.robots.atom.typewatch import TypeWatch
 from executive.robots.ports import RobotSnapshot, SafetyEvent
+from executive.robots.profile import RobotProfile
+from executive.wire.robot_io import TOPICS, Kind, RobotIO, Side
 
 ESTOP_KEY = "emergency_state"
 COMMAND_TOPICS = frozenset(s.name for s in TOPICS.values() if s.kind in (Kind.STREAM, Kind.EVENT))
@@ -51,7 +51,7 @@ class AtomAdapter:
         self.streams = tuple(AtomStream(self.io, profile, name) for name in profile.topics)
         layout = {j.name: (j.topic, j.index) for j in profile.joints.values()}
         self.state = AtomState(interface, self.io.readers, layout, profile.sources)
-        self.command_topics = COMMAND_TOPICS  # for executive.peers: who else commands it
+        self.command_topics = COMMAND_TOPICS  # for executive.service.peers: who else commands it
         self._reflex: reflex.Reflex | None = None
         self._types: TypeWatch | None = None
         self._participant = participant

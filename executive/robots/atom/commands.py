@@ -13,7 +13,7 @@ import itertools
 import time
 from collections.abc import Callable
 
-from executive.robot_io import RobotIO
+from executive.wire.robot_io import RobotIO
 
 
 class AtomCommands:

@@ -25,7 +25,6 @@ from typing import Any
 
 import numpy as np
 
-from executive.robot_io import TOPICS, LatestReader
 from executive.robots.atom.gamepad import BUTTONS
 from executive.robots.atom.interface import Interface
 from executive.robots.ports import (
@@ -36,6 +35,7 @@ from executive.robots.ports import (
     Source,
     Stamped,
 )
+from executive.wire.robot_io import TOPICS, LatestReader
 
 # stream -> (state topic key, motor array field of the state)
 JOINT_STATE: dict[str, tuple[str, str]] = {

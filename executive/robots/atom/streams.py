@@ -12,11 +12,11 @@ from typing import Any
 
 import numpy as np
 
-from executive.profile import RobotProfile
 from executive.reflex import Measured
-from executive.robot_io import RobotIO
 from executive.robots.ports import FloatArray, Stamped
+from executive.robots.profile import RobotProfile
 from executive.wire.codec import raw_write
+from executive.wire.robot_io import RobotIO
 
 # stream -> (command key, state key, array field in the command, array field in the state)
 STREAMS: dict[str, tuple[str, str, str, str]] = {

@@ -28,8 +28,8 @@ from cyclonedds.builtin import (
 )
 from cyclonedds.domain import DomainParticipant
 
-from executive.robot_io import TOPICS, TopicSpec
 from executive.robots.atom.interface import PRESETS, Interface, Variant
+from executive.wire.robot_io import TOPICS, TopicSpec
 
 log = structlog.get_logger(__name__)
 

@@ -22,7 +22,6 @@ from typing import Any
 
 import zenoh
 
-from executive.profile import RobotProfile
 from executive.robots.grx import schema as wire
 from executive.robots.grx.commands import GrxCommands
 from executive.robots.grx.session import ConfigSource, close_session, load_config, open_session
@@ -30,6 +29,7 @@ from executive.robots.grx.settings import GrxSettings
 from executive.robots.grx.settings import check as _check_settings
 from executive.robots.grx.state import GrxState
 from executive.robots.ports import RobotSnapshot, SafetyEvent
+from executive.robots.profile import RobotProfile
 
 __all__ = ["GrxAdapter", "GrxSettings", "check_interface", "check_options", "open", "settings_of"]
 
@@ -49,7 +49,9 @@ class GrxAdapter:
 
     name = "grx"
     streams = ()
-    command_topics: frozenset[str] = frozenset()  # not DDS: executive.peers has nothing to watch
+    command_topics: frozenset[str] = (
+        frozenset()
+    )  # not DDS: executive.service.peers has nothing to watch
 
     def __init__(
         self, profile: RobotProfile, session: zenoh.Session, settings: GrxSettings

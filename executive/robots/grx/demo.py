@@ -27,8 +27,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from executive.harness.stack import ROOT, Stack, running_stack
 from executive.robots.grx.session import LOOPBACK_CONFIG
-from executive.stack import ROOT, Stack, running_stack
 
 MISSIONS = ROOT / "missions" / "grx"
 

@@ -3,7 +3,7 @@
 ``check(options, profile)`` is what ``executive.robots.grx.check_options`` returns when a
 profile loads (each problem ``key: message``, relative to ``grx:``); ``from_options`` builds
 the settings from a mapping that passed it. Every key is required: the values live in the
-profile (``executive/profiles/grx.yaml`` spells them out and says why each is what it is),
+profile (``executive/robots/profiles/grx.yaml`` spells them out and says why each is what it is),
 not here. A profile that ``extends`` grx and changes one key repeats the mapping, since
 ``extends`` replaces a top-level key whole.
 """

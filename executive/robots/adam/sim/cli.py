@@ -21,13 +21,13 @@ from types import FrameType
 
 import structlog
 
-from executive import dds
-from executive.profile import ProfileError, builtin_profiles
 from executive.robots.adam.interface import DEFAULT_VARIANT, VARIANTS, AdamVariantError
 from executive.robots.adam.sim.faults import HELP as FAULT_HELP
 from executive.robots.adam.sim.faults import STATE_TOPICS, FaultError, FaultSpec
 from executive.robots.atom.sim.cli import configure_logging
 from executive.robots.atom.sim.faults import parse_fault
+from executive.robots.profile import ProfileError, builtin_profiles
+from executive.wire import dds
 
 log = structlog.get_logger(__name__)
 DESCRIPTION = (__doc__ or "").replace("``", "")

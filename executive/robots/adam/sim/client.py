@@ -23,7 +23,6 @@ from cyclonedds.domain import DomainParticipant
 from cyclonedds.pub import DataWriter
 from cyclonedds.topic import Topic
 
-from executive.robot_io import LatestReader
 from executive.robots.adam.sim.topics import (
     FAULT_QOS,
     FAULT_TOPIC,
@@ -35,6 +34,7 @@ from executive.robots.adam.sim.topics import (
 from executive.robots.atom.sim.client import RESEND_EVERY, FaultRejectedError
 from executive.robots.atom.sim.faults import KINDS, FaultSpec, canonical_kind
 from executive.robots.atom.sim.topics import types as atom_sim
+from executive.wire.robot_io import LatestReader
 
 _ACTIONS = {"set": "FAULT_SET", "clear": "FAULT_CLEAR", "clear_all": "FAULT_CLEAR_ALL"}
 

@@ -43,8 +43,6 @@ from cyclonedds.pub import DataWriter
 from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 
-from executive import dds
-from executive.profile import RobotProfile, load_profile
 from executive.robots.adam.interface import DEFAULT_VARIANT, HAND_RANGE, AdamInterface
 from executive.robots.adam.sim import faults as adam_faults
 from executive.robots.adam.sim.record import BODY_TOPIC, HAND_TOPIC
@@ -64,6 +62,8 @@ from executive.robots.atom.sim.joints import JointGroup, Verdict
 from executive.robots.atom.sim.record import Recorder
 from executive.robots.atom.sim.scheduler import Scheduler
 from executive.robots.atom.sim.topics import types as atom_sim
+from executive.robots.profile import RobotProfile, load_profile
+from executive.wire import dds
 from executive.wire.codec import DecodeError, raw_write
 
 log = structlog.get_logger(__name__)

@@ -26,11 +26,11 @@ from typing import Any
 
 import structlog
 
-from executive import dds
-from executive.profile import STATE_TOPICS, ProfileError, builtin_profiles
 from executive.robots.atom.interface import DEFAULT_PRESET, PRESETS, VariantError
 from executive.robots.atom.sim.faults import HELP as FAULT_HELP
 from executive.robots.atom.sim.faults import FaultError, FaultSpec, canonical_kind, parse_fault
+from executive.robots.profile import STATE_TOPICS, ProfileError, builtin_profiles
+from executive.wire import dds
 
 log = structlog.get_logger(__name__)
 # --help shows the module docstring (with its examples), without the reST quoting.

@@ -30,9 +30,9 @@ from cyclonedds.domain import DomainParticipant
 from cyclonedds.pub import DataWriter
 from cyclonedds.topic import Topic
 
-from executive.robot_io import LatestReader
 from executive.robots.atom.sim.faults import KINDS, FaultSpec, canonical_kind, parse_fault
 from executive.robots.atom.sim.topics import FAULT_QOS, FAULT_TOPIC, STATUS_QOS, STATUS_TOPIC, types
+from executive.wire.robot_io import LatestReader
 
 RESEND_EVERY = 0.25  # s
 

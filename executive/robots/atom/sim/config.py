@@ -11,9 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from executive.profile import DEFAULT_PROFILE
 from executive.robots.atom.interface import DEFAULT_PRESET
 from executive.robots.atom.sim.faults import FaultSpec
+from executive.robots.profile import DEFAULT_PROFILE
 
 
 @dataclass(frozen=True)

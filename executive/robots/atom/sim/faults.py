@@ -22,9 +22,9 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from executive.profile import STATE_TOPICS
-from executive.robot_io import TOPICS
 from executive.robots.atom.gamepad import BUTTONS, STICKS
+from executive.robots.profile import STATE_TOPICS
+from executive.wire.robot_io import TOPICS
 
 # CLI name -> IDL FaultKind member name, in the IDL's order.
 KINDS: dict[str, str] = {

@@ -47,9 +47,6 @@ from cyclonedds.pub import DataWriter
 from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 
-from executive import dds
-from executive.profile import STATE_TOPICS, RobotProfile, load_profile
-from executive.robot_io import TOPICS, RobotIO, Side
 from executive.robots.atom import gamepad as remote
 from executive.robots.atom.interface import Interface, Variant
 from executive.robots.atom.sim.amr import AmrSim, TagMap
@@ -71,7 +68,10 @@ from executive.robots.atom.sim.record import Recorder
 from executive.robots.atom.sim.scheduler import Scheduler
 from executive.robots.atom.sim.servos import MainNodes, axis_targets, node_joint
 from executive.robots.atom.sim.topics import FAULT_QOS, FAULT_TOPIC, STATUS_QOS, STATUS_TOPIC, types
+from executive.robots.profile import STATE_TOPICS, RobotProfile, load_profile
+from executive.wire import dds
 from executive.wire.codec import Codec, Record, raw_write
+from executive.wire.robot_io import TOPICS, RobotIO, Side
 
 log = structlog.get_logger(__name__)
 

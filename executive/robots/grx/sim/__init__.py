@@ -23,11 +23,11 @@ from typing import Any, TextIO
 
 import zenoh
 
-from executive.profile import ProfileError, load_profile
 from executive.robots.grx import schema as wire
 from executive.robots.grx.session import ConfigError, close_session, load_config, open_session
 from executive.robots.grx.settings import GrxSettings
 from executive.robots.grx.sim.model import HELP, CommandError, GrxModel
+from executive.robots.profile import ProfileError, load_profile
 
 GARBAGE = b"\xc1 not msgpack"  # 0xc1 is never used in msgpack
 _OUT = threading.Lock()

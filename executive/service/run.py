@@ -21,20 +21,23 @@ from typing import Any
 
 import structlog
 
-from executive import dds, faultpoints, logs, notify, realtime
-from executive.auth import Authenticator, KeyFileError, load_keys
-from executive.config import ConfigError, ServiceConfig, check_data_dir, load_config
-from executive.core import Executive
-from executive.mcaprecord import record_runs
-from executive.missions import MissionStore
-from executive.peers import PeerWatch
-from executive.profile import ProfileError, RobotProfile, load_profile
-from executive.recovery import PreviousInstance
-from executive.requests import RequestServer
-from executive.runchannels import RunChannels
-from executive.runrecord import RunRecorder
-from executive.runtime import Runtime
-from executive.status import StatusPublisher, state_line
+from executive import logs
+from executive.core.runtime import Runtime
+from executive.core.tree import Executive
+from executive.mission.store import MissionStore
+from executive.motion import realtime
+from executive.records.mcaprecord import record_runs
+from executive.records.runchannels import RunChannels
+from executive.records.runrecord import RunRecorder
+from executive.robots.profile import ProfileError, RobotProfile, load_profile
+from executive.service import faultpoints, notify
+from executive.service.auth import Authenticator, KeyFileError, load_keys
+from executive.service.config import ConfigError, ServiceConfig, check_data_dir, load_config
+from executive.service.peers import PeerWatch
+from executive.service.recovery import PreviousInstance
+from executive.service.requests import RequestServer
+from executive.service.status import StatusPublisher, state_line
+from executive.wire import dds
 
 log = structlog.get_logger(__name__)
 
@@ -186,12 +189,12 @@ def _supervise(
     publisher: StatusPublisher,
 ) -> None:
     """The main thread until SIGTERM: discovery's types against ours, other controllers of
-    the robot (executive/peers.py: conflicts refuse missions; a newcomer that stands by is
+    the robot (executive/service/peers.py: conflicts refuse missions; a newcomer that stands by is
     one of the status' problems), the tick loop's health."""
     ex = runtime.executive
     problems = publisher.problems
     publisher.problems = lambda: problems() + list(peers.verdict.notes)
-    peers.watch(ex)  # at once (executive/peers.py: when it first looks)
+    peers.watch(ex)  # at once (executive/service/peers.py: when it first looks)
     while not stop.wait(0.5):
         if (mismatches := runtime.adapter.wire_mismatches()) is not None:
             ex.interface_mismatches = tuple(mismatches)

@@ -10,7 +10,7 @@ domain id: ``ATOM_DDS_DOMAIN`` when set, else 0, so test runs can each take thei
 Every participant made here says when it was created, in its USER_DATA QoS
 (``atom-executive started_ns=<wall clock ns>``): discovery carries host and pid
 (CycloneDDS's ``__Hostname`` and ``__Pid`` properties) but no time, and two executives on
-one domain must agree on which was there first (executive/peers.py). It is set at
+one domain must agree on which was there first (executive/service/peers.py). It is set at
 creation so the very first discovery message carries it.
 """
 

@@ -1,6 +1,6 @@
 """Taps on what the executive sends: one-shot commands and the motion streamer's publishes.
 
-A run's recording (``executive.runchannels``) must see every command that left, without
+A run's recording (``executive.records.runchannels``) must see every command that left, without
 being in the way of any. Both taps tell their listeners *after* the command went out, on
 the thread that sent it (the tick thread, the motion streamer, or CycloneDDS's receive
 thread for the e-stop fast path's CANCEL_TASK), so a listener must only queue: it runs

@@ -19,13 +19,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from executive.client import ExecutiveClient
-from executive.operator import render_tree, summary
-from executive.profile import load_profile
-from executive.robot_io import TOPICS, RobotIO, Side
+from executive.harness.stack import ROOT, LogTail, Stack, running_stack
+from executive.operator.commands import render_tree, summary
 from executive.robots.atom.sim.client import SimClient
 from executive.robots.atom.sim.record import Recording
-from executive.stack import ROOT, LogTail, Stack, running_stack
+from executive.robots.profile import load_profile
+from executive.service.client import ExecutiveClient
+from executive.wire.robot_io import TOPICS, RobotIO, Side
 
 
 def say(text: str) -> None:
@@ -75,7 +75,7 @@ class Demo:
 def main(argv: list[str] | None = None) -> int:
     """``make demo [PROFILE=name]``: the Atom's delivery, or the demo of the profile's robot
     (``executive/robots/<robot>/demo.py``)."""
-    parser = argparse.ArgumentParser(prog="python -m executive.demo")
+    parser = argparse.ArgumentParser(prog="python -m executive.harness.demo")
     parser.add_argument("--profile", default=None, help="a built-in profile (default: the Atom's)")
     args = parser.parse_args(argv)
     if args.profile:
@@ -141,10 +141,10 @@ def pictures(demo: Demo, stack: Stack) -> list[Path]:
     """Each run's MCAP file copied to ``build/demo``, its timeline drawn beside it, and a
     pose and a gesture preview. The service is stopped first, as SIGTERM does it: the last
     run's MCAP file is finished then."""
-    from executive.posepreview import Robot, draw, find
-    from executive.profile import load_profile
-    from executive.timeline import draw as draw_timeline
-    from executive.timeline import load
+    from executive.operator.posepreview import Robot, draw, find
+    from executive.operator.timeline import draw as draw_timeline
+    from executive.operator.timeline import load
+    from executive.robots.profile import load_profile
 
     say("the service stops; each run's MCAP file and its timeline, a pose and a gesture")
     stack.stop("executive")

@@ -32,9 +32,9 @@ from typing import Any
 
 import numpy as np
 
-from executive.profile import DEFAULT_PROFILE, RobotProfile, load_profile
+from executive.robots.profile import DEFAULT_PROFILE, RobotProfile, load_profile
 
-URDF_PATH = Path(__file__).resolve().parent / "resources" / "atom.urdf"
+URDF_PATH = Path(__file__).resolve().parents[1] / "resources" / "atom.urdf"
 HOME = "home"
 
 # profile joint -> URDF joint, where the names differ; every other profile joint that is
@@ -353,7 +353,7 @@ def command(args: argparse.Namespace) -> int:
             "pip install 'atom-executive[preview]'"
         )
         return 1
-    from executive.profile import ProfileError
+    from executive.robots.profile import ProfileError
 
     try:
         profile = load_profile(args.profile)

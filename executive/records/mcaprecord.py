@@ -1,8 +1,8 @@
 """Every run as an MCAP file Foxglove opens: ``<data_dir>/runs/<run_id>.mcap``.
 
-Beside the JSON-lines run record (``executive.runrecord``), which tells what the tree
+Beside the JSON-lines run record (``executive.records.runrecord``), which tells what the tree
 did, the MCAP file holds what the robot did and what it was told: the channels of
-``executive.runchannels`` (measured joints, status, e-stop inputs, base and state
+``executive.records.runchannels`` (measured joints, status, e-stop inputs, base and state
 sources from the robot-neutral snapshot, so every robot's runs are recorded; every joint
 target and one-shot command; the tree on change; events), each JSON with its JSON
 Schema, so a user opens the file in Foxglove and scrubs the run, or reads it with the
@@ -22,7 +22,7 @@ because the queue is full is counted, logged at most every 10 s, and reported th
 ``problems()``; the run goes on, and the next run tries a new file. A file the service
 could not finish (it was killed) holds every chunk written before the kill; chunks are
 small (``CHUNK_BYTES``) and flushed at least every ``FLUSH_S``, so little is lost, and
-``executive.timeline`` reads such a file as far as it goes.
+``executive.operator.timeline`` reads such a file as far as it goes.
 """
 
 from __future__ import annotations
@@ -38,17 +38,17 @@ import structlog
 from mcap.writer import CompressionType, Writer
 
 from executive import __version__
-from executive.batches import Batches
-from executive.config import FoxgloveConfig
-from executive.core import Executive
-from executive.profile import RobotProfile
-from executive.runchannels import (
+from executive.core.tree import Executive
+from executive.records.batches import Batches
+from executive.records.runchannels import (
     Channel,
     Message,
     RunChannels,
     Sink,
     catalogue,
 )
+from executive.robots.profile import RobotProfile
+from executive.service.config import FoxgloveConfig
 
 log = structlog.get_logger(__name__)
 
@@ -269,7 +269,7 @@ def record_runs(
     sinks: list[Sink] = [McapRecorder(data_dir, channels.values())]
     notes: list[str] = []
     if live is not None and live.enabled:
-        from executive.foxglove_live import start_live  # the SDK loads only when asked for
+        from executive.records.foxglove_live import start_live  # the SDK loads only when asked for
 
         view, notes = start_live(channels.values(), live.host, live.port)
         if view is not None:

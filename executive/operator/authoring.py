@@ -8,7 +8,7 @@ without a service. ``poses`` and ``gestures`` list a mission directory's library
 joints and the file (and line) each is written in. ``keygen CLIENT`` writes a new key
 file for one client (mode 600, never over an existing file unless ``--force``) and
 prints, alone on standard output, the line the service's keys file needs (the format is
-in README.md, "Command keys", and executive/auth.py).
+in README.md, "Command keys", and executive/service/auth.py).
 
 Everything printed that comes from a file passes ``printable`` (a description or a
 name may hold anything).
@@ -215,7 +215,7 @@ def _relative(file: str, root: Path) -> str:
 def library_cmd(args: argparse.Namespace) -> int:
     """``poses`` / ``gestures`` [NAME]: the library of a mission directory."""
     from executive.mission.loader import MissionLoader
-    from executive.profile import ProfileError, load_profile
+    from executive.robots.profile import ProfileError, load_profile
 
     try:
         profile = load_profile(args.profile)
@@ -273,7 +273,7 @@ def keygen_cmd(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
-    from executive.auth import write_key_file
+    from executive.service.auth import write_key_file
 
     key = secrets.token_bytes(KEY_BYTES)
     try:
@@ -296,7 +296,7 @@ def keygen_cmd(args: argparse.Namespace) -> int:
 
 def add_parsers(sub: Any) -> None:
     """Register ``poses``, ``gestures`` and ``keygen`` on the main CLI."""
-    from executive.profile import DEFAULT_PROFILE
+    from executive.robots.profile import DEFAULT_PROFILE
 
     for name, what in (("poses", "pose"), ("gestures", "gesture")):
         p = sub.add_parser(

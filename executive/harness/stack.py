@@ -34,13 +34,13 @@ from typing import Any
 import yaml
 from cyclonedds.domain import DomainParticipant
 
-from executive import dds
-from executive.auth import write_key_file
 from executive.cli import PARENT_ENV
-from executive.client import ExecutiveClient
 from executive.robots.atom.sim.client import SimClient
+from executive.service.auth import write_key_file
+from executive.service.client import ExecutiveClient
+from executive.wire import dds
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LOOPBACK_URI = (ROOT / "executive" / "resources" / "cyclonedds-loopback.xml").as_uri()
 
 

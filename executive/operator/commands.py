@@ -1,6 +1,6 @@
 """Operator commands: ``status``, ``watch``, ``missions``, ``start``, ``stop``, ``reset``, ``reload``.
 
-They talk DDS like any client (executive/client.py). Exit codes: 0 done, 1 refused by the
+They talk DDS like any client (executive/service/client.py). Exit codes: 0 done, 1 refused by the
 executive (the reply's message says why), 2 bad command-line input (one line, before any
 DDS traffic), 3 no executive answered in time.
 
@@ -22,11 +22,12 @@ from typing import Any, cast
 
 import yaml
 
-from executive import dds, logs
-from executive.auth import KeyFileError, load_keys
-from executive.authoring import describe_missions, format_missions
-from executive.client import ExecutiveClient, NoExecutiveError
+from executive import logs
+from executive.operator.authoring import describe_missions, format_missions
+from executive.service.auth import KeyFileError, load_keys
+from executive.service.client import ExecutiveClient, NoExecutiveError
 from executive.text import printable
+from executive.wire import dds
 from executive.wire.gen.own.atom_executive.msg import Status_
 
 EXIT_REFUSED = 1
@@ -86,7 +87,7 @@ def summary(status: Status_) -> str:
 
 
 def status_document(status: Status_) -> dict[str, Any] | None:
-    """The JSON status document a sample carries (``executive.status``; its JSON Schema:
+    """The JSON status document a sample carries (``executive.service.status``; its JSON Schema:
     ``executive/resources/status.schema.json``), or None if it carries none that is one
     (an older executive; anyone on the domain can write a status). It is printed as
     JSON, which escapes every control character."""
@@ -152,7 +153,7 @@ def _fail(message: object) -> None:
 
 def _local_missions(args: argparse.Namespace) -> int:
     """``missions --dir DIR``: the mission files of a directory, described, no service."""
-    from executive.profile import ProfileError, load_profile
+    from executive.robots.profile import ProfileError, load_profile
 
     directory = Path(args.dir)
     try:
@@ -192,7 +193,7 @@ def run(args: argparse.Namespace) -> int:
             _fail(e)
             return EXIT_NO_EXECUTIVE
         finally:
-            client.close()  # listeners off before the participant goes (executive/client.py)
+            client.close()  # listeners off before the participant goes (executive/service/client.py)
 
 
 def _dispatch(
@@ -246,8 +247,8 @@ def _seconds(text: str) -> float:
 
 
 def _watch(client: ExecutiveClient, args: argparse.Namespace) -> int:
-    """The live view (executive/watch.py), from the status the executive has now."""
-    from executive import watch
+    """The live view (executive/operator/watch.py), from the status the executive has now."""
+    from executive.operator import watch
 
     first = client.status(args.timeout)  # none at all: NoExecutiveError, exit 3
     return watch.run(
@@ -260,7 +261,7 @@ def _watch(client: ExecutiveClient, args: argparse.Namespace) -> int:
 
 
 def add_parsers(sub: Any) -> None:
-    from executive.profile import DEFAULT_PROFILE
+    from executive.robots.profile import DEFAULT_PROFILE
 
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(

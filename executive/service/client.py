@@ -3,7 +3,7 @@
 It speaks the service's own topics like any other client would: reads the
 transient-local status, writes signed requests and waits for the matching reply. A
 signed command is bound to the service instance that will run it: the client asks for
-the instance id (the ``status`` reply) and signs it into the nonce (executive/auth.py).
+the instance id (the ``status`` reply) and signs it into the nonce (executive/service/auth.py).
 
 Its DDS listeners run on CycloneDDS's threads, and the entities they read may be
 deleted under them: ``close()`` detaches every listener first (CycloneDDS waits for a
@@ -28,9 +28,9 @@ from cyclonedds.pub import DataWriter
 from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 
-from executive.auth import new_nonce, sign
-from executive.requests import MUTATING, REPLY_TOPIC, REQUEST_QOS, REQUEST_TOPIC
-from executive.status import STATUS_QOS, STATUS_TOPIC
+from executive.service.auth import new_nonce, sign
+from executive.service.requests import MUTATING, REPLY_TOPIC, REQUEST_QOS, REQUEST_TOPIC
+from executive.service.status import STATUS_QOS, STATUS_TOPIC
 from executive.wire.gen.own.atom_executive.msg import Reply_, Request_, Status_
 
 

@@ -12,7 +12,7 @@ started, and acts per the config's ``previous_control``:
   until the executive takes control itself or the robot reports neither any more.
 
 It runs on the tick thread (``on_tick``), where every other command is written. It waits
-until the peer watch (executive/peers.py) has looked, and touches nothing while another
+until the peer watch (executive/service/peers.py) has looked, and touches nothing while another
 executive or controller is on the domain: control that is on may be theirs, not a dead
 instance's (a second executive once released the first one's control at its first ticks).
 """
@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 import structlog
 
-from executive.core import Executive
+from executive.core.tree import Executive
 
 log = structlog.get_logger(__name__)
 

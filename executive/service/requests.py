@@ -16,7 +16,7 @@ start or validate of an unknown mission says which known names are close ("did y
 mean"); ``list_missions`` with ``{"detail": true}`` describes every mission.
 
 The ``status`` reply's payload carries ``instance``: this service start's id, which a
-command's nonce must be bound to (executive/auth.py says why), so a command signed for
+command's nonce must be bound to (executive/service/auth.py says why), so a command signed for
 one instance of the service is refused by every other.
 """
 
@@ -43,10 +43,10 @@ from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 from cyclonedds.util import duration
 
-from executive.auth import Authenticator
-from executive.authoring import describe_missions, not_found
-from executive.core import Executive
+from executive.core.tree import Executive
 from executive.logs import RateLimitedLog
+from executive.operator.authoring import describe_missions, not_found
+from executive.service.auth import Authenticator
 from executive.wire.codec import raw_take
 from executive.wire.gen.own.atom_executive.msg import Reply_, Request_
 
@@ -294,7 +294,7 @@ class RequestServer:
 
     def _verb_list_missions(self, args: dict[str, Any]) -> Answer:
         """The mission names; with ``{"detail": true}`` each mission's description and
-        parameters (``executive.authoring.describe_mission``) instead of its bare name."""
+        parameters (``executive.operator.authoring.describe_mission``) instead of its bare name."""
         names = self.library.names()
         if args.get("detail") is True:
             return Answer(Code.OK, f"{len(names)} missions", self._details(names))

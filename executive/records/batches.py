@@ -1,6 +1,6 @@
 """A bounded hand-over from the executive's hot threads to one worker, drained in batches.
 
-The recording of a run (``executive.runchannels``, ``executive.mcaprecord``) is fed from
+The recording of a run (``executive.records.runchannels``, ``executive.records.mcaprecord``) is fed from
 the tick thread, the motion streamer's 500 Hz thread and CycloneDDS's receive thread.
 A ``queue.Queue`` wakes its consumer on every ``put``; under CPython the woken thread
 then takes the GIL, and the producer, when it next needs it, waits for it. Measured on

@@ -1,7 +1,7 @@
 """A run as Foxglove channels: robot state, every command sent, the tree and events.
 
-The same channels feed two sinks: the MCAP file of each run (``executive.mcaprecord``)
-and, when enabled, the live Foxglove WebSocket view (``executive.foxglove_live``). Every
+The same channels feed two sinks: the MCAP file of each run (``executive.records.mcaprecord``)
+and, when enabled, the live Foxglove WebSocket view (``executive.records.foxglove_live``). Every
 channel is JSON with a JSON Schema, which Foxglove reads without plugins; joints are
 keyed by their profile name, so a plot path reads ``/robot/joints/upper.position.
 right_elbow_pitch`` rather than an index that differs between the two upper-body orders.
@@ -61,13 +61,13 @@ import py_trees
 import structlog
 
 from executive import __version__
-from executive.batches import Batches
-from executive.core import Executive, MissionRun
+from executive.core.tree import Executive, MissionRun
 from executive.motion.streamer import MotionStreamer
 from executive.motion.trajectory import FloatArray
-from executive.profile import RobotProfile
+from executive.records.batches import Batches
+from executive.records.taps import CommandTap, chain_publish
 from executive.robots.ports import BaseState, RobotSnapshot, Stamped
-from executive.taps import CommandTap, chain_publish
+from executive.robots.profile import RobotProfile
 
 log = structlog.get_logger(__name__)
 
@@ -217,7 +217,7 @@ def catalogue(profile: RobotProfile) -> dict[str, Channel]:
             "atom_executive.Base",
             _obj(
                 {
-                    "navigation_status": {"type": "string"},
+                    "status": {"type": "string"},
                     "tasking": {"type": "boolean"},
                     "busy": {"type": "boolean"},
                     "task_id": {"type": "integer"},
@@ -650,7 +650,7 @@ class RunChannels:
     def _encode_base(self, log_ns: int, stamped: Stamped[BaseState]) -> None:
         b = stamped.sample
         payload = {
-            "navigation_status": b.status.name,
+            "status": b.status.name,
             "tasking": b.tasking,
             "busy": b.busy,
             "task_id": b.task_id,

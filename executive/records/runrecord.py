@@ -30,7 +30,7 @@ from typing import Any
 import structlog
 from py_trees.common import Status
 
-from executive.core import Executive, MissionRun, node_path
+from executive.core.tree import Executive, MissionRun, node_path
 
 log = structlog.get_logger(__name__)
 

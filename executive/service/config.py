@@ -22,8 +22,8 @@ from typing import Any
 import yaml
 
 from executive import robots
-from executive.profile import DEFAULT_PROFILE, ProfileError, load_profile
-from executive.safety import SafetyConfig
+from executive.core.safety import SafetyConfig
+from executive.robots.profile import DEFAULT_PROFILE, ProfileError, load_profile
 from executive.text import printable, yaml_problem
 
 
@@ -38,7 +38,7 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class FoxgloveConfig:
-    """The opt-in live view (executive.foxglove_live): off, and on loopback when on."""
+    """The opt-in live view (executive.records.foxglove_live): off, and on loopback when on."""
 
     enabled: bool = False
     host: str = "127.0.0.1"  # the view is unauthenticated: another address is a choice
@@ -59,7 +59,7 @@ class ServiceConfig:
     stream_hz: float | None = None  # None: the profile's command rate
     # SCHED_FIFO 1..99 for the streamer thread; None: normal scheduling. On by default: where
     # the unit's LimitRTPRIO (or CAP_SYS_NICE) refuses it the streamer says so in one line
-    # and runs at normal priority (executive/realtime.py)
+    # and runs at normal priority (executive/motion/realtime.py)
     stream_priority: int | None = 80
     missions_dir: str = "missions"
     data_dir: str = "/var/lib/atom-executive"

@@ -110,7 +110,7 @@ def progress_of(node: Any) -> Progress | None:
 
     The hook for moves, navigation and waits. Read, in order:
 
-    1. structured fields, as the status carries them (``executive.status``: the DDS
+    1. structured fields, as the status carries them (``executive.service.status``: the DDS
        ``NodeStatus_`` and the JSON document's nodes): ``progress`` (a number 0..1, or an
        object/mapping with ``fraction`` 0..1 or ``percent`` 0..100 and ``time_left_s``,
        or ``elapsed_s`` with ``total_s``), or the same names flat on the node
@@ -261,7 +261,7 @@ def header(status: Any, tracker: Tracker, now: float, stale_after: float) -> lis
 def summary_lines(status: Any) -> list[Text]:
     """State, mission, active node, safety and the rest, as ``status`` prints them
     (``operator.summary``), coloured: safety green when clear, red otherwise."""
-    from executive.operator import summary
+    from executive.operator.commands import summary
 
     out = []
     for line in summary(status).splitlines():
@@ -405,7 +405,7 @@ def frame(
 
 def content(status: Any) -> tuple[Any, ...]:
     """What a status says, without what changes every sample (seq, stamps, ages)."""
-    from executive.operator import summary
+    from executive.operator.commands import summary
 
     nodes = tuple(
         (_get(n, "path"), _get(n, "status"), _get(n, "feedback"), progress_of(n))

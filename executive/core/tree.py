@@ -36,9 +36,7 @@ from py_trees.common import ParallelPolicy, Status
 from behaviours.base import RobotLeaf
 from behaviours.context import RobotContext
 from behaviours.state import GatherRobotState
-from executive.motion.streamer import MotionStreamer
-from executive.robots.ports import Reflex, RobotAdapter, RobotSnapshot, Trip
-from executive.safety import (
+from executive.core.safety import (
     Activity,
     Cause,
     EstopFastPath,
@@ -46,6 +44,8 @@ from executive.safety import (
     SafetyReaction,
     SafetyWatchdog,
 )
+from executive.motion.streamer import MotionStreamer
+from executive.robots.ports import Reflex, RobotAdapter, RobotSnapshot, Trip
 
 log = structlog.get_logger(__name__)
 

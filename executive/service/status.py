@@ -41,7 +41,7 @@ from cyclonedds.topic import Topic
 
 from behaviours.base import RobotLeaf
 from executive import __version__
-from executive.core import ExecState, Executive, MissionRun, node_path
+from executive.core.tree import ExecState, Executive, MissionRun, node_path
 from executive.robots.ports import RobotSnapshot, Stamped
 from executive.wire.gen.own.atom_executive.msg import NodeStatus_, SourceStatus_, Status_
 

@@ -23,7 +23,7 @@ import structlog
 from behaviours.builders import BUILDERS
 from executive.mission.build import BuildError, build
 from executive.mission.loader import LoadResult, MissionLoader
-from executive.profile import RobotProfile
+from executive.robots.profile import RobotProfile
 
 log = structlog.get_logger(__name__)
 

@@ -19,7 +19,7 @@ The executive that was on the domain first keeps commanding; a newcomer stands b
 must reach the same answer from what both can see, whatever order discovery brings things
 in, or both stand by (nothing works) or neither does (the bug). Discovery gives host and
 pid (CycloneDDS's ``__Hostname`` and ``__Pid`` participant properties) but no time, so
-every participant says when it was created in its USER_DATA (``executive/dds.py``):
+every participant says when it was created in its USER_DATA (``executive/wire/dds.py``):
 the earlier ``(started_ns, participant GUID)`` is first. Every executive compares the same
 two pairs, so they agree even if the two hosts' clocks do not; a clock that is off by
 more than the time between the two starts can only make the wrong one of the two stand
@@ -72,13 +72,13 @@ Limits. Upper-body control is one flag on the robot: if both executives ran miss
 is the other's too (that one then latches ``control_revoked``: nobody commands, safely).
 A standing-by executive still reacts to a safety trip as DESIGN.md 4 says (hold its own
 streams, which are none, and cancel the base's task): stops only escalate. Not covered
-here: at boot, before this watch has looked, ``executive/recovery.py`` takes upper-body
+here: at boot, before this watch has looked, ``executive/service/recovery.py`` takes upper-body
 control that is on, and a base task, for a killed instance's and releases them, so a
 newcomer started while the first holds control takes it away
 (tests/integration/test_two_executives.py, the xfail test). Two processes in different
 PID namespaces with the same host name and pid would take each other for a leftover.
 
-Only the service (``executive/service.py``, its supervision loop) runs a ``PeerWatch``;
+Only the service (``executive/service/run.py``, its supervision loop) runs a ``PeerWatch``;
 ``decide`` holds the rules as plain data, testable without DDS.
 """
 
@@ -100,9 +100,10 @@ from cyclonedds.builtin import (
 from cyclonedds.core import DDSException, InstanceState, Policy, Qos
 from cyclonedds.domain import DomainParticipant
 
-from executive import dds, notify
-from executive.core import Executive
-from executive.status import STATUS_TOPIC, state_line
+from executive.core.tree import Executive
+from executive.service import notify
+from executive.service.status import STATUS_TOPIC, state_line
+from executive.wire import dds
 
 log = structlog.get_logger(__name__)
 
@@ -118,7 +119,7 @@ class Peer:
     host: str = ""  # __Hostname (CycloneDDS peers only)
     pid: int | None = None  # __Pid
     process: str = ""  # __ProcessName
-    started_ns: int | None = None  # from USER_DATA (executive/dds.py); None: not said
+    started_ns: int | None = None  # from USER_DATA (executive/wire/dds.py); None: not said
 
     @property
     def name(self) -> str:

@@ -1,7 +1,7 @@
 """The opt-in live view: the run's channels over Foxglove's WebSocket protocol.
 
 With ``foxglove: {enabled: true}`` in the service config, the service serves the
-channels of ``executive.runchannels`` live (the same topics, schemas and JSON an MCAP
+channels of ``executive.records.runchannels`` live (the same topics, schemas and JSON an MCAP
 file of a run holds) with ``foxglove-sdk``'s server, on 127.0.0.1:8765 by default: open
 Foxglove, "Open connection", ``ws://127.0.0.1:8765``. Loopback is the default because
 the view is unauthenticated; reach it from another computer through an SSH tunnel, or
@@ -24,7 +24,7 @@ from collections.abc import Iterable
 import foxglove
 import structlog
 
-from executive.runchannels import Channel, Message
+from executive.records.runchannels import Channel, Message
 
 log = structlog.get_logger(__name__)
 

@@ -1,6 +1,6 @@
 """``atom-executive timeline RUN -o FILE.png``: a run drawn as one picture.
 
-From the run's MCAP file (``executive.mcaprecord``), top to bottom on one time axis
+From the run's MCAP file (``executive.records.mcaprecord``), top to bottom on one time axis
 (seconds from the run's start):
 
 - the mission's nodes over time, one row each, coloured by status (running, success,
@@ -193,7 +193,7 @@ def _mcap_message(data: RunData, topic: str, t: float, body: dict[str, Any]) -> 
         data.estop.append((t, bool(body["any"])))
     elif topic == "/robot/base":
         pos = body["position"]
-        data.base.append((t, body["navigation_status"], pos["x"], pos["y"]))
+        data.base.append((t, body["status"], pos["x"], pos["y"]))
 
 
 def _tree(data: RunData, t: float, nodes: list[dict[str, Any]]) -> None:
@@ -441,7 +441,7 @@ def add_parser(sub: Any) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    from executive.config import ConfigError, load_config
+    from executive.service.config import ConfigError, load_config
 
     try:
         data_dir = args.data_dir or Path(load_config(args.config).data_dir)

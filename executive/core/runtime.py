@@ -20,15 +20,15 @@ import structlog
 from cyclonedds.domain import DomainParticipant
 
 from behaviours.context import RobotContext
-from executive import dds
-from executive.core import Executive
+from executive.core.safety import SafetyConfig, SafetyMonitor
+from executive.core.ticker import Ticker
+from executive.core.tree import Executive
 from executive.motion.streamer import MotionStreamer
-from executive.profile import RobotProfile
+from executive.records.taps import CommandTap
 from executive.robots import open_adapter
 from executive.robots.ports import RobotAdapter
-from executive.safety import SafetyConfig, SafetyMonitor
-from executive.taps import CommandTap
-from executive.ticker import Ticker
+from executive.robots.profile import RobotProfile
+from executive.wire import dds
 
 log = structlog.get_logger(__name__)
 

@@ -34,8 +34,8 @@ from cyclonedds.pub import DataWriter
 from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 
-from executive import dds
 from executive.robots.ports import ReaderHealth, Stamped
+from executive.wire import dds
 from executive.wire.codec import Codec, raw_take, raw_write
 
 if TYPE_CHECKING:  # the Atom's types are the default table's; imported when used

@@ -1,6 +1,6 @@
 """The robot profile: the robot's body as validated data.
 
-A profile (``executive/profiles/*.yaml``) says which topic and index carries each joint,
+A profile (``executive/robots/profiles/*.yaml``) says which topic and index carries each joint,
 its position limits, speed cap and default gains, the FSM ids and the rates. Missions
 name joints; only the profile knows indices, so the two upper-body orders the vendor has
 published are two profiles, not two code paths.
