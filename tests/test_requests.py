@@ -411,4 +411,20 @@ def test_refused_commands_are_logged_once_then_counted(served: Served) -> None:
     refused = [x for x in lines if x["event"] == "request refused"]
     assert len(refused) == 1 and refused[0]["why"] == "refused: bad signature", refused
     assert served.server.quiet_log.unlogged("unauthenticated") == 49
-    assert [x["verb"] for x in lines if x["event"] == "request"] == ["list_missions"]
+    assert [x["verb"] for x in lines if x["event"] == "read requests"] == ["list_missions"]
+
+
+def test_reads_are_counted_and_commands_are_each_logged(served: Served) -> None:
+    """A program polling status once a second must not fill the journal (issue 15, quiet
+    logs); every start, stop, reset and reload stays a line of its own: the audit trail."""
+    with structlog.testing.capture_logs() as lines:
+        for _ in range(30):
+            req = request("status")
+            served.server._reply(req, served.server.answer(req))
+        for _ in range(3):
+            req = request("reset")
+            served.server._reply(req, served.server.answer(req))
+    reads = [x for x in lines if x["event"] == "read requests"]
+    assert len(reads) == 1 and reads[0]["verb"] == "status", reads
+    assert served.server.quiet_log.unlogged("read:status") == 29
+    assert [x["verb"] for x in lines if x["event"] == "request"] == ["reset"] * 3

@@ -11,7 +11,10 @@ Anything that touches the tree is handed to the executive's tick thread.
 
 Refused commands (unsigned, a bad signature, a replay) and requests that are not even a
 ``Request_`` are logged quietly (``executive.logs.RateLimitedLog``): the first, then one
-line per 10 s with the count since; anyone on the domain can send them in a loop. A
+line per 10 s with the count since; anyone on the domain can send them in a loop. Reads
+(``status``, ``list_missions``, ``validate``) are counted the same way, per verb, so a program
+polling the status does not fill the journal; every start, stop, reset and reload is a line
+of its own, the audit trail of who commanded the robot. A
 start or validate of an unknown mission says which known names are close ("did you
 mean"); ``list_missions`` with ``{"detail": true}`` describes every mission.
 
@@ -244,8 +247,17 @@ class RequestServer:
                 client=str(client)[:LOGGED_ID],
                 why=answer.message,
             )
-        else:
+        elif verb in MUTATING:  # the audit trail: who started, stopped, reset or reloaded
             log.info("request", verb=verb, client=client, code=answer.code.name)
+        else:  # reads (a program polling status, a watch): counted, not a line each
+            self.quiet_log.log(
+                "info",
+                "read requests",
+                key=f"read:{verb if verb in VERBS else 'unknown'}",
+                verb=str(verb)[:LOGGED_ID],
+                client=str(client)[:LOGGED_ID],
+                code=answer.code.name,
+            )
 
     # -- the decision, testable without DDS --------------------------------------------------
 
