@@ -79,6 +79,11 @@ def test_an_unknown_pose_or_gesture_gets_a_did_you_mean(
     assert capsys.readouterr().err.strip() == "atom-executive: no pose 'hom' (did you mean 'home'?)"
     assert main(["gestures", "right_opn", "--missions", missions]) == 1
     assert "(did you mean 'right_open'?)" in capsys.readouterr().err
+    out = str(ROOT / "build" / "never-written.png")
+    assert main(["pose", "preview", "right_reach_forwrd", "--missions", missions, "-o", out]) != 0
+    err = capsys.readouterr().err
+    assert "no pose or gesture 'right_reach_forwrd' (did you mean 'right_reach_forward'?)" in err
+    assert not Path(out).exists()
 
 
 def test_keygen_writes_a_private_key_the_service_line_verifies(

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,6 +86,7 @@ class Preview:
 def find(missions_dir: Path, profile: RobotProfile, name: str, kind: str | None = None) -> Preview:
     """``name`` from the library of ``missions_dir`` (poses first, then gestures)."""
     from executive.mission.loader import MissionLoader
+    from executive.operator.authoring import not_found
 
     root = missions_dir.resolve()
     library = MissionLoader(profile, root).library(root)
@@ -99,9 +101,10 @@ def find(missions_dir: Path, profile: RobotProfile, name: str, kind: str | None 
     if kind in (None, "gesture") and name in library.gestures:
         found.append(("gesture", library.gestures[name]))
     if not found:
-        known = sorted({*library.poses, *library.gestures})
+        known = {*library.poses, *library.gestures}
+        what = {"pose": "pose", "gesture": "gesture"}.get(kind or "", "pose or gesture")
         raise PreviewError(
-            f"{name}: no such pose or gesture in {root} (known: {', '.join(known) or 'none'})"
+            f"{not_found(what, name, known)} in {root} (`atom-executive poses`/`gestures` list them)"
         )
     if len(found) > 1:
         raise PreviewError(f"{name} is both a pose and a gesture: say which with --kind")
@@ -350,7 +353,8 @@ def command(args: argparse.Namespace) -> int:
     except ImportError:
         print(  # noqa: T201 - the user's answer
             "atom-executive pose preview: needs the 'preview' extra: "
-            "pip install 'atom-executive[preview]'"
+            "pip install 'atom-executive[preview]'",
+            file=sys.stderr,
         )
         return 1
     from executive.robots.profile import ProfileError
@@ -359,7 +363,7 @@ def command(args: argparse.Namespace) -> int:
         profile = load_profile(args.profile)
         preview = find(args.missions, profile, args.name, args.kind)
     except (PreviewError, ProfileError) as e:
-        print(f"atom-executive pose preview: {e}")  # noqa: T201 - the user's answer
+        print(f"atom-executive pose preview: {e}", file=sys.stderr)  # noqa: T201 - the answer
         return 1
     out = draw(preview, profile, args.output or Path(f"{args.name}.png"))
     print(out)  # noqa: T201 - where the picture is
