@@ -107,8 +107,8 @@ def test_an_unknown_name_is_refused_with_the_known_ones(
 ) -> None:
     code = cli.main(["pose", "preview", "no_such_pose", "--missions", str(ROOT / "missions")])
     assert code == 1
-    out = capsys.readouterr().out
-    assert "no_such_pose" in out and "right_reach_forward" in out
+    err = capsys.readouterr().err  # stdout is for the PNG's path only
+    assert "no pose or gesture 'no_such_pose'" in err and "atom-executive poses" in err
 
 
 def _record(runs: Path, run_id: str) -> None:
