@@ -4,8 +4,9 @@
 boots, when the schema changes, the simulated GRX (``python -m executive.robots.grx.sim``)
 and the service (``profile: grx``, ``zenoh_config:`` a copy of the loopback config on this
 run's ports) with ``executive.robots.grx.demo``'s helpers in an ``executive.harness.stack`` work
-directory; a plain zenoh + msgpack peer (no project code) connects to the service's
-listening port and stamps every map the service puts on the client keys.
+directory; a plain zenoh + msgpack peer (``demo.Watcher``: no schema or adapter code)
+connects to the service's listening port and stamps every map the service puts on the
+client keys.
 
 Each row starts ``walk_square`` with 20 s legs, waits until the plain peer has seen
 non-zero joystick axes, injects its fault through the sim's stdin, and reads what happened
@@ -28,19 +29,16 @@ schema (service ``interface: m4``, sim ``--interface m4``), the robot's e-stop f
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import msgpack  # type: ignore[import-untyped]
-import zenoh
-
 from bench.fault_tools import left_running, run_events, run_result
 from executive.harness.stack import Stack, running_stack
-from executive.robots.grx.demo import MISSIONS, GrxSim, free_port, zenoh_config_file
+from executive.robots.grx.demo import Watcher, start
+from executive.robots.grx.sim.process import SimProcess
 
 if TYPE_CHECKING:
     from bench.faults import Row
@@ -71,38 +69,6 @@ FAULTS = (
 KEYS = [f.key for f in FAULTS]
 
 
-class Watcher:
-    """Every map the service puts on the GRX's client keys, decoded by msgpack alone."""
-
-    def __init__(self, port: int) -> None:
-        config = zenoh.Config()
-        config.insert_json5("mode", '"peer"')
-        config.insert_json5("listen/endpoints", "[]")
-        config.insert_json5("connect/endpoints", f'["tcp/127.0.0.1:{port}"]')
-        config.insert_json5("scouting/multicast/enabled", "false")
-        config.insert_json5("scouting/gossip/enabled", "false")
-        self.session = zenoh.open(config)
-        self.lock = threading.Lock()
-        self.seen: list[tuple[float, str, dict[str, Any]]] = []
-        self.sub = self.session.declare_subscriber(
-            "fourier-grx/dynalink_interface/*/client", self._on
-        )
-
-    def _on(self, sample: zenoh.Sample) -> None:
-        t = time.monotonic()
-        fields = msgpack.unpackb(sample.payload.to_bytes(), raw=False)
-        if isinstance(fields, dict):
-            with self.lock:
-                self.seen.append((t, str(sample.key_expr).split("/")[-2], fields))
-
-    def since(self, t: float, category: str) -> list[tuple[float, dict[str, Any]]]:
-        with self.lock:
-            return [(at, f) for at, c, f in self.seen if at >= t and c == category]
-
-    def close(self) -> None:
-        self.session.close()  # type: ignore[no-untyped-call]
-
-
 def moving(fields: dict[str, Any]) -> bool:
     return any(v for k in AXES for v in fields.get(k, ()) or ())
 
@@ -113,25 +79,14 @@ class GrxBench:
     def __init__(self, stack: Stack) -> None:
         self.stack = stack
         self.schema = ""
-        self.sim: GrxSim | None = None
+        self.sim: SimProcess | None = None
         self.watcher: Watcher | None = None
 
     def boot(self, schema: str) -> None:
         self.schema = ""
         self.shutdown()
-        st = self.stack
-        sim = GrxSim(
-            free_port(), "--task-seconds", "0.2", "--interface", schema, log=st.log_path("sim")
-        )
-        self.sim = sim
-        sim.service_port = free_port()
-        config = zenoh_config_file(
-            st.workdir / f"zenoh-{schema}.json5", connect=sim.port, listen=sim.service_port
-        )
-        st.write_config(
-            profile="grx", zenoh_config=str(config), missions_dir=str(MISSIONS), interface=schema
-        )
-        st.start_service(ready=True)
+        self.sim = sim = start(self.stack, task_seconds=0.2, interface=schema)
+        assert sim.service_port is not None
         self.watcher = Watcher(sim.service_port)
         time.sleep(0.3)  # the link and its subscription
         self.schema = schema

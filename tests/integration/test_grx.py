@@ -1,55 +1,23 @@
 """The real service (``profile: grx``, ``zenoh_config:`` a per-test copy of the loopback
 config) against the simulated GRX process, watched by a plain zenoh + msgpack subscriber
-written without project code: what went over the wire is what it saw."""
+(``demo.Watcher``: no schema or adapter code between it and the wire): what went over the
+wire is what it saw."""
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterator
 from typing import Any
 
-import msgpack  # type: ignore[import-untyped]
 import pytest
-import zenoh
 
 from executive.harness.stack import Stack, running_stack
-from executive.robots.grx.demo import GrxSim, start
+from executive.robots.grx.demo import Watcher, start
+from executive.robots.grx.sim.process import SimProcess
 
 pytestmark = pytest.mark.dds
 
 AXES = ("virtual_joystick_axis_left", "virtual_joystick_axis_right")
-
-
-class Wire:
-    """Every map put on the GRX's client keys, decoded by msgpack alone (string keys)."""
-
-    def __init__(self, port: int) -> None:
-        config = zenoh.Config()
-        config.insert_json5("mode", '"peer"')
-        config.insert_json5("listen/endpoints", "[]")
-        config.insert_json5("connect/endpoints", f'["tcp/127.0.0.1:{port}"]')
-        config.insert_json5("scouting/multicast/enabled", "false")
-        config.insert_json5("scouting/gossip/enabled", "false")
-        self.session = zenoh.open(config)
-        self.lock = threading.Lock()
-        self.seen: list[tuple[float, str, dict[str, Any]]] = []
-        self.sub = self.session.declare_subscriber(
-            "fourier-grx/dynalink_interface/*/client", self._on
-        )
-
-    def _on(self, sample: zenoh.Sample) -> None:
-        fields = msgpack.unpackb(sample.payload.to_bytes(), raw=False)
-        assert isinstance(fields, dict) and all(isinstance(k, str) for k in fields), fields
-        with self.lock:
-            self.seen.append((time.monotonic(), str(sample.key_expr).split("/")[-2], fields))
-
-    def since(self, t: float, category: str) -> list[dict[str, Any]]:
-        with self.lock:
-            return [f for at, c, f in self.seen if at >= t and c == category]
-
-    def close(self) -> None:
-        self.session.close()  # type: ignore[no-untyped-call]
 
 
 def nonzero(fields: dict[str, Any]) -> bool:
@@ -57,17 +25,18 @@ def nonzero(fields: dict[str, Any]) -> bool:
 
 
 @pytest.fixture(scope="module")
-def grx(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Stack, GrxSim, Wire]]:
+def grx(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Stack, SimProcess, Watcher]]:
     with running_stack(tmp_path_factory.mktemp("grx")) as stack:
         sim = start(stack, task_seconds=0.2)
         assert sim.service_port is not None
-        wire = Wire(sim.service_port)  # the service's own puts (peers route nothing)
+        wire = Watcher(sim.service_port)  # the service's own puts (peers route nothing)
         time.sleep(0.3)  # the link and its subscription
         try:
             yield stack, sim, wire
         finally:
             wire.close()
             sim.close()
+        assert not wire.malformed, wire.malformed  # every map: msgpack, string keys
 
 
 def start_mission(stack: Stack, name: str, **params: Any) -> None:
@@ -92,7 +61,7 @@ def test_stand_up_succeeds_and_each_task_is_command_then_flag(grx) -> None:
     done = stack.client.wait_status(lambda s: s.state not in ("RUNNING", "IDLE"), 20)
     assert done is not None and done.state == "SUCCEEDED", stack.client.status().last_reason
     assert sim.cmd("status")["accepted"][-2:] == [35, 960]
-    tasks = [f for f in wire.since(t0, "task") if "robot_component_command" not in f]
+    tasks = [f for f in wire.maps(t0, "task") if "robot_component_command" not in f]
     firsts = [i for i, f in enumerate(tasks) if "robot_task_command" in f]
     assert [tasks[i]["robot_task_command"] for i in firsts][:1] == [35]
     assert 960 in [tasks[i]["robot_task_command"] for i in firsts]
@@ -105,17 +74,17 @@ def test_an_error_code_mid_walk_safe_stops_with_zero_axes_and_the_safe_task(grx)
     stack, sim, wire = grx
     t0 = time.monotonic()
     start_mission(stack, "walk_square", leg_seconds=20.0)
-    assert stack.wait_for(lambda: any(map(nonzero, wire.since(t0, "grx"))), 10)
+    assert stack.wait_for(lambda: any(map(nonzero, wire.maps(t0, "grx"))), 10)
     t_fault = time.monotonic()
     sim.cmd("error 0x2310")
     stopped = stack.client.wait_status(lambda s: s.state == "SAFE_STOP", 5)
     assert stopped is not None and "servo_error" in stopped.safety_reason, stack.client.status()
     time.sleep(0.5)
-    after = wire.since(t_fault, "grx")
+    after = wire.maps(t_fault, "grx")
     zeros = [i for i, f in enumerate(after) if not nonzero(f)]
     assert zeros, "no zero axes after the trip"
     assert not [f for f in after[zeros[0] :] if nonzero(f)], "non-zero axes after the stop"
-    task_cmds = [f.get("robot_task_command") for f in wire.since(t_fault, "task")]
+    task_cmds = [f.get("robot_task_command") for f in wire.maps(t_fault, "task")]
     assert 960 in task_cmds  # the profile's safe task (ready), refused by the faulted sim
     assert sim.cmd("status")["axes"] == [[0.0, 0.0], [0.0, 0.0]]
     sim.cmd("clear-error")
@@ -126,7 +95,7 @@ def test_heartbeat_loss_mid_walk_safe_stops_stale_state(grx) -> None:
     stack, sim, wire = grx
     t0 = time.monotonic()
     start_mission(stack, "walk_square", leg_seconds=20.0)  # silence trips while active
-    assert stack.wait_for(lambda: any(map(nonzero, wire.since(t0, "grx"))), 10)
+    assert stack.wait_for(lambda: any(map(nonzero, wire.maps(t0, "grx"))), 10)
     sim.cmd("heartbeat off")
     stopped = stack.client.wait_status(lambda s: s.state == "SAFE_STOP", 5)
     assert stopped is not None and "stale_state" in stopped.safety_reason, stack.client.status()

@@ -9,17 +9,14 @@ and sets an error code in the sim mid-walk: the service must SAFE_STOP, the sim 
 sent zero axes and stand still, and a reset (once the error is cleared) must bring it back
 to IDLE. Exit 0 only if every check held.
 
-``GrxSim`` and ``zenoh_config_file`` are the harness the integration tests and the bench
-share.
+``start``, ``zenoh_config_file`` and ``Watcher`` (a plain zenoh + msgpack peer on the
+client keys) are the harness the integration tests and the bench share; the sim process
+itself is ``executive.robots.grx.sim.process.SimProcess``.
 """
 
 from __future__ import annotations
 
-import json
-import queue
 import re
-import socket
-import subprocess
 import sys
 import threading
 import time
@@ -27,17 +24,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import msgpack  # type: ignore[import-untyped]  # no stubs; pyproject pins it
+import zenoh
+
 from executive.harness.stack import ROOT, Stack, running_stack
 from executive.robots.grx.session import LOOPBACK_CONFIG
+from executive.robots.grx.sim.process import SimProcess, free_port
 
 MISSIONS = ROOT / "missions" / "grx"
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 nobody listens on now (the OS picks it)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def zenoh_config_file(path: Path, connect: int, listen: int | None = None) -> Path:
@@ -56,70 +50,76 @@ def zenoh_config_file(path: Path, connect: int, listen: int | None = None) -> Pa
     return path
 
 
-class GrxSim:
-    """The simulated GRX as a process on ``port``; fault commands on its stdin."""
+class Watcher:
+    """A plain zenoh peer keeping every map put on the GRX's client keys, decoded by msgpack
+    alone: no project code between the wire and what it saw (the key expression written
+    out, no schema, no adapter), so tests and the bench judge the service from outside.
 
-    def __init__(self, port: int, *args: str, log: Path | None = None) -> None:
-        self.port = port
-        self.service_port: int | None = None  # where the service listens (start())
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "executive.robots.grx.sim",
-                "--profile",
-                "grx",
-                "--cfg",
-                f'listen/endpoints:["tcp/127.0.0.1:{port}"]',
-                "--cfg",
-                "connect/endpoints:[]",
-                *args,
-            ],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=log.open("ab") if log is not None else None,
-            text=True,
-        )
-        self.lines: queue.Queue[dict[str, Any]] = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
-        ready = self.lines.get(timeout=15)
-        if not ready.get("ready"):
-            raise RuntimeError(f"the simulated GRX did not come up: {ready}")
+    Connects to 127.0.0.1:``port``, a service's listening port (``start()`` sets
+    ``sim.service_port``): zenoh peers do not route for each other with gossip off. A
+    payload that is not a map with string keys goes to ``malformed``, not ``seen``.
+    """
 
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            msg = json.loads(line)
-            if "event" not in msg:
-                self.lines.put(msg)
+    KEYS = "fourier-grx/dynalink_interface/*/client"
 
-    def cmd(self, line: str) -> dict[str, Any]:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(line + "\n")
-        self.proc.stdin.flush()
-        return self.lines.get(timeout=5)
+    def __init__(self, port: int) -> None:
+        config = zenoh.Config()
+        config.insert_json5("mode", '"peer"')
+        config.insert_json5("listen/endpoints", "[]")
+        config.insert_json5("connect/endpoints", f'["tcp/127.0.0.1:{port}"]')
+        config.insert_json5("scouting/multicast/enabled", "false")
+        config.insert_json5("scouting/gossip/enabled", "false")
+        self.lock = threading.Lock()
+        self.seen: list[tuple[float, str, dict[str, Any]]] = []  # (monotonic, category, map)
+        self.malformed: list[tuple[float, str, str]] = []  # (monotonic, category, why)
+        self.session = zenoh.open(config)
+        self.sub = self.session.declare_subscriber(self.KEYS, self._on)
+
+    def _on(self, sample: zenoh.Sample) -> None:
+        t = time.monotonic()
+        category = str(sample.key_expr).split("/")[-2]
+        try:
+            fields = msgpack.unpackb(sample.payload.to_bytes(), raw=False)
+        except Exception as e:  # noqa: BLE001 - whatever msgpack raises, the map is malformed
+            with self.lock:
+                self.malformed.append((t, category, f"{type(e).__name__}: {e}"))
+            return
+        with self.lock:
+            if isinstance(fields, dict) and all(isinstance(k, str) for k in fields):
+                self.seen.append((t, category, fields))
+            else:
+                self.malformed.append((t, category, repr(fields)[:200]))
+
+    def since(self, t: float, category: str) -> list[tuple[float, dict[str, Any]]]:
+        """(arrival, map) on ``category``'s client key from monotonic time ``t`` on."""
+        with self.lock:
+            return [(at, f) for at, c, f in self.seen if at >= t and c == category]
+
+    def maps(self, t: float, category: str) -> list[dict[str, Any]]:
+        """The maps of ``since``, without their arrival times."""
+        return [f for _, f in self.since(t, category)]
 
     def close(self) -> None:
-        if self.proc.poll() is None:
-            try:
-                self.cmd("quit")
-                self.proc.wait(timeout=5)
-            except (OSError, queue.Empty, subprocess.TimeoutExpired):
-                self.proc.kill()
-                self.proc.wait()
+        self.session.close()  # type: ignore[no-untyped-call]
 
 
-def start(stack: Stack, task_seconds: float = 0.3) -> GrxSim:
-    """The sim, then the service on ``stack`` (profile grx, missions/grx), ready. zenoh peers
-    do not route for each other with gossip off: a third peer that wants the service's puts
+def start(stack: Stack, task_seconds: float = 0.3, interface: str | None = None) -> SimProcess:
+    """The sim, then the service on ``stack`` (profile grx, missions/grx), ready; both speak
+    the User API schema ``interface`` (None: the profile's). zenoh peers do not route for
+    each other with gossip off: a third peer that wants the service's puts (``Watcher``)
     connects to ``sim.service_port``."""
-    sim = GrxSim(free_port(), "--task-seconds", str(task_seconds), log=stack.log_path("sim"))
-    sim.service_port = free_port()  # a plain peer watching what the service puts connects here
-    config = zenoh_config_file(
-        stack.workdir / "zenoh.json5", connect=sim.port, listen=sim.service_port
-    )
-    stack.write_config(profile="grx", zenoh_config=str(config), missions_dir=str(MISSIONS))
+    args = ["--task-seconds", str(task_seconds)]
+    if interface is not None:
+        args += ["--interface", interface]
+    sim = SimProcess(free_port(), *args, log=stack.log_path("sim"))
     try:
+        sim.service_port = free_port()
+        name = "zenoh.json5" if interface is None else f"zenoh-{interface}.json5"
+        config = zenoh_config_file(stack.workdir / name, connect=sim.port, listen=sim.service_port)
+        extra = {} if interface is None else {"interface": interface}
+        stack.write_config(
+            profile="grx", zenoh_config=str(config), missions_dir=str(MISSIONS), **extra
+        )
         stack.start_service(ready=True)
     except BaseException:
         sim.close()
@@ -154,7 +154,7 @@ def main(profile: str = "grx") -> int:
     return 1 if failed or not checks else 0
 
 
-def run(stack: Stack, sim: GrxSim, check: Callable[[str, bool], bool]) -> None:
+def run(stack: Stack, sim: SimProcess, check: Callable[[str, bool], bool]) -> None:
     client = stack.client
 
     def start_mission(name: str, **params: Any) -> bool:

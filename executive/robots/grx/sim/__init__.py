@@ -7,6 +7,7 @@ applies what arrives on the four client keys to ``model.GrxModel`` (the two-step
 protocol, walking from the virtual joystick), and takes fault commands on stdin, one per
 line, answering each with one JSON line on stdout (``model.HELP``). The first line on
 stdout is ``{"ready": true, ...}`` once the session is open and publishing.
+``process.SimProcess`` starts it as a child process and drives it over those lines.
 """
 
 from __future__ import annotations
