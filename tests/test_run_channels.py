@@ -11,18 +11,25 @@ import json
 import socket
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
+import jsonschema  # type: ignore[import-untyped]  # no types-jsonschema in the dev extra
 import numpy as np
+import py_trees
 import pytest
 from mcap.reader import make_reader
 
 from executive.records.foxglove_live import LiveView, start_live
 from executive.records.mcaprecord import McapRecorder
-from executive.records.runchannels import Channel, Message, catalogue
+from executive.records.runchannels import Channel, Message, RunChannels, catalogue
 from executive.records.taps import CommandTap, chain_publish
+from executive.robots.atom.interface import Interface
+from executive.robots.atom.state import AtomState
+from executive.robots.ports import Stamped
 from executive.robots.profile import load_profile
 from executive.service.config import ConfigError, FoxgloveConfig, load_config, parse_config
+from executive.wire.codec import Codec
 from tests.foxglove_ws import FoxgloveClient
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -278,3 +285,80 @@ def test_the_timeline_keeps_the_preroll_robot_state_not_the_previous_runs_events
     assert [s for _, s, _ in run.states] == ["RUNNING"] and run.run_id == "new"
     [(t, q)] = run.measured["head_yaw"]  # before the start
     assert t == pytest.approx(-0.4) and q == 0.1
+
+
+class ListSink:
+    """A sink that keeps every message (the encoder thread writes, the test reads after
+    ``flush``)."""
+
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
+
+    def begin(self, run_id: str, info: dict[str, str], log_ns: int) -> None:
+        pass
+
+    def end(self, run_id: str, info: dict[str, str], log_ns: int) -> None:
+        pass
+
+    def write(self, message: Message) -> None:
+        self.messages.append(message)
+
+    def problems(self) -> list[str]:
+        return []
+
+    def close(self) -> None:
+        pass
+
+
+class AmrExecutive:
+    """What ``RunChannels.on_tick`` reads of an executive, with the Atom adapter's snapshot
+    of one decoded ``AMRState_`` record (``amr``): the base is the wire's."""
+
+    def __init__(self) -> None:
+        self.iface = Interface()
+        self.codec = Codec(self.iface.AMRState_)
+        self.atom = AtomState(self.iface, {}, {}, ("amr_state",))
+        self.monitor = SimpleNamespace(max_age={}, reasons=[], latched=False)
+        self.tree = SimpleNamespace(root=py_trees.behaviours.Success("root"))
+        self.run, self.state = None, SimpleNamespace(value="IDLE")
+        self.received = 0.0
+        self.record = self.codec.zeros()
+
+    def amr(self, position: tuple[float, float, float], received: float) -> None:
+        record = self.codec.zeros()
+        record["navigation_status"] = self.iface.NavigationStatus_.RUNNING.value
+        record["device_status"] = self.iface.DeviceStatus_.TASKING.value
+        record["task_id"] = 4
+        record["position"][:] = position
+        self.record, self.received = self.codec.decode(self.codec.encode(record)), received
+
+    def state_now(self) -> Any:
+        state = {"amr_state": Stamped(self.record, self.received)}
+        return self.atom.build(state, {}, self.received)
+
+
+def test_the_base_channel_carries_the_amr_position_as_its_pose() -> None:
+    """Decoded ``AMRState_`` records through the Atom adapter's snapshot and the real
+    encoder: ``/robot/base``'s ``position`` is the wire's x, y, yaw, valid against the
+    channel's schema; a NaN position is null (JSON has no NaN)."""
+    ex = AmrExecutive()
+    sink = ListSink()
+    channels = RunChannels(ex, PROFILE, [sink])  # type: ignore[arg-type]  # a test double
+    try:
+        for i, position in enumerate([(0.5, -1.25, 1.5), (1.0, -1.0, 3.0), (float("nan"), 0, 0)]):
+            ex.amr(position, 100.0 + i)  # a second apart: every sample is due
+            channels.on_tick(ex)  # type: ignore[arg-type]
+        assert channels.flush()
+    finally:
+        channels.close()
+    schema = CHANNELS["/robot/base"].schema
+    bodies = [json.loads(m.data) for m in sink.messages if m.topic == "/robot/base"]
+    for body in bodies:
+        jsonschema.validate(body, schema)
+    assert [b["position"] for b in bodies] == [
+        {"x": 0.5, "y": -1.25, "yaw": 1.5},
+        {"x": 1.0, "y": -1.0, "yaw": 3.0},
+        {"x": None, "y": None, "yaw": None},  # not finite: the snapshot has no pose
+    ]
+    assert {(b["status"], b["tasking"], b["task_id"]) for b in bodies} == {("RUNNING", True, 4)}
+    assert channels.problems() == []

@@ -23,6 +23,8 @@ from executive.core.safety import Cause, SafetyMonitor
 from executive.core.tree import Executive
 from executive.motion.streamer import MotionStreamer
 from executive.operator.watch import progress_of
+from executive.robots.atom.interface import Interface
+from executive.robots.atom.state import AtomState
 from executive.robots.ports import (
     BaseState,
     NavStatus,
@@ -34,11 +36,25 @@ from executive.robots.ports import (
 )
 from executive.robots.profile import load_profile
 from executive.service.status import RunningSince, schema, status_document, tree_nodes
+from executive.wire.codec import Codec
 
 PROFILE = load_profile()
 VALIDATOR = jsonschema.Draft202012Validator(
     schema(), format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
 )
+
+
+def amr_base(now: float, position: tuple[float, float, float]) -> Stamped[BaseState] | None:
+    """The Atom adapter's base from a decoded ``AMRState_`` (task 7 COMPLETED, at
+    ``position``): the pose in the document is the wire's, not one made up here."""
+    iface = Interface()
+    codec = Codec(iface.AMRState_)
+    record = codec.zeros()
+    record["navigation_status"] = iface.NavigationStatus_.COMPLETED.value
+    record["task_id"] = 7
+    record["position"][:] = position
+    atom = AtomState(iface, {}, {}, ("amr_state",))
+    return atom.build({"amr_state": Stamped(codec.decode(codec.encode(record)), now)}, {}, now).base
 
 
 class FakeAdapter:
@@ -62,7 +78,7 @@ class FakeAdapter:
             battery=Stamped(float("nan"), now),  # a sensor gone bad: null, not NaN
             alarms=Stamped((), now),
             servo_errors=Stamped((), now),
-            base=Stamped(BaseState(False, NavStatus.COMPLETED, 7), now),
+            base=amr_base(now, (1.25, -0.5, 1.5)),
             sources={
                 key: Source(key, f"rt/{key}", now, ReaderHealth(f"rt/{key}"))
                 for key in PROFILE.safety_sources
@@ -118,6 +134,8 @@ def test_idle_running_and_safe_stop_documents_match_the_schema() -> None:
     assert t["battery"] == {"percent": None, "age_s": t["battery"]["age_s"]}
     assert t["fsm"]["id"] == 3 and t["control"]["held"] is False
     assert t["base"]["status"] == "COMPLETED" and t["buttons"] is None  # not reported
+    assert t["base"]["task_id"] == 7 and not t["base"]["busy"]
+    assert t["base"]["pose"] == {"x": 1.25, "y": -0.5, "yaw": 1.5}  # AMRState_.position
     assert t["servo_errors"]["errors"] == [] and t["alarms"]["active"] == []
     assert {s["key"] for s in t["sources"]} == set(PROFILE.safety_sources)
     assert all(s["max_age_s"] and not s["silent"] for s in t["sources"])
@@ -158,6 +176,26 @@ def test_idle_running_and_safe_stop_documents_match_the_schema() -> None:
     assert stopped["run_id"] == run_id  # kept after the run ended, with its result
     assert stopped["last_run"]["result"] == "SAFE_STOP" and stopped["run"] is None
     assert stopped["telemetry"]["estop"]["on"] == ["soft"]
+
+
+def test_a_base_without_a_pose_is_null_and_a_nan_position_is_no_pose() -> None:
+    """A robot whose base reports no pose (the GRX's User API) and an Atom whose
+    ``AMRState_.position`` is NaN: ``pose`` null, the document still valid JSON."""
+    ex, adapter = executive()
+    now = time.monotonic()
+    adapter.snap = replace(adapter.snap, base=amr_base(now, (float("nan"), 0.0, 0.0)))
+    ex.tick()
+    base = valid(status_document(ex))["telemetry"]["base"]
+    assert base["status"] == "COMPLETED" and base["pose"] is None
+    adapter.snap = replace(
+        adapter.snap, base=Stamped(BaseState(True, NavStatus.RUNNING, 3), time.monotonic())
+    )
+    ex.tick()
+    base = valid(status_document(ex))["telemetry"]["base"]
+    assert base["status"] == "RUNNING" and base["busy"] and base["pose"] is None
+    adapter.snap = replace(adapter.snap, base=None)  # the Adam: no base at all
+    ex.tick()
+    assert valid(status_document(ex))["telemetry"]["base"] is None
 
 
 def test_a_leaf_reports_progress_robot_neutrally() -> None:

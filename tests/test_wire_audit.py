@@ -74,6 +74,31 @@ def test_amr_numbers_are_the_documented_ones() -> None:
         assert base(0, documented[name]).status is NavStatus[name]
 
 
+def test_the_base_pose_is_the_amr_position_and_none_when_not_finite() -> None:
+    """``AMRState_.position`` (float[3]: x, y, yaw, idl/dobot_atom/amr_state.idl) as the
+    snapshot's base pose, from a record that went through the wire's bytes; a NaN in any
+    of the three is "not reported", never a NaN in the snapshot."""
+    iface = Interface()
+    atom = AtomState(iface, {}, {}, ("amr_state",))
+    codec = Codec(iface.AMRState_)
+
+    def pose(position: tuple[float, float, float]) -> tuple[float, float, float] | None:
+        record = codec.zeros()
+        record["position"][:] = position
+        decoded = codec.decode(codec.encode(record))
+        snap = atom.build({"amr_state": Stamped(decoded, 1.0)}, {}, 1.0)
+        assert snap.base is not None
+        return snap.base.sample.pose
+
+    assert pose((1.25, -0.5, 1.5)) == (1.25, -0.5, 1.5)  # exact in float32
+    got = pose((0.1, 2.2, -3.0))
+    assert got is not None and all(isinstance(v, float) for v in got)
+    assert got == pytest.approx((0.1, 2.2, -3.0), abs=1e-6)
+    assert pose((0.0, float("nan"), 0.0)) is None
+    assert pose((float("inf"), 0.0, 0.0)) is None
+    assert atom.build({}, {}, 1.0).base is None  # no AMR state yet: no base at all
+
+
 # Seed 000 (DESIGN.md 3.3): byte 2 bits high->low '', '', LT, RT, SELECT, START, LB, RB;
 # byte 3 LEFT, DOWN, RIGHT, UP, Y, X, B, A; bytes 4-7 LX, 8-11 RX, 12-15 RY, 16-19 LY, float32 LE.
 SEED_000_BYTE_2 = ["", "", "LT", "RT", "SELECT", "START", "LB", "RB"]

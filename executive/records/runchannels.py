@@ -20,7 +20,8 @@ channels; joint streams are the profile's (``profile.topics``: ``upper``, ``lowe
 - ``/robot/emergency``: the e-stop inputs that are on, and ``any`` (every change, else at
   most ``STATUS_HZ``).
 - ``/robot/base``: navigation status by name, tasking, busy, task id, the base's own
-  e-stop (``position`` is null: the snapshot has none).
+  e-stop, and its pose as ``position`` x, y (m), yaw (rad), each null where the robot
+  reports no pose (the Adam, the GRX). At most ``STATE_HZ``.
 - ``/robot/sources``: every state source's age, maximum age and decode errors, at most
   ``STATUS_HZ``.
 - ``/cmd/joints/<stream>``: the streamer's targets by joint name and whether it holds, at
@@ -224,11 +225,13 @@ def catalogue(profile: RobotProfile) -> dict[str, Channel]:
                     "estop_pressed": {"type": "boolean", "description": "the base's own"},
                     "position": _obj(
                         {
-                            "x": {"type": ["number", "null"]},
-                            "y": {"type": ["number", "null"]},
-                            "yaw": {"type": ["number", "null"]},
+                            "x": {"type": ["number", "null"], "description": "m"},
+                            "y": {"type": ["number", "null"], "description": "m"},
+                            "yaw": {"type": ["number", "null"], "description": "rad"},
                         },
-                        description="null: not in the robot-neutral snapshot",
+                        description="the base's pose in its map frame; null: this robot "
+                        "reports none",
+                        required=["x", "y", "yaw"],
                     ),
                 },
                 "The base's navigation",
@@ -355,6 +358,14 @@ def _by_name(names: Sequence[str], values: Any) -> dict[str, float]:
     return dict(
         zip(names, np.round(np.asarray(values, dtype=np.float64), DIGITS).tolist(), strict=False)
     )
+
+
+def _pose(pose: tuple[float, float, float] | None) -> dict[str, float | None]:
+    """A base pose as ``/robot/base``'s ``position`` (x, y m; yaw rad), null where none."""
+    if pose is None:
+        return {"x": None, "y": None, "yaw": None}
+    x, y, yaw = (round(float(v), DIGITS) for v in pose)
+    return {"x": x, "y": y, "yaw": yaw}
 
 
 def _wall_ns(monotonic: float) -> int:
@@ -655,7 +666,7 @@ class RunChannels:
             "busy": b.busy,
             "task_id": b.task_id,
             "estop_pressed": b.estop_pressed,
-            "position": {"x": None, "y": None, "yaw": None},
+            "position": _pose(b.pose),
         }
         self._emit("/robot/base", log_ns, payload, _wall_ns(stamped.received))
 

@@ -105,12 +105,18 @@ BUSY = frozenset({NavStatus.QUEUING, NavStatus.RUNNING, NavStatus.PAUSED})
 
 @dataclass(frozen=True)
 class BaseState:
-    """The base as the navigation leaf needs it."""
+    """The base as the navigation leaf needs it, and where it is.
+
+    ``pose`` is (x m, y m, yaw rad) in the base's own map frame, as its odometry or
+    localisation reports it; ``None`` where the robot reports none (the Adam has no base,
+    the GRX's User API no odometry) or the value it sent is not a number.
+    """
 
     tasking: bool  # the base has accepted a task and is working on it
     status: NavStatus
     task_id: int  # the command id of the task the status is about
     estop_pressed: bool = False  # the base's own emergency-stop button
+    pose: tuple[float, float, float] | None = None  # x m, y m, yaw rad; None: not reported
 
     @property
     def busy(self) -> bool:

@@ -6,8 +6,8 @@ and as a heartbeat.
 with its result, once it has ended), the active node, every node with its feedback and
 progress (fraction, elapsed, time left), the safety condition with every cause, the
 counters, the robot's telemetry from its robot-neutral snapshot (so every robot shows the
-same fields) with the age of each source, the interface variant, profile, robot, version,
-and when it was produced. ``atom-executive status --json`` prints it.
+same fields: the base's pose where the robot reports one) with the age of each source, the
+interface variant, profile, robot, version, and when it was produced. ``atom-executive status --json`` prints it.
 
 The DDS ``Status_`` carries it whole in ``document`` (JSON), beside the structured fields
 existing clients read (``watch`` renders the tree's, now with per-node progress). One
@@ -184,6 +184,7 @@ def telemetry(snap: RobotSnapshot, max_age: Mapping[str, float], now: float) -> 
             task_id=lambda b: b.task_id,
             estop_pressed=lambda b: b.estop_pressed,
             busy=lambda b: b.busy,
+            pose=lambda b: _pose(b.pose),
         ),
         "buttons": _stamped(snap.buttons, now, held=sorted),
         "task": _stamped(snap.task, now, id=lambda t: int(t[0]), in_process=lambda t: bool(t[1])),
@@ -193,6 +194,15 @@ def telemetry(snap: RobotSnapshot, max_age: Mapping[str, float], now: float) -> 
         },
         "sources": sources,
     }
+
+
+def _pose(pose: tuple[float, float, float] | None) -> dict[str, float | None] | None:
+    """The base's pose (x, y m; yaw rad) to the millimetre; None where the robot reports
+    none (a non-finite value is already None in the snapshot, and ``_finite`` besides)."""
+    if pose is None:
+        return None
+    x, y, yaw = pose
+    return {"x": _round(x), "y": _round(y), "yaw": _round(yaw)}
 
 
 def _run(run: MissionRun | None, now: float) -> dict[str, Any] | None:

@@ -14,6 +14,7 @@ mission runs, an e-stop hits it, and then:
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -153,6 +154,17 @@ def test_a_run_is_an_mcap_file_and_a_live_view(live: Live, recorded: RunChannels
     assert any(
         "soft_emergency_triggered" in e["on"] and e["any"] for e in decoded["/robot/emergency"]
     )
+    # the base's pose: the sim's AMRState_.position (x, y, yaw) through the Atom adapter's
+    # snapshot, numbers on every sample (null before the snapshot carried a pose), where
+    # the sim's own base is (it stood still: head_scan drives no base)
+    poses = [b["position"] for b in decoded["/robot/base"]]
+    assert all(
+        isinstance(p[k], float | int) and math.isfinite(p[k])
+        for p in poses
+        for k in ("x", "y", "yaw")
+    ), poses[:3]
+    x, y, yaw = (float(v) for v in live.sim.state("amr_state")["position"])
+    assert poses[-1] == pytest.approx({"x": x, "y": y, "yaw": yaw}, abs=1e-4)
     # robot state from the snapshot: status, every safety source with its age
     status = decoded["/robot/status"][-1]
     assert status["battery_percent"] > 0 and isinstance(status["fsm_id"], int)
@@ -188,6 +200,7 @@ def test_a_run_is_an_mcap_file_and_a_live_view(live: Live, recorded: RunChannels
     assert data.run_id == run_id and data.mission == "head_scan"
     assert any(name.startswith("head_") for name in data.targets)
     assert any(latched for _, latched, _ in data.safety)
+    assert data.base and all(x is not None and y is not None for _, _, x, y in data.base)
     png = draw(data, path.with_suffix(".png"))
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 20_000
 

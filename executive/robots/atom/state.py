@@ -11,7 +11,8 @@ The six state topics (DESIGN.md 3) map onto the snapshot so:
   non-zero ``bms_alarms``;
 - servo errors: non-zero ``error_code`` in ``rt/main/nodes/state``;
 - base: ``AMRState_`` (``device_status`` TASKING, ``navigation_status`` by name,
-  ``task_id``, the base's own e-stop button);
+  ``task_id``, the base's own e-stop button, and ``position`` as the pose: x, y, yaw;
+  None when any of the three is not finite);
 - buttons: the gamepad bytes of the newer of upper and lower state (executive.robots.atom.gamepad).
 
 Numbers of the AMR enums come from the interface's generated enums, not literals.
@@ -19,6 +20,7 @@ Numbers of the AMR enums come from the interface's generated enums, not literals
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -64,6 +66,16 @@ def servo_errors(record: Any) -> tuple[str, ...]:
     return tuple(bad)
 
 
+def base_pose(position: Any) -> tuple[float, float, float] | None:
+    """``AMRState_.position`` (float[3]: x m, y m, yaw rad) as a pose; None if any of
+    the three is not finite (a base that has not localised, a garbled sample): the
+    snapshot says "not reported" rather than carry a NaN into status and records."""
+    x, y, yaw = (float(v) for v in np.asarray(position, dtype=np.float64)[:3])
+    if not (math.isfinite(x) and math.isfinite(y) and math.isfinite(yaw)):
+        return None
+    return (x, y, yaw)
+
+
 def pressed(wireless_remote: Any) -> frozenset[str]:
     """The gamepad buttons held in a ``wireless_remote[40]`` array."""
     return frozenset(
@@ -104,6 +116,7 @@ class AtomState:
                 status=self._nav.get(int(s["navigation_status"]), NavStatus.NONE),
                 task_id=int(s["task_id"]),
                 estop_pressed=bool(s["amr_event"]["emergency_stop_pressed"]),
+                pose=base_pose(s["position"]),
             ),
             amr.received,
         )
