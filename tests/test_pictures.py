@@ -9,6 +9,7 @@ intersection of the vendor's two sources), and no URDF joint is left unmapped.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import numpy as np
@@ -157,3 +158,67 @@ def test_the_timeline_of_a_run_that_is_not_there(
 ) -> None:
     assert cli.main(["timeline", "nope", "--data-dir", str(tmp_path)]) == 1
     assert "nope" in capsys.readouterr().out
+
+
+def _base_run(data_dir: Path, run_id: str, positions: list[tuple[float, float, float]]) -> Path:
+    """A run's MCAP file as the service writes it, whose ``/robot/base`` comes from decoded
+    ``AMRState_`` records (``positions``) through the Atom adapter's snapshot and the real
+    channel encoder."""
+    from executive.records.mcaprecord import McapRecorder
+    from executive.records.runchannels import RunChannels, catalogue
+    from tests.test_run_channels import AmrExecutive
+
+    profile = load_profile()
+    rec = McapRecorder(data_dir, catalogue(profile).values())
+    ex = AmrExecutive()
+    channels = RunChannels(ex, profile, [rec])  # type: ignore[arg-type]  # a test double
+    rec.begin(run_id, {}, time.time_ns())  # what on_change hands the sinks at RUNNING
+    for i, position in enumerate(positions):
+        ex.amr(position, 100.0 + i)
+        channels.on_tick(ex)  # type: ignore[arg-type]
+    channels.close()
+    assert channels.problems() == []
+    return rec.path(run_id)
+
+
+def test_the_timeline_draws_the_base_path_from_the_amr_position(tmp_path: Path) -> None:
+    from executive.operator.timeline import NO_POSE, base_path, draw, figure, load, resolve
+
+    square = [(0.0, 0.0, 0.0), (2.0, 0.0, 1.57), (2.0, 1.5, 3.14), (0.0, 1.5, -1.57)]
+    path = _base_run(tmp_path, "drive", square)
+    assert resolve("drive", tmp_path) == path
+    data = load(path)
+    _pixels(draw(data, tmp_path / "drive.png"))
+    assert base_path(data) == [(x, y) for x, y, _ in square]
+    fig = figure(data)
+    try:
+        panel = fig.axes[-1]
+        assert panel.get_title(loc="left").startswith("base path")
+        xs, ys = panel.get_lines()[0].get_data()
+        assert list(xs) == [0.0, 2.0, 2.0, 0.0] and list(ys) == [0.0, 0.0, 1.5, 1.5]
+        assert NO_POSE not in [t.get_text() for t in panel.texts]
+        # the existing panels are all still there: nodes, joints, base status (+ its twin)
+        titles = [ax.get_title(loc="left") for ax in fig.axes]
+        assert titles[0] == "nodes" and titles[1].startswith("joints")
+        assert any(t.startswith("base: navigation status") for t in titles)
+    finally:
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)
+
+
+def test_the_timeline_says_when_the_run_has_no_base_pose(tmp_path: Path) -> None:
+    """An Atom whose ``AMRState_.position`` was never finite: the path panel says so."""
+    from executive.operator.timeline import NO_POSE, base_path, draw, figure, load
+
+    nan = float("nan")
+    data = load(_base_run(tmp_path, "lost", [(nan, nan, nan), (nan, 0.0, 0.0)]))
+    assert data.base and base_path(data) == []
+    fig = figure(data)
+    try:
+        assert [t.get_text() for t in fig.axes[-1].texts] == [NO_POSE]
+    finally:
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)
+    _pixels(draw(data, tmp_path / "lost.png"))

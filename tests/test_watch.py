@@ -4,7 +4,10 @@
 from __future__ import annotations
 
 import io
+import json
 import re
+import time
+from dataclasses import replace
 from types import SimpleNamespace
 from typing import Any
 
@@ -12,6 +15,7 @@ import pytest
 
 from executive.operator import watch
 from executive.operator.watch import Progress, Tracker, frame, plain, progress_of
+from executive.robots.ports import Stamped
 
 HOSTILE = "\x1b[2J\x1b[Hstate: IDLE\nsafety: CLEAR\x07[red]x[/red]"
 
@@ -262,3 +266,53 @@ def test_elapsed_freezes_at_the_watchs_own_stale_limit() -> None:
     assert lines_of(plain(frame(status(1), tracker, 12.5, stale_after=2.0)))["Drive to tag 3"] == (
         "≥ 0.0 s"
     )
+
+
+def _document_with_base(position: tuple[float, float, float] | None) -> str:
+    """A status document as the service builds it (``status_document``), whose base is
+    the Atom adapter's snapshot of a decoded ``AMRState_`` at ``position`` (None: a
+    robot whose snapshot has no base at all)."""
+    from executive.service.status import status_document
+    from tests.test_status_document import amr_base, executive
+
+    ex, adapter = executive()
+    now = time.monotonic()
+    base = None if position is None else amr_base(now, position)
+    adapter.snap = replace(adapter.snap, base=base, battery=Stamped(87.0, now))
+    ex.tick()
+    return json.dumps(status_document(ex), allow_nan=False)
+
+
+def test_the_robot_line_shows_the_base_pose_from_the_status_document() -> None:
+    s = status(document=_document_with_base((1.25, -0.5, 1.5)))
+    tracker = Tracker()
+    tracker.arrived(s, 0.0)
+    text = plain(frame(s, tracker, 0.5))
+    [line] = [x for x in text.splitlines() if x.startswith("robot: ")]
+    assert line == "robot: base COMPLETED at x +1.25 y -0.50 m yaw +86° · battery 87 %", line
+    # the same from the document itself (status --json's), not a DDS sample
+    doc = json.loads(s.document)
+    assert watch.robot_line(doc) is not None and watch.robot_line(doc).plain == line
+
+
+def test_the_robot_line_without_a_pose_and_without_a_document() -> None:
+    nan = float("nan")
+    s = status(document=_document_with_base((nan, 0.0, 0.0)))
+    line = watch.robot_line(s)
+    assert line is not None and line.plain == "robot: base COMPLETED no pose · battery 87 %"
+    no_base = watch.robot_line(status(document=_document_with_base(None)))
+    assert no_base is not None and no_base.plain == "robot: battery 87 %"
+    assert watch.robot_line(status()) is None  # an older executive: no document, no line
+    assert watch.robot_line(status(document="{not json")) is None
+
+
+def test_a_short_terminal_drops_the_robot_line_before_the_tree() -> None:
+    tree = [node("Atom", "RUNNING", 0, "Sequence")]
+    tree += [node(f"Atom/step {i}", "SUCCESS", 1) for i in range(20)]
+    s = status(tree=tree, document=_document_with_base((0.0, 0.0, 0.0)))
+    tracker = Tracker()
+    tracker.arrived(s, 0.0)
+    tall = plain(frame(s, tracker, 0.5, height=40))
+    assert "robot: base COMPLETED at x +0.00 y +0.00 m yaw +0°" in tall
+    short = frame(s, tracker, 0.5, height=14)
+    assert len(short) == 14 and "robot: " not in plain(short)

@@ -7,7 +7,10 @@ From the run's MCAP file (``executive.records.mcaprecord``), top to bottom on on
   failure), indented by depth;
 - joint targets (dashed) against measured positions (solid) for the joints the run moved
   most, so a lag, an overshoot or a hold shows at a glance;
-- the base: navigation status as steps, and its position;
+- the base: navigation status as steps, and its position (x, y) over time;
+- the base's path seen from above (x against y, start and end marked) in a small panel
+  of its own below, or "no base pose reported" when the run's ``/robot/base`` carried
+  none (a robot without a base, or one that reports no odometry);
 - safety: every latch (red line, with its causes) and every state change (grey), drawn
   across all panels, and the time any e-stop flag was set shaded.
 
@@ -39,6 +42,9 @@ MOVED_RAD = 0.02  # a joint whose target moved less than this is not worth a lin
 STATUS_COLOURS = {"RUNNING": "#f0ad4e", "SUCCESS": "#5cb85c", "FAILURE": "#d9534f"}
 SLOT = "/Mission Slot/"  # the mission's nodes are below it
 GONE = "GONE"  # a node no longer in the tree (its run ended and it was pruned)
+NO_POSE = "no base pose reported"
+PATH_PANEL_IN = 2.6  # the base path panel's height, inches (it is about square)
+PATH_COLUMNS = 5  # the path takes one of these columns of the figure's width
 
 
 class TimelineError(ValueError):
@@ -254,8 +260,26 @@ def _moved_joints(data: RunData) -> list[str]:
     return [name for _, name in sorted(spans, reverse=True)[:MAX_JOINTS]]
 
 
+def base_path(data: RunData) -> list[tuple[float, float]]:
+    """The base's (x, y) in the order the run reported them, samples without a pose left
+    out (a robot that reports none gives an empty path)."""
+    return [(x, y) for _, _, x, y in data.base if x is not None and y is not None]
+
+
 def draw(data: RunData, out: Path) -> Path:
     """Draw ``data`` as a PNG at ``out``; the path written."""
+    import matplotlib.pyplot as plt
+
+    fig = figure(data)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+    return out
+
+
+def figure(data: RunData) -> Any:
+    """The timeline of ``data`` as a matplotlib ``Figure`` (the caller closes it): the
+    time panels top to bottom (``fig.axes[0]`` the nodes), then the base's path."""
     import matplotlib
 
     matplotlib.use("Agg")  # files only: no display, whatever the environment says
@@ -264,14 +288,21 @@ def draw(data: RunData, out: Path) -> Path:
     order = data.node_order[:MAX_NODES]
     node_h = max(1.6, 0.28 * len(order) + 0.6)
     heights = [node_h, 3.0, 1.8] if data.has_robot else [node_h]
-    fig, axes = plt.subplots(
-        len(heights),
-        1,
-        figsize=(14, sum(heights) + 1.2),
-        sharex=True,
-        gridspec_kw={"height_ratios": heights},
-        squeeze=False,
+    # the time panels share one axis, full width; the base's path (metres on both axes,
+    # not time) is a small square panel in a row of its own below them
+    path_h = PATH_PANEL_IN if data.has_robot else 0.0
+    fig = plt.figure(figsize=(14, sum(heights) + path_h + 1.2))
+    grid = fig.add_gridspec(
+        len(heights) + (1 if path_h else 0),
+        PATH_COLUMNS,
+        height_ratios=heights + ([path_h] if path_h else []),
     )
+    axes: list[list[Any]] = []
+    for i in range(len(heights)):
+        share = axes[0][0] if axes else None
+        axes.append([fig.add_subplot(grid[i, :], sharex=share)])
+    for row in axes[:-1]:
+        row[0].tick_params(labelbottom=False)  # one time scale, at the bottom
     ax_nodes = axes[0][0]
     result = data.result
     fig.suptitle(
@@ -286,6 +317,7 @@ def draw(data: RunData, out: Path) -> Path:
     if data.has_robot:
         _draw_joints(axes[1][0], data)
         _draw_base(axes[2][0], data)
+        _draw_path(fig.add_subplot(grid[-1, 0]), data)
     else:
         ax_nodes.text(
             0.99,
@@ -302,10 +334,7 @@ def draw(data: RunData, out: Path) -> Path:
     start = min([0.0] + [points[0][0] for points in data.measured.values() if points])
     axes[-1][0].set_xlim(start, max(data.end, start + 1.0))  # the pre-roll is before 0
     fig.tight_layout()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=100)
-    plt.close(fig)
-    return out
+    return fig
 
 
 def _draw_nodes(ax: Any, data: RunData, order: list[tuple[str, int]]) -> None:
@@ -384,6 +413,43 @@ def _draw_base(ax: Any, data: RunData) -> None:
     twin.plot(ts, [y for *_, y in data.base], color="grey", lw=0.8, ls=":", label="y")
     twin.set_ylabel("m", fontsize=8)
     twin.legend(loc="upper right", fontsize=7)
+
+
+def _draw_path(ax: Any, data: RunData) -> None:
+    """The base's path from above: x against y in metres, equal scales, start and end
+    marked; or, when no ``/robot/base`` sample carried a pose, that said in the panel."""
+    ax.set_title("base path (from above)", loc="left", fontsize=9)
+    points = base_path(data)
+    if not points:
+        ax.text(
+            0.5,
+            0.5,
+            NO_POSE,
+            transform=ax.transAxes,
+            ha="center",
+            va="center",
+            fontsize=8,
+            color="grey",
+        )
+        ax.set_xticks([])
+        ax.set_yticks([])
+        return
+    xs, ys = [x for x, _ in points], [y for _, y in points]
+    ax.plot(xs, ys, "-", color="#337ab7", lw=1.4)
+    ax.plot(xs[:1], ys[:1], "o", color="#5cb85c", ms=5, label="start")
+    ax.plot(xs[-1:], ys[-1:], "s", color="#d9534f", ms=5, label="end")
+    ax.set_aspect("equal", adjustable="datalim")
+    # a base that stood still is a point: give the axes a metre around it
+    span = max(max(xs) - min(xs), max(ys) - min(ys))
+    if span < 1.0:
+        cx, cy = (max(xs) + min(xs)) / 2, (max(ys) + min(ys)) / 2
+        ax.set_xlim(cx - 0.5, cx + 0.5)
+        ax.set_ylim(cy - 0.5, cy + 0.5)
+    ax.set_xlabel("x (m)", fontsize=8)
+    ax.set_ylabel("y (m)", fontsize=8)
+    ax.tick_params(labelsize=7)
+    ax.legend(loc="best", fontsize=6)
+    ax.grid(alpha=0.3)
 
 
 def _draw_events(ax: Any, data: RunData) -> None:

@@ -10,6 +10,11 @@ says changes):
   labelled as what the executive last said. A kill -9, a hung host, a cut cable: the
   view says so within seconds instead of showing IDLE / CLEAR forever;
 - state, mission, run, safety and what keeps a start refused (as ``status`` prints it);
+- the robot line, from the status document's telemetry (``telemetry``): the base's
+  navigation status and pose (x, y in m, yaw in degrees; ``no pose`` for a robot that
+  reports none) and the battery, when the document carries them and the terminal has
+  room (the tree keeps ``MIN_TREE_ROWS`` first). It changes with every sample while the
+  base moves, so, like the ages, it does not by itself print a new plain frame;
 - the tree, one node a line, with the time each RUNNING node has been running (from the
   sample in which this watch first saw it running; ``≥`` when it was already running
   when the watch began, or after a gap), how long finished nodes took, and a progress
@@ -29,6 +34,7 @@ versioned document; new fields (per-node progress, elapsed) are used when presen
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import sys
@@ -48,6 +54,7 @@ REFRESH = 0.25  # s between redraws (ages and elapsed times tick)
 BAR_WIDTH = 20
 MAX_DEPTH_SHOWN = 32  # indent levels drawn; a deeper (forged) depth is drawn at this one
 INDENT = "  "
+MIN_TREE_ROWS = 8  # a short terminal drops the robot line before the tree gets fewer rows
 
 SYMBOLS = {"RUNNING": "●", "SUCCESS": "✓", "FAILURE": "✗", "INVALID": "·"}
 STYLES = {"RUNNING": "bold cyan", "SUCCESS": "green", "FAILURE": "red", "INVALID": "dim"}
@@ -278,6 +285,56 @@ def summary_lines(status: Any) -> list[Text]:
     return out
 
 
+def telemetry(status: Any) -> Mapping[str, Any] | None:
+    """The robot telemetry a status carries: a JSON document's ``telemetry``, or that of
+    the document in a ``Status_``'s ``document``; None when there is none (an older
+    executive, or a document that is not one)."""
+    found = _get(status, "telemetry", None)
+    if isinstance(found, Mapping):
+        return found
+    text = _get(status, "document", None)
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        document = json.loads(text)
+    except ValueError:
+        return None
+    found = document.get("telemetry") if isinstance(document, dict) else None
+    return found if isinstance(found, Mapping) else None
+
+
+def robot_line(status: Any) -> Text | None:
+    """``robot: base RUNNING at x +1.20 y -0.40 m yaw +90° · battery 87 %``: what the
+    telemetry holds of these, or None when it holds none of them."""
+    t = telemetry(status)
+    if t is None:
+        return None
+    parts = []
+    base = t.get("base")
+    if isinstance(base, Mapping):
+        pose = base.get("pose")
+        x, y, yaw = (
+            (_number(pose.get(k)) for k in ("x", "y", "yaw"))
+            if isinstance(pose, Mapping)
+            else (None, None, None)
+        )
+        where = "no pose"
+        if x is not None and y is not None:
+            where = f"at x {x:+.2f} y {y:+.2f} m"
+            if yaw is not None:
+                where += f" yaw {math.degrees(yaw):+.0f}°"
+        parts.append(f"base {printable(str(base.get('status', '?')))} {where}")
+    battery = t.get("battery")
+    percent = _number(battery.get("percent")) if isinstance(battery, Mapping) else None
+    if percent is not None:
+        parts.append(f"battery {percent:.0f} %")
+    if not parts:
+        return None
+    line = Text("robot: ")
+    line.append(" · ".join(parts))
+    return line
+
+
 def tree_lines(status: Any, tracker: Tracker, now: float) -> list[tuple[Text, str]]:
     """One line per node, with the node's status: its mark and name indented by depth,
     then (aligned) its elapsed time or time taken, progress and feedback."""
@@ -392,9 +449,15 @@ def frame(
     """Everything the watch shows for ``status`` at ``now``, one ``Text`` a line; in
     ``height`` lines when given (the tree is what gives way)."""
     stale = tracker.age(now) > stale_after
-    top = [*header(status, tracker, now, stale_after), *summary_lines(status), Text("")]
+    top = [*header(status, tracker, now, stale_after), *summary_lines(status)]
     bottom = [Text(""), *legend()]
     rows = tree_lines(status, tracker, now)
+    robot = robot_line(status)
+    if robot is not None and (
+        height is None or height - len(top) - 2 - len(bottom) >= min(len(rows), MIN_TREE_ROWS)
+    ):
+        top.append(robot)
+    top.append(Text(""))
     room = len(rows) if height is None else max(1, height - len(top) - len(bottom))
     tree = fit(rows, room)
     if stale:
