@@ -77,8 +77,8 @@ from bench.fault_tools import (  # noqa: E402
     wait_record_flushed,
 )
 from executive.harness.stack import LogTail, Stack, log_time, running_stack  # noqa: E402
-from executive.robots.atom.sim.faults import parse_fault  # noqa: E402
 from executive.robots.profile import load_profile  # noqa: E402
+from executive.robots.simkit.faults import parse_fault  # noqa: E402
 from executive.service import faultpoints  # noqa: E402
 from executive.service.requests import MAX_FIELD, REPLY_TOPIC, REQUEST_QOS, Code  # noqa: E402
 from executive.service.status import STATUS_TOPIC  # noqa: E402

@@ -8,6 +8,7 @@ import pytest
 from executive.robots.adam.interface import AdamInterface
 from executive.robots.adam.sim import faults
 from executive.robots.adam.sim.wire import BodyWire
+from executive.robots.simkit.faults import FaultError, FaultSpec
 
 
 @pytest.mark.parametrize("variant", ["sdk-1.2", "seed"])
@@ -54,22 +55,20 @@ def test_commands_decode_or_name_their_length(variant: str) -> None:
 
 def test_fault_specs_are_the_adams() -> None:
     joints = ["left_knee", "left_elbow"]
-    spec = faults.validate(
-        faults.FaultSpec("servo-error", "left_elbow"), joints=joints, battery=True
-    )
+    spec = faults.validate(FaultSpec("servo-error", "left_elbow"), joints=joints, battery=True)
     assert spec.value == 1.0
-    drop = faults.FaultSpec("state-dropout", "rt/handstate")
+    drop = FaultSpec("state-dropout", "rt/handstate")
     assert faults.validate(drop, joints=joints, battery=False).target == "hand_state"
-    with pytest.raises(faults.FaultError, match="no estop-soft on DDS"):
-        faults.validate(faults.FaultSpec("estop-soft"), joints=joints, battery=True)
-    with pytest.raises(faults.FaultError, match="body joint"):
-        faults.validate(faults.FaultSpec("servo-error", "nose"), joints=joints, battery=True)
-    with pytest.raises(faults.FaultError, match="sdk-1.2"):
-        faults.validate(faults.FaultSpec("battery-level", value=5), joints=joints, battery=False)
+    with pytest.raises(FaultError, match="no estop-soft on DDS"):
+        faults.validate(FaultSpec("estop-soft"), joints=joints, battery=True)
+    with pytest.raises(FaultError, match="body joint"):
+        faults.validate(FaultSpec("servo-error", "nose"), joints=joints, battery=True)
+    with pytest.raises(FaultError, match="sdk-1.2"):
+        faults.validate(FaultSpec("battery-level", value=5), joints=joints, battery=False)
     assert faults.parse_line("  # a comment") is None
     assert faults.parse_line("clear servo-error:left_knee") == (
         "clear",
-        faults.FaultSpec("servo-error", "left_knee"),
+        FaultSpec("servo-error", "left_knee"),
     )
     action, parsed = faults.parse_line("set dropout:low_state@2") or ("", None)
-    assert action == "set" and parsed == faults.FaultSpec("state-dropout", "low_state", 0.0, 2.0)
+    assert action == "set" and parsed == FaultSpec("state-dropout", "low_state", 0.0, 2.0)

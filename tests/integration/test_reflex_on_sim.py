@@ -17,7 +17,8 @@ import pytest
 
 from executive import reflex
 from executive.core.tree import ExecState
-from executive.robots.atom.sim.record import Recording, StreamCommand
+from executive.robots.atom.sim.record import Recording
+from executive.robots.simkit.record import StreamCommand
 from executive.service import faultpoints
 from tests.integration.conftest import Live
 from tests.integration.test_delivery import active, wait_for

@@ -12,19 +12,20 @@ from executive.robots.atom import gamepad as remote
 from executive.robots.atom.interface import Interface
 from executive.robots.atom.sim import cli
 from executive.robots.atom.sim.amr import AmrSim, TagMap, TagMapError
-from executive.robots.atom.sim.faults import (
+from executive.robots.atom.sim.faults import validate
+from executive.robots.atom.sim.record import Recording
+from executive.robots.atom.sim.servos import axis_targets, node_joint, node_names
+from executive.robots.profile import load_profile
+from executive.robots.simkit.faults import (
     FaultBook,
     FaultError,
     FaultSpec,
     canonical_kind,
     parse_fault,
-    validate,
 )
-from executive.robots.atom.sim.joints import JointGroup, Verdict, command_floats
-from executive.robots.atom.sim.record import Recorder, Recording
-from executive.robots.atom.sim.scheduler import Scheduler
-from executive.robots.atom.sim.servos import axis_targets, node_joint, node_names
-from executive.robots.profile import load_profile
+from executive.robots.simkit.joints import JointGroup, Verdict, command_floats
+from executive.robots.simkit.record import Recorder
+from executive.robots.simkit.scheduler import Scheduler
 from executive.wire.codec import Codec
 
 PROFILE = load_profile()

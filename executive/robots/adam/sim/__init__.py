@@ -6,8 +6,8 @@ make it misbehave with ``--fault``, ``--stdin-faults`` or ``AdamSimClient``
 (``client``); check what it received with ``Recording`` (``record``).
 
 Modules: ``node`` (the DDS node and the robot's rules), ``wire`` (LowCmd_/LowState_ as
-numpy records for the profile's N), ``faults`` (the Adam's fault kinds in the simulated
-Atom's syntax), ``topics`` (the sim's own status and fault topics), ``record``, ``client``,
-``cli``. The joint model, scheduler, battery and recorder are the simulated Atom's
-(``executive.robots.atom.sim``).
+numpy records for the profile's N), ``faults`` (the Adam's fault kinds), ``topics`` (the
+sim's own status and fault topics), ``record``, ``client``, ``cli``. The rest (joint model,
+scheduler, battery, recorder, fault syntax, fault requests and status, the client, the
+common CLI options) is the simulator kit's (``executive.robots.simkit``).
 """

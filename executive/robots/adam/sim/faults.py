@@ -1,8 +1,8 @@
-"""Faults the simulated Adam can be told to have: the Atom sim's syntax, the Adam's kinds.
+"""Faults the simulated Adam can be told to have: the kit's syntax, the Adam's kinds.
 
-Specs, parsing and the book of active faults are the simulated Atom's
-(``executive.robots.atom.sim.faults``: ``KIND[:TARGET][=VALUE][@SECONDS]``); what an Adam can have is
-narrower, because its DDS interface reports less (robots.md 1.3):
+Specs, parsing and the book of active faults are the kit's (``executive.robots.simkit.faults``:
+``KIND[:TARGET][=VALUE][@SECONDS]``); what an Adam can have is narrower than what the
+simulated Atom can, because its DDS interface reports less (robots.md 1.3):
 
 - ``servo-error:JOINT[=CODE]``: ``MotorState_.state`` of that joint reads CODE (default 1)
   and the joint stops where it is, until cleared.
@@ -21,14 +21,12 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from executive.robots.atom.sim.faults import (
-    KINDS as KIND_NAMES,  # CLI name -> FaultKind member name
-)
-from executive.robots.atom.sim.faults import (
+from executive.robots.simkit.faults import (
     FaultBook,
     FaultError,
     FaultSpec,
     canonical_kind,
+    parse_clear,
     parse_fault,
 )
 
@@ -116,8 +114,7 @@ def parse_line(line: str) -> tuple[str, FaultSpec] | None:
     if word == "clear":
         if not rest:
             raise FaultError("clear needs KIND[:TARGET]")
-        kind, _, target = rest.partition("=")[0].partition("@")[0].partition(":")
-        return "clear", FaultSpec(canonical_kind(kind), target.strip())
+        return "clear", parse_clear(rest)
     if word == "set":
         if not rest:
             raise FaultError("set needs a fault spec")
@@ -133,12 +130,7 @@ def servo_codes(book: FaultBook) -> Mapping[str, int]:
 __all__ = [
     "HELP",
     "KINDS",
-    "KIND_NAMES",
     "STATE_TOPICS",
-    "FaultBook",
-    "FaultError",
-    "FaultSpec",
-    "canonical_kind",
     "normalise_target",
     "parse_line",
     "servo_codes",

@@ -1,10 +1,10 @@
 """The simulated Adam's own DDS topics (not the robot's): fault injection and status.
 
-Faults arrive as the simulated Atom's ``Fault_`` (idl/atom_executive/sim_fault.idl) on
-``adam_sim/fault``: its kinds already name what an Adam can have (SERVO_ERROR,
-STATE_DROPOUT, BATTERY_LEVEL), and one client syntax serves both sims. The status differs
-(the Adam's commands are rejected for reasons the Atom's are not: a wrong motor count, a
-disabled motor), so it is its own type, ``AdamStatus_``, declared here in Python: it exists
+Faults arrive as the kit's ``Fault_`` (``executive.robots.simkit.topics``,
+idl/atom_executive/sim_fault.idl) on ``adam_sim/fault``: its kinds already name what an
+Adam can have (SERVO_ERROR, STATE_DROPOUT, BATTERY_LEVEL), and one client syntax serves
+every sim. The status differs (the Adam's commands are rejected for reasons the Atom's
+are not: a wrong motor count, a disabled motor), so it is its own type, ``AdamStatus_``, declared here in Python: it exists
 only between the sim and its clients, and ``cyclonedds subscribe adam_sim/status`` still
 reads it through type discovery.
 """
@@ -16,13 +16,10 @@ import cyclonedds.idl.annotations as annotate
 import cyclonedds.idl.types as t
 from cyclonedds import idl
 
-from executive.robots.atom.sim.topics import FAULT_QOS, STATUS_QOS
-from executive.robots.atom.sim.topics import types as atom_sim
+from executive.robots.simkit.topics import FAULT_QOS, STATUS_QOS, ActiveFault_, Fault_
 
 FAULT_TOPIC = "adam_sim/fault"
 STATUS_TOPIC = "adam_sim/status"
-Fault_ = atom_sim.Fault_
-ActiveFault_ = atom_sim.ActiveFault_
 
 
 @dataclass

@@ -29,7 +29,7 @@ import numpy.typing as npt
 from cyclonedds import idl
 
 from executive.robots.adam.interface import AdamInterface
-from executive.robots.atom.sim.joints import command_floats
+from executive.robots.simkit.joints import command_floats
 from executive.wire.codec import HEADER, Codec, DecodeError, Record
 
 _CDR_LE = b"\x00\x01"

@@ -5,8 +5,9 @@ robot; make it misbehave with ``SimClient`` (``executive.robots.atom.sim.client`
 ``atom-executive sim fault``; check what it received with ``Recording``
 (``executive.robots.atom.sim.record``).
 
-Modules: ``node`` (the DDS node and the firmware's rules), ``joints``, ``amr``,
-``battery``, ``servos`` (the robot model), ``faults`` (fault specs and the active set),
-``scheduler`` (one thread, many rates), ``record`` (command record and its reader),
-``topics`` (the sim's own DDS topics), ``client``, ``config``, ``cli``.
+Modules: ``node`` (the DDS node and the firmware's rules), ``amr``, ``servos`` (the robot
+model beyond joints and battery), ``faults`` (what an Atom can have), ``record`` (its
+stream topics), ``topics`` (the sim's own DDS topics), ``client``, ``config``, ``cli``. The
+rest (joint model, scheduler, battery, recorder, fault syntax, fault requests and status,
+the client, the common CLI options) is the simulator kit's (``executive.robots.simkit``).
 """

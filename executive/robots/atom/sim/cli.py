@@ -16,56 +16,25 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
-import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from types import FrameType
 from typing import Any
-
-import structlog
 
 from executive.robots.atom.interface import DEFAULT_PRESET, PRESETS, VariantError
 from executive.robots.atom.sim.faults import HELP as FAULT_HELP
-from executive.robots.atom.sim.faults import FaultError, FaultSpec, canonical_kind, parse_fault
 from executive.robots.profile import STATE_TOPICS, ProfileError, builtin_profiles
+from executive.robots.simkit import cli as kit
+from executive.robots.simkit.faults import FaultError, parse_clear, parse_fault
 from executive.wire import dds
 
-log = structlog.get_logger(__name__)
 # --help shows the module docstring (with its examples), without the reST quoting.
 DESCRIPTION = (__doc__ or "").replace("``", "")
 
 
-def _rate(text: str) -> tuple[str, float]:
-    topic, sep, hz = text.partition("=")
-    if not sep:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected TOPIC=HZ, e.g. upper_state=250")
-    try:
-        return topic.strip(), float(hz)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: {hz!r} is not a number of Hz") from None
-
-
-def _fault(text: str) -> FaultSpec:
-    try:
-        return parse_fault(text)
-    except FaultError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-
-
-def _add_domain(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--domain",
-        type=int,
-        default=None,
-        help=f"DDS domain id (default: ${dds.DOMAIN_ENV} or 0)",
-    )
-
-
 def configure(p: argparse.ArgumentParser) -> None:
     """Add the sim's options and its ``fault``/``status`` subcommands to ``p``."""
-    _add_domain(p)
+    kit.add_domain(p)
     p.add_argument(
         "--interface",
         default=DEFAULT_PRESET,
@@ -78,27 +47,11 @@ def configure(p: argparse.ArgumentParser) -> None:
         default="atom-sdk",
         help=f"robot profile: {', '.join(builtin_profiles())} or a path (default atom-sdk)",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
-    p.add_argument(
-        "--rate",
-        type=_rate,
-        action="append",
-        default=[],
-        metavar="TOPIC=HZ",
-        help=f"override a state rate; topics {', '.join(STATE_TOPICS)} (default: the profile's)",
-    )
+    kit.add_seed_rate(p, what="TOPIC", example="upper_state=250", names=STATE_TOPICS)
     p.add_argument(
         "--fsm", default="zero_torque", help="FSM state at start, name or id (default zero_torque)"
     )
-    p.add_argument(
-        "--noise", type=float, default=0.0, help="joint measurement noise, rad std (default 0)"
-    )
-    p.add_argument(
-        "--joint-speed-scale",
-        type=float,
-        default=2.0,
-        help="joint speed limit as a multiple of the profile's velocity cap (default 2)",
-    )
+    kit.add_joint_args(p)
     p.add_argument(
         "--amr-speed", type=float, default=1.0, help="AMR driving speed, m/s (default 1.0)"
     )
@@ -112,34 +65,9 @@ def configure(p: argparse.ArgumentParser) -> None:
         help="AMR tag map YAML: tags: {ID: {x: X, y: Y}}, optional start: {x, y, yaw}, "
         "charger: ID (default: five tags on a 2 m x 1.5 m rectangle, 1 at the origin)",
     )
-    p.add_argument("--battery", type=float, default=85.0, help="battery %% at start (default 85)")
-    p.add_argument(
-        "--battery-drain",
-        type=float,
-        default=0.5,
-        help="battery drain, %% per minute (default 0.5)",
-    )
-    p.add_argument(
-        "--fault",
-        type=_fault,
-        action="append",
-        default=[],
-        metavar="SPEC",
-        help="a fault active from start (repeatable); see 'atom-executive sim fault --help'",
-    )
-    p.add_argument(
-        "--record",
-        type=Path,
-        default=None,
-        metavar="PATH",
-        help="write every command received as JSON lines (see executive/robots/atom/sim/record.py)",
-    )
-    p.add_argument(
-        "--log-level",
-        default="info",
-        choices=["debug", "info", "warning", "error"],
-        help="log level of the JSON log on stderr (default info)",
-    )
+    kit.add_battery_args(p)
+    kit.add_fault_arg(p, see="'atom-executive sim fault --help'")
+    kit.add_output_args(p, record="executive/robots/simkit/record.py")
     p.set_defaults(handler=run)
 
     sub = p.add_subparsers(dest="sim_command", metavar="{fault,status}")
@@ -150,7 +78,7 @@ def configure(p: argparse.ArgumentParser) -> None:
         epilog=FAULT_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    _add_domain_sub(f)
+    kit.add_domain(f, sub=True)
     f.add_argument("specs", nargs="*", metavar="SPEC", help="fault specs (see below)")
     mode = f.add_mutually_exclusive_group()
     mode.add_argument("--clear", action="store_true", help="clear the given faults instead")
@@ -160,19 +88,9 @@ def configure(p: argparse.ArgumentParser) -> None:
     )
     f.set_defaults(handler=fault_cmd)
     s = sub.add_parser("status", help="print a running sim's status as JSON")
-    _add_domain_sub(s)
+    kit.add_domain(s, sub=True)
     s.add_argument("--timeout", type=float, default=10.0, help="seconds to wait (default 10)")
     s.set_defaults(handler=status_cmd)
-
-
-def _add_domain_sub(p: argparse.ArgumentParser) -> None:
-    # SUPPRESS: a subcommand's default must not overwrite `sim --domain N fault ...`.
-    p.add_argument(
-        "--domain",
-        type=int,
-        default=argparse.SUPPRESS,
-        help=f"DDS domain id (default: ${dds.DOMAIN_ENV} or 0)",
-    )
 
 
 def add_parser(sub: Any) -> None:
@@ -187,73 +105,35 @@ def add_parser(sub: Any) -> None:
     configure(p)
 
 
-def configure_logging(level: str = "info") -> None:
-    """JSON lines on stderr (stdout stays free for CLI output)."""
-    structlog.configure(
-        processors=[
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
-            structlog.processors.format_exc_info,
-            structlog.processors.JSONRenderer(),
-        ],
-        wrapper_class=structlog.make_filtering_bound_logger(
-            logging.getLevelNamesMapping()[level.upper()]
-        ),
-        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
-        cache_logger_on_first_use=True,
-    )
-
-
 def run(args: argparse.Namespace) -> int:
     """Run the sim until SIGINT or SIGTERM; 2 on a configuration error."""
     from executive.robots.atom.sim.amr import TagMapError
     from executive.robots.atom.sim.config import SimConfig
     from executive.robots.atom.sim.node import SimAtom
 
-    configure_logging(args.log_level)
+    kit.configure_logging(args.log_level)
     config = SimConfig(
-        profile=args.profile,
-        interface=args.interface,
-        seed=args.seed,
-        rates=dict(args.rate),
+        **kit.config_fields(args),
         fsm=args.fsm,
-        noise=args.noise,
-        speed_scale=args.joint_speed_scale,
         amr_speed=args.amr_speed,
         amr_turn_rate=args.amr_turn_rate,
         tags=args.tags,
-        battery=args.battery,
-        battery_drain=args.battery_drain,
-        faults=tuple(args.fault),
-        record=args.record,
     )
-    with dds.open_participant(args.domain) as participant:
-        try:
-            sim = SimAtom(participant, config)
+    return kit.serve(
+        args.domain,
+        lambda participant: SimAtom(participant, config),
         # a bad profile, variant, tag map, fault or rate; a record file it cannot write
-        except (ProfileError, VariantError, TagMapError, FaultError, ValueError, OSError) as e:
-            log.error("cannot start the simulated Atom", error=str(e))
-            print(f"atom-executive sim: {e}", file=sys.stderr)  # noqa: T201 - CLI output
-            return 2
-
-        def on_signal(signum: int, frame: FrameType | None) -> None:
-            log.info("stopping", signal=signal.Signals(signum).name)
-            sim.stop()
-
-        previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
-        try:
-            sim.run()
-        finally:
-            for s, handler in previous.items():
-                signal.signal(s, handler)
-            sim.close()
-    return 0
+        errors=(ProfileError, VariantError, TagMapError, FaultError, ValueError, OSError),
+        name="the simulated Atom",
+        prog="atom-executive sim",
+    )
 
 
 def fault_cmd(args: argparse.Namespace) -> int:
-    from executive.robots.atom.sim.client import FaultRejectedError, SimClient
+    from executive.robots.atom.sim.client import SimClient
+    from executive.robots.simkit.client import FaultRejectedError
 
-    configure_logging("warning")
+    kit.configure_logging("warning")
     if not args.clear_all and not args.specs:
         print("atom-executive sim fault: give a SPEC or --clear-all", file=sys.stderr)  # noqa: T201
         return 2
@@ -261,7 +141,7 @@ def fault_cmd(args: argparse.Namespace) -> int:
         specs = (
             []
             if args.clear_all
-            else [_clear_spec(s) if args.clear else parse_fault(s) for s in args.specs]
+            else [parse_clear(s) if args.clear else parse_fault(s) for s in args.specs]
         )
     except FaultError as e:
         print(f"atom-executive sim fault: {e}", file=sys.stderr)  # noqa: T201 - CLI output
@@ -281,16 +161,10 @@ def fault_cmd(args: argparse.Namespace) -> int:
     return 0
 
 
-def _clear_spec(text: str) -> FaultSpec:
-    """``KIND[:TARGET]`` for --clear (values and durations do not apply)."""
-    kind, _, target = text.partition("=")[0].partition("@")[0].partition(":")
-    return FaultSpec(canonical_kind(kind), target.strip())
-
-
 def status_cmd(args: argparse.Namespace) -> int:
     from executive.robots.atom.sim.client import SimClient
 
-    configure_logging("warning")
+    kit.configure_logging("warning")
     with dds.open_participant(args.domain) as participant:
         try:
             status = SimClient(participant, timeout=args.timeout).wait_ready()

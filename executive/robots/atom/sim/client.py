@@ -13,137 +13,28 @@ Used by tests, the demo and ``atom-executive sim fault``::
         sim.clear_all()
         sim.counters("upper")                        # {"received": ..., "out_of_range": ...}
 
-Each request carries an id; the client writes it until the sim's status lists the id as
-applied (or refused, then ``FaultRejectedError`` with the sim's reason), so a request
-written before DDS discovery has matched the sim's reader is not lost, and when
-``inject`` returns the fault is in effect.
+The requests, their resending and ``FaultRejectedError`` are the kit's
+(``executive.robots.simkit.client``); this names the Atom's topics and status.
 """
 
 from __future__ import annotations
 
-import itertools
-import random
-from collections.abc import Callable
-from typing import Any
-
-from cyclonedds.domain import DomainParticipant
-from cyclonedds.pub import DataWriter
-from cyclonedds.topic import Topic
-
-from executive.robots.atom.sim.faults import KINDS, FaultSpec, canonical_kind, parse_fault
-from executive.robots.atom.sim.topics import FAULT_QOS, FAULT_TOPIC, STATUS_QOS, STATUS_TOPIC, types
-from executive.wire.robot_io import LatestReader
-
-RESEND_EVERY = 0.25  # s
+from executive.robots.atom.sim.topics import FAULT_TOPIC, STATUS_TOPIC, types
+from executive.robots.simkit.client import Client, FaultRejectedError
 
 
-def _valid(sample: Any) -> bool:
-    """False for the InvalidSample a stock reader yields when the sim's writer goes away."""
-    return isinstance(sample, types.Status_)
+class SimClient(Client):
+    """Talks to the simulated Atom on ``participant``'s domain over its own topics.
+
+    ``status()`` is a ``Status_`` (idl/atom_executive/sim_status.idl); ``counters`` takes
+    ``upper``, ``lower`` or ``hands``.
+    """
+
+    robot = "Atom"
+    fault_topic = FAULT_TOPIC
+    status_topic = STATUS_TOPIC
+    status_type = types.Status_
+    clear_all_kind = "estop-soft"
 
 
-class FaultRejectedError(RuntimeError):
-    """The sim refused a fault request (an unknown axis, estop-di on three flags, ...)."""
-
-
-class SimClient:
-    """Talks to the simulated Atom on ``participant``'s domain over its own topics."""
-
-    def __init__(self, participant: DomainParticipant, *, timeout: float = 10.0) -> None:
-        self.timeout = timeout
-        self._writer: DataWriter[Any] = DataWriter(
-            participant, Topic(participant, FAULT_TOPIC, types.Fault_), qos=FAULT_QOS
-        )
-        self._status: LatestReader[Any] = LatestReader(
-            participant, Topic(participant, STATUS_TOPIC, types.Status_), STATUS_QOS
-        )
-        # Ids from a random start, so two clients on one domain do not collide.
-        self._ids = itertools.count(random.SystemRandom().randrange(1, 2**31))
-
-    def wait_ready(self, timeout: float | None = None) -> Any:
-        """The sim's first status (TimeoutError if no sim answers within ``timeout``)."""
-        status = self.wait_status(lambda s: True, timeout)
-        if status is None:
-            raise TimeoutError(f"no simulated Atom status on {STATUS_TOPIC}")
-        return status
-
-    def status(self) -> Any | None:
-        """The newest ``Status_`` (see idl/atom_executive/sim_status.idl), or None."""
-        stamped = self._status.latest
-        return stamped.sample if stamped is not None and _valid(stamped.sample) else None
-
-    def wait_status(
-        self, predicate: Callable[[Any], bool], timeout: float | None = None
-    ) -> Any | None:
-        """Block until a status satisfies ``predicate``; None on timeout."""
-        return self._status.wait_for(
-            lambda s: _valid(s) and predicate(s), self.timeout if timeout is None else timeout
-        )
-
-    def counters(self, stream: str) -> dict[str, int]:
-        """Joint-command counters of ``upper``, ``lower`` or ``hands`` from the newest status."""
-        status = self.status() or self.wait_ready()
-        c = getattr(status, stream)
-        return {name: int(getattr(c, name)) for name in c.__dataclass_fields__}
-
-    def active_faults(self) -> list[tuple[str, str, float]]:
-        """(kind, target, value) of every active fault, kinds as CLI names."""
-        status = self.status() or self.wait_ready()
-        return [(canonical_kind(f.kind.name), f.target, f.value) for f in status.faults]
-
-    def inject(
-        self,
-        kind: str,
-        target: str = "",
-        *,
-        value: float = 0.0,
-        duration: float = 0.0,
-        timeout: float | None = None,
-    ) -> None:
-        """Set a fault (``kind``: a CLI name such as ``estop-soft``; see faults.HELP)."""
-        self.request("set", FaultSpec(canonical_kind(kind), target, value, duration), timeout)
-
-    def inject_spec(self, spec: str, timeout: float | None = None) -> None:
-        """Set a fault given in the ``--fault`` syntax, e.g. ``dropout:upper_state@3``."""
-        self.request("set", parse_fault(spec), timeout)
-
-    def clear(self, kind: str, target: str = "", timeout: float | None = None) -> None:
-        """Clear a fault; an empty target clears every fault of that kind."""
-        self.request("clear", FaultSpec(canonical_kind(kind), target), timeout)
-
-    def clear_all(self, timeout: float | None = None) -> None:
-        self.request("clear_all", FaultSpec("estop-soft"), timeout)
-
-    def request(self, action: str, spec: FaultSpec, timeout: float | None = None) -> None:
-        """Send one request and wait until the sim applied it (or refused it)."""
-        actions = {"set": "FAULT_SET", "clear": "FAULT_CLEAR", "clear_all": "FAULT_CLEAR_ALL"}
-        rid = next(self._ids)
-        sample = types.Fault_(
-            request_id=rid,
-            action=types.FaultAction[actions[action]],
-            kind=types.FaultKind[KINDS[spec.kind]],
-            target=spec.target,
-            value=float(spec.value),
-            duration=float(spec.duration),
-        )
-
-        def handled(status: Any) -> bool:
-            return _valid(status) and (
-                rid in status.applied_requests or rid in status.rejected_requests
-            )
-
-        budget = self.timeout if timeout is None else timeout
-        waited = 0.0
-        status = None
-        while status is None and waited < budget:
-            self._writer.write(sample)
-            step = min(RESEND_EVERY, budget - waited)
-            status = self._status.wait_for(handled, step)
-            waited += step
-        if status is None:
-            raise TimeoutError(f"the simulated Atom did not acknowledge {action} {spec.describe()}")
-        if rid in status.rejected_requests:
-            reason = status.last_rejection
-            if reason.startswith(f"{rid}: "):
-                reason = reason[len(f"{rid}: ") :]
-            raise FaultRejectedError(f"{action} {spec.describe()}: {reason}")
+__all__ = ["FaultRejectedError", "SimClient"]

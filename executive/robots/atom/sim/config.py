@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from executive.robots.atom.interface import DEFAULT_PRESET
-from executive.robots.atom.sim.faults import FaultSpec
 from executive.robots.profile import DEFAULT_PROFILE
+from executive.robots.simkit.faults import FaultSpec
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,9 @@ topic has one numpy record whose fields are refreshed in place through views set
 and is written as raw bytes. Joint commands are read as raw bytes too. Stock
 cyclonedds-python (de)serialization would cost more than the quarter core the sim may use.
 
+Fault requests, the status, the record and the scheduler's life are the kit's
+(``executive.robots.simkit.node``); this module is the Atom.
+
 What the robot obeys (the firmware's rules as the seeds describe them):
 
 - FSM switches (``rt/set/fsm/id``) are taken at once, unless a REFUSE_FSM fault is set.
@@ -23,53 +26,44 @@ What the robot obeys (the firmware's rules as the seeds describe them):
   always; nothing while an EmergencyState_ flag is set (joints brake where they are).
 - a joint whose servo is in error (SERVO_ERROR fault) stops; ``rt/clear/errors`` clears
   the injected servo errors.
-- invalid joint commands are rejected whole and counted (see ``joints.py``).
+- invalid joint commands are rejected whole and counted (see ``executive.robots.simkit.joints``).
 - ``rt/remote/control`` (joystick walking) is recorded but moves nothing.
 - the operator's gamepad (``wireless_remote``) shows the BUTTON and STICK "faults".
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import time
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import structlog
-from cyclonedds._clayer import ddspy_take
-from cyclonedds.core import DDSException
 from cyclonedds.domain import DomainParticipant
 from cyclonedds.internal import InvalidSample
-from cyclonedds.pub import DataWriter
-from cyclonedds.sub import DataReader
-from cyclonedds.topic import Topic
 
 from executive.robots.atom import gamepad as remote
 from executive.robots.atom.interface import Interface, Variant
 from executive.robots.atom.sim.amr import AmrSim, TagMap
-from executive.robots.atom.sim.battery import Battery
 from executive.robots.atom.sim.config import SimConfig
 from executive.robots.atom.sim.faults import (
     ESTOP_FLAGS,
-    KINDS,
-    FaultBook,
-    FaultError,
-    FaultSpec,
-    canonical_kind,
     normalise_target,
     state_topic_key,
     validate,
 )
-from executive.robots.atom.sim.joints import JointGroup, StreamCounters, Verdict, command_floats
-from executive.robots.atom.sim.record import Recorder
-from executive.robots.atom.sim.scheduler import Scheduler
 from executive.robots.atom.sim.servos import MainNodes, axis_targets, node_joint
-from executive.robots.atom.sim.topics import FAULT_QOS, FAULT_TOPIC, STATUS_QOS, STATUS_TOPIC, types
+from executive.robots.atom.sim.topics import FAULT_TOPIC, STATUS_TOPIC, types
 from executive.robots.profile import STATE_TOPICS, RobotProfile, load_profile
-from executive.wire import dds
+from executive.robots.simkit.battery import Battery
+from executive.robots.simkit.faults import FaultSpec
+from executive.robots.simkit.joints import JointGroup, StreamCounters, Verdict, command_floats
+from executive.robots.simkit.node import RawReader, SimNode, state_rates
+from executive.robots.simkit.scheduler import Scheduler
 from executive.wire.codec import Codec, Record, raw_write
 from executive.wire.robot_io import TOPICS, RobotIO, Side
 
@@ -82,7 +76,6 @@ STREAMS: dict[str, tuple[str, str, str, str]] = {
     "hands": ("hands_cmd", "hands_state", "hands", "hands"),
 }
 EVENT_TOPICS = ("set_fsm_id", "switch_upper_control", "clear_errors", "amr_cmd", "remote_control")
-_RECENT_REQUESTS = 32
 
 
 class _JointStateView:
@@ -170,7 +163,7 @@ class _StateTopic:
         self.published += 1
 
 
-class _StreamReader:
+class _StreamReader(RawReader):
     """A joint command topic read by polling, as raw bytes through the codec."""
 
     def __init__(
@@ -178,28 +171,17 @@ class _StreamReader:
     ) -> None:
         spec = TOPICS[key]
         idl_type = getattr(interface, spec.type_name)
-        # The QoS RobotIO gives every reader of a controller-written topic.
-        self.reader: DataReader[Any] = DataReader(
-            participant, Topic(participant, spec.name, idl_type), qos=dds.EVENT_READER_QOS
-        )
+        super().__init__(participant, spec.name, idl_type)
         self.codec = Codec(idl_type)
         self.field = field
-        self.name = spec.name
 
-    def take(self, n: int = 64) -> list[tuple[Any, int]]:
+    def commands(self) -> list[tuple[Any, int]]:
         """(q dq tau kp kd matrix, source timestamp ns) of each new sample, oldest first."""
-        ret = ddspy_take(self.reader._ref, n)
-        if isinstance(ret, int):
-            raise DDSException(ret, f"take on {self.name}")
         decode, field = self.codec.decode, self.field
-        return [
-            (command_floats(decode(data)[field]), info.source_timestamp)
-            for data, info in ret
-            if info.valid_data
-        ]
+        return [(command_floats(decode(data)[field]), ts) for data, ts in self.take()]
 
 
-class SimAtom:
+class SimAtom(SimNode):
     """The simulated robot on one participant. ``run()`` blocks until ``stop()``."""
 
     def __init__(
@@ -208,12 +190,11 @@ class SimAtom:
         config: SimConfig | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        super().__init__(clock)
         self.config = cfg = config or SimConfig()
-        self.clock = clock
-        self.started = clock()
         self.profile: RobotProfile = load_profile(cfg.profile)
         self.interface = Interface(Variant.parse(cfg.interface))
-        self.rates = self._rates(cfg.rates)
+        self.rates = state_rates(self.profile.state_hz, cfg.rates, state_topic_key)
         stream_keys = {spec[0] for spec in STREAMS.values()}
         self.io = RobotIO(
             participant,
@@ -221,10 +202,13 @@ class SimAtom:
             side=Side.ROBOT,
             topics={k: v for k, v in TOPICS.items() if k not in stream_keys},
         )
-        self._streams = {
-            name: _StreamReader(participant, self.interface, spec[0], spec[2])
+        self._streams = [
+            (
+                _StreamReader(participant, self.interface, spec[0], spec[2]).commands,
+                functools.partial(self._on_joint_command, name),
+            )
             for name, spec in STREAMS.items()
-        }
+        ]
         seq = np.random.SeedSequence(cfg.seed)
         rngs = [np.random.default_rng(s) for s in seq.spawn(len(STREAMS))]
         self.groups = {
@@ -248,17 +232,12 @@ class SimAtom:
             turn_rate=cfg.amr_turn_rate,
         )
         self.battery = Battery(level=cfg.battery, drain_per_min=cfg.battery_drain)
-        self.faults = FaultBook()
         self._axes = axis_targets()
         self._four_flags = "di_emergency_triggered" in (
             self.io.codec("emergency_state").dtype.names or ()
         )
         self._permitted = dict.fromkeys(STREAMS, False)
         self._inbox: deque[tuple[float, str, Any]] = deque()
-        self._applied_requests: deque[int] = deque(maxlen=_RECENT_REQUESTS)
-        self._rejected_requests: deque[int] = deque(maxlen=_RECENT_REQUESTS)
-        self._last_rejection = ""
-        self._status_dirty = True
         self._reject_logged: set[tuple[str, str]] = set()
 
         self._states = {key: _StateTopic(self.io, key) for key in STATE_TOPICS}
@@ -277,19 +256,8 @@ class SimAtom:
             "dev": {m.name: m.value for m in self.interface.DeviceStatus_},
         }
 
-        self._fault_reader: DataReader[Any] = DataReader(
-            participant, Topic(participant, FAULT_TOPIC, types.Fault_), qos=FAULT_QOS
-        )
-        self._status_writer: DataWriter[Any] = DataWriter(
-            participant, Topic(participant, STATUS_TOPIC, types.Status_), qos=STATUS_QOS
-        )
-
-        self.recorder: Recorder | None = None
-        if cfg.record is not None:
-            self.recorder = Recorder(cfg.record, self._header(), self.started)
-
-        for spec in cfg.faults:
-            self.apply_fault("set", spec, self.started)
+        self._open_sim_topics(participant, FAULT_TOPIC, STATUS_TOPIC, types.Status_)
+        self._start_record(cfg.record, self._header(), cfg.faults)
 
         for key in EVENT_TOPICS:
             self.io.readers[key].add_callback(self._enqueuer(key))
@@ -297,10 +265,7 @@ class SimAtom:
         self.scheduler = Scheduler(before_each=self._drain, clock=clock)
         for key in STATE_TOPICS:
             self.scheduler.add(key, self.rates[key], getattr(self, f"_publish_{key}"))
-        self.scheduler.add("faults", 20.0, self._poll_faults)
-        self.scheduler.add("status", cfg.status_hz, self._publish_status)
-        if self.recorder is not None:
-            self.scheduler.add("record", 10.0, lambda now, n: self._flush_record())
+        self._schedule_sim_jobs(cfg.status_hz)
         self._refresh_permissions()
         log.info(
             "sim ready",
@@ -314,15 +279,6 @@ class SimAtom:
         )
 
     # -- set-up ---------------------------------------------------------------------------
-
-    def _rates(self, overrides: Mapping[str, float]) -> dict[str, float]:
-        rates = dict(self.profile.state_hz)
-        for key, hz in overrides.items():
-            topic = state_topic_key(key)
-            if not (math.isfinite(hz) and hz > 0):
-                raise ValueError(f"rate of {topic} must be > 0 Hz, got {hz}")
-            rates[topic] = hz
-        return rates
 
     def _fsm_id(self, state: str) -> int:
         try:
@@ -365,31 +321,8 @@ class SimAtom:
 
         return enqueue
 
-    # -- running --------------------------------------------------------------------------
-
-    def run(self) -> None:
-        """Publish and obey until ``stop()``."""
-        self.scheduler.run()
-
-    def stop(self) -> None:
-        """Make ``run`` return; safe to call from a signal handler."""
-        self.scheduler.stop()
-
-    def close(self) -> None:
-        """Write the final counters and close the record (call after ``run`` returns)."""
-        now = self.clock()
-        counters = {name: c.as_dict() for name, c in self.counters.items()}
-        if self.recorder is not None:
-            self.recorder.note(now, "counters", counters)
-            self.recorder.close()
-            self.recorder = None
-        log.info(
-            "sim stopped",
-            uptime=round(now - self.started, 3),
-            counters=counters,
-            published={k: s.published for k, s in self._states.items()},
-            scheduler=self.scheduler.stats(),
-        )
+    def _published(self) -> dict[str, int]:
+        return {k: s.published for k, s in self._states.items()}
 
     # -- commands in ----------------------------------------------------------------------
 
@@ -407,17 +340,9 @@ class SimAtom:
                 self._on_event(t, key, sample, now)
             self._refresh_permissions()
             self._status_dirty = True
-        offset = None
-        for name, stream in self._streams.items():
-            taken = stream.take()
-            if not taken:
-                continue
-            if offset is None:  # source timestamps are wall-clock ns: map them to monotonic
-                offset = time.time() - time.monotonic()
-            for cmd, source_ns in taken:
-                self._on_joint_command(now, source_ns * 1e-9 - offset, name, cmd)
+        self._take(now, self._streams)
 
-    def _on_joint_command(self, t: float, sent: float, name: str, cmd: Any) -> None:
+    def _on_joint_command(self, name: str, t: float, sent: float, cmd: Any) -> None:
         group = self.groups[name]
         verdict = group.check(cmd)
         if verdict is Verdict.APPLIED:
@@ -425,7 +350,7 @@ class SimAtom:
                 group.command(cmd)
             else:
                 verdict = Verdict.IGNORED
-        self.counters[name].count(verdict)
+        self.counters[name].count(verdict.value)
         if verdict not in (Verdict.APPLIED, Verdict.IGNORED) and (
             (name, verdict.value) not in self._reject_logged
         ):
@@ -496,40 +421,11 @@ class SimAtom:
 
     # -- faults ---------------------------------------------------------------------------
 
-    def apply_fault(self, action: str, spec: FaultSpec, now: float, source: str = "cli") -> None:
-        """Set, clear or clear all (``action``); FaultError if the spec is invalid."""
-        if action == "set":
-            spec = validate(spec, four_flags=self._four_flags, axes=self._axes)
-            self.faults.set(spec, now)
-            self._note_fault(now, "set", spec, source)
-        elif action == "clear":
-            target = self._normalise_target(spec)
-            for gone in self.faults.clear(spec.kind, target):
-                self._note_fault(now, "clear", gone, source)
-        elif action == "clear_all":
-            for gone in self.faults.clear_all():
-                self._note_fault(now, "clear", gone, source)
-        else:
-            raise FaultError(f"unknown fault action {action!r}")
-        self._sync_faults(now)
+    def _validate(self, spec: FaultSpec) -> FaultSpec:
+        return validate(spec, four_flags=self._four_flags, axes=self._axes)
 
-    def _normalise_target(self, spec: FaultSpec) -> str:
-        """The target to clear: "" (all of the kind) or the canonical form of the given one."""
-        if not spec.target:
-            return ""
-        return normalise_target(canonical_kind(spec.kind), spec.target, self._axes)
-
-    def _note_fault(self, now: float, action: str, spec: FaultSpec, source: str) -> None:
-        info = {
-            "action": action,
-            "kind": spec.kind,
-            "target": spec.target,
-            "value": spec.value,
-            "duration": spec.duration,
-        }
-        log.warning("fault", source=source, **info)
-        if self.recorder is not None:
-            self.recorder.note(now, "fault", {**info, "source": source})
+    def _target(self, kind: str, target: str) -> str:
+        return normalise_target(kind, target, self._axes)
 
     def _sync_faults(self, now: float) -> None:
         """Make the model agree with the fault book after any change to it."""
@@ -556,45 +452,7 @@ class SimAtom:
         self._refresh_permissions()
         self._status_dirty = True
 
-    def _poll_faults(self, now: float, periods: int) -> None:
-        for sample in self._fault_reader.take(N=16):
-            if isinstance(sample, types.Fault_):  # not the InvalidSample of a writer leaving
-                self._on_fault_request(sample, now)
-        expired = self.faults.expire(now)
-        for spec in expired:
-            self._note_fault(now, "expire", spec, source="duration")
-        if expired:
-            self._sync_faults(now)
-        if self._status_dirty:
-            self._publish_status(now, 0)
-
-    def _on_fault_request(self, sample: Any, now: float) -> None:
-        rid = int(sample.request_id)
-        if rid in self._applied_requests or rid in self._rejected_requests:
-            return  # a resend of a request already handled
-        action = {"FAULT_SET": "set", "FAULT_CLEAR": "clear", "FAULT_CLEAR_ALL": "clear_all"}[
-            sample.action.name
-        ]
-        try:
-            spec = FaultSpec(
-                canonical_kind(sample.kind.name),
-                str(sample.target),
-                float(sample.value),
-                float(sample.duration),
-            )
-            self.apply_fault(action, spec, now, source="dds")
-        except FaultError as e:
-            self._rejected_requests.append(rid)
-            self._last_rejection = f"{rid}: {e}"
-            log.warning("fault request refused", request_id=rid, reason=str(e))
-        else:
-            self._applied_requests.append(rid)
-        self._status_dirty = True
-
     # -- state out ------------------------------------------------------------------------
-
-    def _dropped(self, key: str) -> bool:
-        return self.faults.has("state-dropout", "") or self.faults.has("state-dropout", key)
 
     def _bms_alarms(self, block: str) -> int:
         alarms = 0
@@ -672,23 +530,10 @@ class SimAtom:
             return t.StreamCounters_(**self.counters[name].as_dict())
 
         fields: dict[str, Any] = {
-            "pid": os.getpid(),
+            **self._status_fields(now),
             "seed": self.config.seed,
             "variant": self.interface.variant.name,
             "profile": self.profile.name,
-            "monotonic": now,
-            "applied_requests": list(self._applied_requests),
-            "rejected_requests": list(self._rejected_requests),
-            "last_rejection": self._last_rejection,
-            "faults": [
-                t.ActiveFault_(
-                    kind=t.FaultKind[KINDS[f.spec.kind]],
-                    target=f.spec.target,
-                    value=f.spec.value,
-                    remaining=f.remaining(now),
-                )
-                for f in self.faults.active()
-            ],
             "upper": counters("upper"),
             "lower": counters("lower"),
             "hands": counters("hands"),
@@ -697,14 +542,6 @@ class SimAtom:
             "is_upper_control": self.upper_control,
         }
         return t.Status_(**fields)
-
-    def _publish_status(self, now: float, periods: int) -> None:
-        self._status_writer.write(self.status(now))
-        self._status_dirty = False
-
-    def _flush_record(self) -> None:
-        if self.recorder is not None:
-            self.recorder.flush()
 
 
 def _fields(sample: Any) -> dict[str, Any]:

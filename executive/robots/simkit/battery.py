@@ -1,4 +1,4 @@
-"""The battery: one pack, reported in both BMS blocks and in the AMR's basic status.
+"""The battery: one pack, which each robot's sim reports in its own fields.
 
 It drains slowly (so a long demo shows a falling level and battery logic can be tried
 without waiting hours, set ``drain_per_min``), charges on the charger, and can be forced

@@ -1,6 +1,6 @@
 """One thread, many periodic jobs, monotonic deadlines.
 
-Every state topic of the simulated Atom has its own rate, but they all run on one thread:
+Every state topic of a simulated robot has its own rate, but they all run on one thread:
 the jobs share the simulated robot, so running them one after another needs no locks,
 and one thread wakes less often than six. Each job's next deadline advances by whole
 periods from its first one (never "sleep a period after the work"), so rates do not drift

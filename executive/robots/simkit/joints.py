@@ -9,8 +9,8 @@ the same trajectory on a loaded machine.
 
 Commands are checked as a careful firmware would: a message with a non-finite number, a
 q outside the profile's limits, kp <= 0 or kd < 0 is rejected whole and counted, never
-partly applied. Whether a *valid* command is obeyed (FSM, upper control, e-stop) is the
-caller's decision (``node.py``); ignored commands are counted too.
+partly applied. Whether a *valid* command is obeyed (the Atom's FSM, upper control, e-stop)
+is the robot's sim's decision; ignored commands are counted too.
 """
 
 from __future__ import annotations
@@ -46,22 +46,33 @@ class Verdict(enum.Enum):
 
 
 @dataclass
-class StreamCounters:
-    """Joint commands received on one topic, by what became of them."""
+class Counters:
+    """Commands received on one topic, by what became of them.
+
+    A robot's sim subclasses it with one field per way its commands can be refused (the
+    field names are the results its record writes), so the status and the record's last
+    line count the same things.
+    """
 
     received: int = 0
     applied: int = 0
+
+    def count(self, result: str) -> None:
+        self.received += 1
+        setattr(self, result, getattr(self, result) + 1)
+
+    def as_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+@dataclass
+class StreamCounters(Counters):
+    """Joint commands received on one topic, by ``Verdict``."""
+
     ignored: int = 0
     non_finite: int = 0
     out_of_range: int = 0
     bad_gains: int = 0
-
-    def count(self, verdict: Verdict) -> None:
-        self.received += 1
-        setattr(self, verdict.value, getattr(self, verdict.value) + 1)
-
-    def as_dict(self) -> dict[str, int]:
-        return asdict(self)
 
 
 COMMAND_FIELDS = ("q", "dq", "tau", "kp", "kd")
@@ -85,7 +96,7 @@ def command_floats(motors: Any) -> npt.NDArray[np.float32]:
 
 
 class JointGroup:
-    """The joints of one topic (``upper``, ``lower`` or ``hands``) in motor-index order."""
+    """The joints of one profile topic (the Atom's ``upper``, the Adam's ``body``) in motor order."""
 
     def __init__(
         self,
