@@ -289,7 +289,10 @@ def test_the_robot_line_shows_the_base_pose_from_the_status_document() -> None:
     tracker.arrived(s, 0.0)
     text = plain(frame(s, tracker, 0.5))
     [line] = [x for x in text.splitlines() if x.startswith("robot: ")]
-    assert line == "robot: base COMPLETED at x +1.25 y -0.50 m yaw +86° · battery 87 %", line
+    assert (
+        line
+        == "robot: control not held · fsm 3 · e-stop clear · battery 87 % · base COMPLETED at x +1.25 y -0.50 m yaw +86°"
+    ), line
     # the same from the document itself (status --json's), not a DDS sample
     doc = json.loads(s.document)
     assert watch.robot_line(doc) is not None and watch.robot_line(doc).plain == line
@@ -299,11 +302,29 @@ def test_the_robot_line_without_a_pose_and_without_a_document() -> None:
     nan = float("nan")
     s = status(document=_document_with_base((nan, 0.0, 0.0)))
     line = watch.robot_line(s)
-    assert line is not None and line.plain == "robot: base COMPLETED no pose · battery 87 %"
+    assert (
+        line is not None
+        and line.plain
+        == "robot: control not held · fsm 3 · e-stop clear · battery 87 % · base COMPLETED no pose"
+    )
     no_base = watch.robot_line(status(document=_document_with_base(None)))
-    assert no_base is not None and no_base.plain == "robot: battery 87 %"
+    assert (
+        no_base is not None
+        and no_base.plain == "robot: control not held · fsm 3 · e-stop clear · battery 87 %"
+    )
     assert watch.robot_line(status()) is None  # an older executive: no document, no line
     assert watch.robot_line(status(document="{not json")) is None
+
+
+def test_the_robot_line_shows_an_e_stop_in_red() -> None:
+    doc = json.loads(_document_with_base(None))
+    doc["telemetry"]["estop"] = {"on": ["soft_estop", "amr"], "any": True, "age_s": 0.01}
+    line = watch.robot_line(status(document=json.dumps(doc)))
+    assert line is not None and "E-STOP soft_estop, amr" in line.plain, line
+    start = line.plain.index("E-STOP")
+    assert any(s.start <= start < s.end and "red" in str(s.style) for s in line.spans), line.spans
+    doc["telemetry"] = {"estop": None, "battery": None, "control": None, "fsm": None}
+    assert watch.robot_line(status(document=json.dumps(doc))) is None  # reports none of them
 
 
 def test_a_short_terminal_drops_the_robot_line_before_the_tree() -> None:
@@ -313,6 +334,6 @@ def test_a_short_terminal_drops_the_robot_line_before_the_tree() -> None:
     tracker = Tracker()
     tracker.arrived(s, 0.0)
     tall = plain(frame(s, tracker, 0.5, height=40))
-    assert "robot: base COMPLETED at x +0.00 y +0.00 m yaw +0°" in tall
+    assert "base COMPLETED at x +0.00 y +0.00 m yaw +0°" in tall
     short = frame(s, tracker, 0.5, height=14)
     assert len(short) == 14 and "robot: " not in plain(short)

@@ -304,12 +304,32 @@ def telemetry(status: Any) -> Mapping[str, Any] | None:
 
 
 def robot_line(status: Any) -> Text | None:
-    """``robot: base RUNNING at x +1.20 y -0.40 m yaw +90° · battery 87 %``: what the
-    telemetry holds of these, or None when it holds none of them."""
+    """``robot: control held · fsm 3 · e-stop clear · battery 87 % · base RUNNING at x +1.20
+    y -0.40 m yaw +90°``: what the telemetry holds of these (a robot that does not report
+    one leaves it out), the e-stop in red when an input is on; None when it holds none."""
     t = telemetry(status)
     if t is None:
         return None
-    parts = []
+    parts: list[Text] = []
+    control = t.get("control")
+    if isinstance(control, Mapping) and isinstance(control.get("held"), bool):
+        parts.append(Text("control " + ("held" if control["held"] else "not held")))
+    fsm = t.get("fsm")
+    fsm_id = _number(fsm.get("id")) if isinstance(fsm, Mapping) else None
+    if fsm_id is not None:
+        parts.append(Text(f"fsm {fsm_id:.0f}"))
+    estop = t.get("estop")
+    if isinstance(estop, Mapping):
+        on = estop.get("on")
+        names = [printable(str(n)) for n in on] if isinstance(on, list) else []
+        if estop.get("any") or names:
+            parts.append(Text("E-STOP " + (", ".join(names) or "on"), style="bold red"))
+        else:
+            parts.append(Text("e-stop clear"))
+    battery = t.get("battery")
+    percent = _number(battery.get("percent")) if isinstance(battery, Mapping) else None
+    if percent is not None:
+        parts.append(Text(f"battery {percent:.0f} %"))
     base = t.get("base")
     if isinstance(base, Mapping):
         pose = base.get("pose")
@@ -323,15 +343,11 @@ def robot_line(status: Any) -> Text | None:
             where = f"at x {x:+.2f} y {y:+.2f} m"
             if yaw is not None:
                 where += f" yaw {math.degrees(yaw):+.0f}°"
-        parts.append(f"base {printable(str(base.get('status', '?')))} {where}")
-    battery = t.get("battery")
-    percent = _number(battery.get("percent")) if isinstance(battery, Mapping) else None
-    if percent is not None:
-        parts.append(f"battery {percent:.0f} %")
+        parts.append(Text(f"base {printable(str(base.get('status', '?')))} {where}"))
     if not parts:
         return None
     line = Text("robot: ")
-    line.append(" · ".join(parts))
+    line.append_text(Text(" · ").join(parts))
     return line
 
 
