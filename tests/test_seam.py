@@ -44,6 +44,7 @@ FORBIDDEN_IMPORTS = (
     "executive.wire.robot_io",
     "executive.reflex",
     "executive.robots.atom.sim",
+    "executive.robots.simkit",  # the simulators' kit: test and demo harness, never the executive
     *(f"executive.robots.{name}" for name in SPECS),
 )
 # words of the mission language and of leaf failures that a robot's wire happens to use too
