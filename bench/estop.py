@@ -66,9 +66,10 @@ from bench.robot import MARKERS, BenchRobot, base_pose  # noqa: E402
 from bench.service_probe import ProbedService  # noqa: E402
 from executive.harness.stack import Stack, running_stack  # noqa: E402
 from executive.robots.atom.interface import Interface  # noqa: E402
+from executive.robots.atom.topics import TOPICS, AtomIO  # noqa: E402
 from executive.robots.profile import RobotProfile, load_profile  # noqa: E402
 from executive.wire import dds  # noqa: E402
-from executive.wire.robot_io import TOPICS, RobotIO, Side  # noqa: E402
+from executive.wire.robot_io import Side  # noqa: E402
 
 STREAM_NAMES = ("upper", "lower", "hands")
 WAIT_S = 5.0  # any one reply, engagement or reaction
@@ -231,7 +232,7 @@ def relay_events(env: dict[str, str], domain: int, events: int) -> list[float]:
     relay = Peer(env, "relay")
     participant = dds.make_participant(domain)
     try:
-        io = RobotIO(
+        io = AtomIO(
             participant,
             Interface(),
             side=Side.ROBOT,

@@ -40,10 +40,11 @@ from bench.common import setup
 from bench.robot import MARKERS, marker, marker_table
 from executive.robots.atom.interface import Interface
 from executive.robots.atom.streams import STREAMS
+from executive.robots.atom.topics import TOPICS, AtomIO
 from executive.robots.profile import load_profile
 from executive.wire import dds
 from executive.wire.codec import Codec, raw_take
-from executive.wire.robot_io import TOPICS, RobotIO, Side
+from executive.wire.robot_io import Side
 
 _lines: queue.SimpleQueue[str] = queue.SimpleQueue()
 
@@ -123,7 +124,7 @@ def amr(participant: Any, interface: Interface) -> list[Any]:
 
 def relay(participant: Any, interface: Interface) -> list[Any]:
     profile = load_profile()
-    io = RobotIO(
+    io = AtomIO(
         participant,
         interface,
         side=Side.CONTROLLER,

@@ -52,9 +52,10 @@ from bench.common import (  # noqa: E402
 from bench.estop import RNG, STREAM_NAMES, Peer  # noqa: E402
 from bench.robot import MARKERS, marker  # noqa: E402
 from executive.robots.atom.interface import Interface  # noqa: E402
+from executive.robots.atom.topics import TOPICS, AtomIO  # noqa: E402
 from executive.robots.profile import load_profile  # noqa: E402
 from executive.wire import dds  # noqa: E402
-from executive.wire.robot_io import TOPICS, RobotIO, Side  # noqa: E402
+from executive.wire.robot_io import Side  # noqa: E402
 
 SOURCES = ROOT / "bench" / "floor_c"
 IDL = ROOT / "idl" / "dobot_atom"
@@ -128,7 +129,7 @@ def relay_events(
         assert relay.stdout is not None
         if relay.stdout.readline().strip() != "ready":
             raise RuntimeError("the C relay did not start")
-        io = RobotIO(
+        io = AtomIO(
             participant,
             Interface(),
             side=Side.ROBOT,

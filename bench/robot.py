@@ -29,10 +29,11 @@ from cyclonedds.topic import Topic
 
 from executive.robots.atom.interface import Interface
 from executive.robots.atom.streams import STREAMS
+from executive.robots.atom.topics import TOPICS, AtomIO
 from executive.robots.profile import STATE_TOPICS, RobotProfile
 from executive.wire import dds
 from executive.wire.codec import Codec, raw_take
-from executive.wire.robot_io import TOPICS, RobotIO, Side
+from executive.wire.robot_io import Side
 
 MARKER_STEP = 1e-4  # rad per event number; 2000 distinct markers stay within 0.2 rad
 MARKERS = 2000
@@ -81,7 +82,7 @@ class BenchRobot:
     ) -> None:
         self.profile = profile
         self.interface = interface or Interface()
-        self.io = RobotIO(
+        self.io = AtomIO(
             participant,
             self.interface,
             side=Side.ROBOT,

@@ -1,4 +1,4 @@
-"""An in-process executive rig: a robot-side RobotIO and the executive's core on real DDS."""
+"""An in-process executive rig: a robot-side AtomIO and the executive's core on real DDS."""
 
 from __future__ import annotations
 
@@ -14,9 +14,10 @@ from executive.core.safety import SafetyMonitor
 from executive.core.tree import Executive
 from executive.motion.streamer import MotionStreamer
 from executive.robots import atom
+from executive.robots.atom.topics import AtomIO
 from executive.robots.profile import load_profile
 from executive.wire import dds
-from executive.wire.robot_io import RobotIO, Side
+from executive.wire.robot_io import Side
 
 PROFILE = load_profile()
 STATE_TOPICS = PROFILE.sources
@@ -24,7 +25,7 @@ STATE_TOPICS = PROFILE.sources
 
 @dataclass
 class Rig:
-    robot: RobotIO
+    robot: AtomIO
     ex: Executive
     participant: dds.DomainParticipant
     silent: set[str] = field(default_factory=set)  # state topics ``state()`` leaves out
@@ -56,7 +57,7 @@ class Rig:
 @contextmanager
 def make_rig(dds_domain: int) -> Iterator[Rig]:
     with dds.open_participant(dds_domain) as p1, dds.open_participant(dds_domain) as p2:
-        robot = RobotIO(p1, side=Side.ROBOT, records=["upper_cmd", "hands_cmd", "lower_cmd"])
+        robot = AtomIO(p1, side=Side.ROBOT, records=["upper_cmd", "hands_cmd", "lower_cmd"])
         adapter = atom.open(PROFILE, participant=p2)
         io = adapter.io
         streamer = MotionStreamer(adapter.streams, PROFILE)

@@ -20,6 +20,7 @@ from cyclonedds.topic import Topic
 from executive.core.tree import ExecState, Executive
 from executive.robots.atom import COMMAND_TOPICS
 from executive.robots.atom.interface import Interface
+from executive.robots.atom.topics import TOPICS
 from executive.service.peers import (
     Peer,
     PeerWatch,
@@ -31,7 +32,6 @@ from executive.service.peers import (
 from executive.service.status import STATUS_QOS, STATUS_TOPIC
 from executive.wire import dds
 from executive.wire.gen.own.atom_executive.msg import Status_
-from executive.wire.robot_io import TOPICS
 
 ME = Peer("guid-me", host="pc2", pid=100, started_ns=2_000)
 EARLIER = Peer("guid-a", host="pc2", pid=200, started_ns=1_000)

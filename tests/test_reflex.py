@@ -17,10 +17,11 @@ import structlog
 from executive import reflex
 from executive.core.tree import ExecState
 from executive.motion.trajectory import plan
+from executive.robots.atom.topics import AtomIO
 from executive.robots.profile import load_profile
 from executive.wire import dds
 from executive.wire.codec import raw_write
-from executive.wire.robot_io import RobotIO, Side
+from executive.wire.robot_io import Side
 from tests.rigs import Rig, make_rig
 
 PROFILE = load_profile()
@@ -196,8 +197,8 @@ def test_the_reflex_holds_at_a_measurement_newer_than_its_stored_hold(dds_domain
     finds the newer state sample Python has not taken yet and holds there instead, clipped
     to the limits; a hold stored while already holding is sent as it is."""
     with dds.open_participant(dds_domain) as p1, dds.open_participant(dds_domain) as p2:
-        robot = RobotIO(p1, side=Side.ROBOT, records=["upper_cmd"])
-        ctl = RobotIO(p2, side=Side.CONTROLLER, records=["upper_state", "emergency_state"])
+        robot = AtomIO(p1, side=Side.ROBOT, records=["upper_cmd"])
+        ctl = AtomIO(p2, side=Side.CONTROLLER, records=["upper_state", "emergency_state"])
         trips: list[int] = []
         core = _reflex.Core(
             participant=p2._ref,

@@ -10,14 +10,15 @@ from typing import Any
 import pytest
 
 from executive import logs
+from executive.robots.atom.topics import TOPICS, AtomIO
 from executive.wire import dds
 from executive.wire.codec import raw_write
-from executive.wire.robot_io import TOPICS, Kind, RobotIO, Side
+from executive.wire.robot_io import Kind, Side
 
 
 def test_every_topic_has_exactly_one_writer_side(participant: dds.DomainParticipant) -> None:
-    robot = RobotIO(participant, side=Side.ROBOT)
-    ctl = RobotIO(participant, side=Side.CONTROLLER)
+    robot = AtomIO(participant, side=Side.ROBOT)
+    ctl = AtomIO(participant, side=Side.CONTROLLER)
     assert set(robot.writers) == set(ctl.readers)
     assert set(ctl.writers) == set(robot.readers)
     assert set(robot.writers) | set(ctl.writers) == set(TOPICS)
@@ -26,8 +27,8 @@ def test_every_topic_has_exactly_one_writer_side(participant: dds.DomainParticip
 
 def test_state_reaches_controller_with_age(dds_domain: int) -> None:
     with dds.open_participant(dds_domain) as p1, dds.open_participant(dds_domain) as p2:
-        robot = RobotIO(p1, side=Side.ROBOT)
-        ctl = RobotIO(p2, side=Side.CONTROLLER)
+        robot = AtomIO(p1, side=Side.ROBOT)
+        ctl = AtomIO(p2, side=Side.CONTROLLER)
         i = ctl.interface
         reader = ctl.readers["emergency_state"]
         sample = None
@@ -45,8 +46,8 @@ def test_state_reaches_controller_with_age(dds_domain: int) -> None:
 
 def test_command_reaches_robot(dds_domain: int) -> None:
     with dds.open_participant(dds_domain) as p1, dds.open_participant(dds_domain) as p2:
-        robot = RobotIO(p1, side=Side.ROBOT)
-        ctl = RobotIO(p2, side=Side.CONTROLLER)
+        robot = AtomIO(p1, side=Side.ROBOT)
+        ctl = AtomIO(p2, side=Side.CONTROLLER)
         i = ctl.interface
         cmd = i.UpperCmd_(motor_cmd=[i.MotorCmd_(11, 0.25, 0.0, 0.0, 40.0, 2.0)] * 17)
         got = None
@@ -62,8 +63,8 @@ def test_command_reaches_robot(dds_domain: int) -> None:
 
 def test_records_mode_reads_numpy_records(dds_domain: int) -> None:
     with dds.open_participant(dds_domain) as p1, dds.open_participant(dds_domain) as p2:
-        robot = RobotIO(p1, side=Side.ROBOT)
-        ctl = RobotIO(p2, side=Side.CONTROLLER, records=["upper_state"])
+        robot = AtomIO(p1, side=Side.ROBOT)
+        ctl = AtomIO(p2, side=Side.CONTROLLER, records=["upper_state"])
         rec = robot.codec("upper_state").zeros()
         rec["motor_state"]["q"][:] = 0.5
         rec["fsm_id"] = 3
@@ -111,8 +112,8 @@ def test_an_undecodable_sample_is_counted_named_and_never_raises(
     the reader's health says so until a good sample arrives, and the hook is told why."""
     logs.configure("test")
     with dds.open_participant(dds_domain) as p1, dds.open_participant(dds_domain) as p2:
-        robot = RobotIO(p1, side=Side.ROBOT)
-        ctl = RobotIO(p2, side=Side.CONTROLLER, records=["emergency_state"])
+        robot = AtomIO(p1, side=Side.ROBOT)
+        ctl = AtomIO(p2, side=Side.CONTROLLER, records=["emergency_state"])
         reader = ctl.readers["emergency_state"]
         told: list[str] = []
         reader.on_undecodable(told.append)
@@ -138,8 +139,8 @@ def test_an_undecodable_sample_is_counted_named_and_never_raises(
 
 def test_a_raising_callback_does_not_stop_the_others(dds_domain: int) -> None:
     with dds.open_participant(dds_domain) as p1, dds.open_participant(dds_domain) as p2:
-        robot = RobotIO(p1, side=Side.ROBOT)
-        ctl = RobotIO(p2, side=Side.CONTROLLER, records=["emergency_state"])
+        robot = AtomIO(p1, side=Side.ROBOT)
+        ctl = AtomIO(p2, side=Side.CONTROLLER, records=["emergency_state"])
         reader = ctl.readers["emergency_state"]
         seen: list[Any] = []
 

@@ -24,7 +24,7 @@ from executive.robots import SPECS
 from executive.robots.adam.interface import MOTOR_COUNTS, AdamInterface
 from executive.robots.adam.interface import TOPICS as ADAM_TOPICS
 from executive.robots.atom.interface import Interface
-from executive.wire.robot_io import TOPICS as ATOM_TOPICS
+from executive.robots.atom.topics import TOPICS as ATOM_TOPICS
 
 ROOT = Path(__file__).resolve().parents[1]
 # the layers above the seam, whole: a module added to one of them is checked without a list to edit
@@ -124,3 +124,22 @@ def test_nothing_above_the_seam_names_a_robots_wire(path: Path) -> None:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     found = sorted(set(_words(tree)) & wire_words())
     assert not found, f"{path.name} names the robots' wire: {found}"
+
+
+# the robot-neutral wire under the adapters: the codec, participants and QoS, latest-sample
+# readers and writers. Robots' tables and types are their adapters'; gen/ holds every IDL's
+WIRE = sorted((ROOT / "executive" / "wire").glob("*.py"))
+
+
+@pytest.mark.parametrize("path", WIRE, ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_wire_layer_names_no_robot(path: Path) -> None:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    robots = [
+        name
+        for name in _imports(tree)
+        if name.startswith("executive.robots.") and not name.startswith("executive.robots.ports")
+    ]
+    assert not robots, f"{path.name} imports a robot: {robots}"
+    topics = {spec.name for spec in ATOM_TOPICS.values()} | set(ADAM_TOPICS) | set(ATOM_TOPICS)
+    found = sorted(set(_words(tree)) & topics)
+    assert not found, f"{path.name} names a robot's topics: {found}"

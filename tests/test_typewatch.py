@@ -9,8 +9,8 @@ import pytest
 
 from executive.harness.stack import running_stack
 from executive.robots.atom.interface import Interface, Variant
+from executive.robots.atom.topics import AtomIO
 from executive.robots.atom.typewatch import TypeWatch
-from executive.wire.robot_io import RobotIO
 
 pytestmark = pytest.mark.dds
 
@@ -41,7 +41,7 @@ def test_the_same_variant_is_no_mismatch(tmp_path: Path) -> None:
     with running_stack(tmp_path) as stack:
         stack.start_sim("--interface", "sdk-1.0.1")
         watch = TypeWatch(stack.dds, Interface(Variant("sdk-1.0.1")))
-        own_io = RobotIO(stack.dds, watch.interface)  # never compared with ourselves
+        own_io = AtomIO(stack.dds, watch.interface)  # never compared with ourselves
         poll_until(watch, {"rt/upper/state", "rt/set/fsm/id", "rt/upper/cmd"})
         assert watch.mismatches == []
         del own_io  # kept alive until here: its entities go with it

@@ -34,9 +34,9 @@ import pytest
 from executive.robots.atom import gamepad
 from executive.robots.atom.interface import Interface
 from executive.robots.atom.state import AtomState
+from executive.robots.atom.topics import TOPICS
 from executive.robots.ports import BaseState, NavStatus, Stamped
 from executive.wire.codec import Codec
-from executive.wire.robot_io import TOPICS
 
 DESIGN = Path(__file__).resolve().parents[2] / "shared" / "DESIGN.md"
 needs_design = pytest.mark.skipif(not DESIGN.exists(), reason="../shared not beside the repo")

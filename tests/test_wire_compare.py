@@ -26,10 +26,11 @@ import pytest
 from executive.robots.atom.commands import AtomCommands
 from executive.robots.atom.interface import Interface, Variant
 from executive.robots.atom.streams import AtomStream
+from executive.robots.atom.topics import TOPICS, AtomIO
 from executive.robots.profile import load_profile
 from executive.wire import dds
 from executive.wire.codec import raw_take, raw_write
-from executive.wire.robot_io import TOPICS, RobotIO, Side
+from executive.wire.robot_io import Side
 
 pytestmark = pytest.mark.dds
 
@@ -81,7 +82,7 @@ class Wire:
 
     def __init__(self, participant: Any, variant: str) -> None:
         self.interface = Interface(Variant.parse(variant))
-        self.io = RobotIO(participant, self.interface, side=Side.CONTROLLER)
+        self.io = AtomIO(participant, self.interface, side=Side.CONTROLLER)
         self.readers = raw_readers(participant, self.interface)
         time.sleep(0.2)  # the local readers match the writers
 

@@ -84,13 +84,16 @@ def use_tree(root: Path) -> None:
     print(f"[{root.name}] C reflex: {getattr(c, '__file__', 'absent: Python fallback')}")
 
 
-def layered(new: str, old: str) -> Any:
-    """``executive.<new>`` in the layered tree, ``executive.<old>`` in a revision before it
-    (the flat modules moved into layer packages after the seam; the code did not change)."""
-    try:
-        return importlib.import_module(f"executive.{new}")
-    except ModuleNotFoundError:
-        return importlib.import_module(f"executive.{old}")
+def layered(*names: str) -> Any:
+    """The first of ``executive.<name>`` that exists: the newest layout first, then a
+    revision's before it (flat modules moved into layer packages after the seam, and the
+    Atom's topic table moved under its adapter; the code did not change)."""
+    for name in names[:-1]:
+        try:
+            return importlib.import_module(f"executive.{name}")
+        except ModuleNotFoundError:
+            continue
+    return importlib.import_module(f"executive.{names[-1]}")
 
 
 def raw_readers(participant: Any, interface: Any) -> dict[str, Any]:
@@ -99,7 +102,7 @@ def raw_readers(participant: Any, interface: Any) -> dict[str, Any]:
     from cyclonedds.topic import Topic
     from cyclonedds.util import duration
 
-    topics = layered("wire.robot_io", "robot_io").TOPICS
+    topics = layered("robots.atom.topics", "wire.robot_io", "robot_io").TOPICS
 
     qos = Qos(
         Policy.Reliability.Reliable(duration(milliseconds=100)),
@@ -331,7 +334,12 @@ def golden(root: Path, out: Path) -> None:
     try:
         for variant in GOLDEN_INTERFACES:
             interface = Interface(Variant.parse(variant))
-            io = robot_io.RobotIO(participant, interface, side=robot_io.Side.CONTROLLER)
+            atom_io = getattr(
+                layered("robots.atom.topics", "wire.robot_io", "robot_io"), "AtomIO", None
+            )
+            io = (atom_io or robot_io.RobotIO)(
+                participant, interface, side=robot_io.Side.CONTROLLER
+            )
             readers = raw_readers(participant, interface)
 
             def through_wire(key: str, send: Any, readers: Any = readers, io: Any = io) -> str:
@@ -409,7 +417,7 @@ class Wire:
     """Field decoding with stock cyclonedds, and byte masks from it."""
 
     def __init__(self) -> None:
-        topics = layered("wire.robot_io", "robot_io").TOPICS
+        topics = layered("robots.atom.topics", "wire.robot_io", "robot_io").TOPICS
 
         try:  # after the seam the Atom's variants are its adapter's
             from executive.robots.atom.interface import Interface

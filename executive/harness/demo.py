@@ -23,9 +23,10 @@ from executive.harness.stack import ROOT, LogTail, Stack, running_stack
 from executive.operator.commands import render_tree, summary
 from executive.robots.atom.sim.client import SimClient
 from executive.robots.atom.sim.record import Recording
+from executive.robots.atom.topics import TOPICS, AtomIO
 from executive.robots.profile import load_profile
 from executive.service.client import ExecutiveClient
-from executive.wire.robot_io import TOPICS, RobotIO, Side
+from executive.wire.robot_io import Side
 
 
 def say(text: str) -> None:
@@ -95,7 +96,7 @@ def run(demo: Demo, stack: Stack, started: float) -> int:
     stack.start_sim("--amr-speed", "2.5", "--seed", "1", "--record", str(record_path(stack)))
     stack.start_service()
     sim, client = stack.sim, stack.client
-    amr = RobotIO(stack.dds, side=Side.CONTROLLER, topics={"amr_state": TOPICS["amr_state"]})
+    amr = AtomIO(stack.dds, side=Side.CONTROLLER, topics={"amr_state": TOPICS["amr_state"]})
     status = client.status(30)
     demo.check(
         f"executive ready: {status.state}, interface {status.interface_variant}, profile {status.profile}",
@@ -202,7 +203,7 @@ def record_path(stack: Stack) -> Path:
 
 
 def estop_scene(
-    demo: Demo, client: ExecutiveClient, sim: SimClient, amr: RobotIO, record: Path
+    demo: Demo, client: ExecutiveClient, sim: SimClient, amr: AtomIO, record: Path
 ) -> None:
     """An e-stop while the base carries the cup to the table, the arm held up in its pose:
     preempt, hold, cancel, latch, refused reset, reset."""

@@ -52,8 +52,9 @@ import numpy as np
 import structlog
 
 from executive.motion.gate import Gate
+from executive.robots.atom.topics import TOPICS
 from executive.wire.codec import Codec, DecodeError
-from executive.wire.robot_io import TOPICS, RobotIO
+from executive.wire.robot_io import RobotIO
 
 log = structlog.get_logger(__name__)
 

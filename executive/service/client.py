@@ -15,7 +15,6 @@ stays quiet too: its callbacks ignore a reader that is gone or going.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import threading
 import time
@@ -31,6 +30,7 @@ from cyclonedds.topic import Topic
 from executive.service.auth import new_nonce, sign
 from executive.service.requests import MUTATING, REPLY_TOPIC, REQUEST_QOS, REQUEST_TOPIC
 from executive.service.status import STATUS_QOS, STATUS_TOPIC
+from executive.wire import dds
 from executive.wire.gen.own.atom_executive.msg import Reply_, Request_, Status_
 
 
@@ -95,25 +95,15 @@ class ExecutiveClient:
                 self._cond.notify_all()
 
     def close(self) -> None:
-        """Detach the listeners, then delete this client's readers and writer.
-
-        In that order: CycloneDDS's delete closes an entity's handle *before* it waits
-        for a callback in flight, so a callback racing the delete read a closed handle;
-        setting the listener waits for callbacks in flight and stops new ones. The old
-        listener is kept until then: its ctypes callbacks must outlive any call into them.
-        Idempotent; the participant itself stays the caller's."""
+        """Detach the listeners, then delete this client's readers and writer (in that
+        order, and why: ``dds.delete_entities``). Idempotent; the participant itself stays
+        the caller's."""
         if self._closed:
             return
         self._closed = True
         entities: list[Entity] = [self.status_reader]
         entities += [e for e in (self._reply_reader, self._writer) if e is not None]
-        for entity in entities:
-            old = entity._listener  # kept alive across set_listener(None)
-            with contextlib.suppress(DDSException):  # already deleted with its participant
-                entity.set_listener(None)
-            del old
-        for entity in entities:
-            entity.__del__()  # dds_delete now; a later garbage collection does nothing
+        dds.delete_entities(entities)
         with self._cond:
             self._cond.notify_all()
 

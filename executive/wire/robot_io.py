@@ -1,9 +1,10 @@
 """Typed access to the robot's DDS topics: latest-state readers and command writers.
 
 ``RobotIO`` is used from both ends of the wire. The executive side (``Side.CONTROLLER``)
-reads the ``*/state`` topics and writes the ``*/cmd`` topics; the simulated Atom
-(``Side.ROBOT``) does the opposite with the same table, so the two can never disagree on
-which topic carries which type.
+reads the state topics and writes the command topics; a simulated robot (``Side.ROBOT``)
+does the opposite with the same table, so the two can never disagree on which topic
+carries which type. The tables are the robots' own (the Atom's:
+``executive.robots.atom.topics``); nothing here names a robot.
 
 Readers keep only the newest sample with the monotonic time it arrived, which is what a
 controller needs (state age is a safety input), and wake anyone waiting on a predicate.
@@ -22,9 +23,10 @@ import dataclasses
 import enum
 import threading
 import time
-from collections.abc import Callable, Iterable
+import weakref
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import structlog
 from cyclonedds.core import Listener, Qos
@@ -37,9 +39,6 @@ from cyclonedds.topic import Topic
 from executive.robots.ports import ReaderHealth, Stamped
 from executive.wire import dds
 from executive.wire.codec import Codec, raw_take, raw_write
-
-if TYPE_CHECKING:  # the Atom's types are the default table's; imported when used
-    from executive.robots.atom.interface import Interface
 
 T = TypeVar("T")
 log = structlog.get_logger(__name__)
@@ -64,23 +63,16 @@ class TopicSpec:
     kind: Kind
 
 
-# The 14 topics of the seeds (DESIGN.md 3), keyed by a short name used across the code.
-TOPICS: dict[str, TopicSpec] = {
-    "upper_state": TopicSpec("rt/upper/state", "UpperState_", Kind.STATE),
-    "lower_state": TopicSpec("rt/lower/state", "LowerState_", Kind.STATE),
-    "hands_state": TopicSpec("rt/hands/state", "HandsState_", Kind.STATE),
-    "amr_state": TopicSpec("rt/amr/state", "AMRState_", Kind.STATE),
-    "emergency_state": TopicSpec("rt/emergency/state", "EmergencyState_", Kind.STATE),
-    "main_nodes_state": TopicSpec("rt/main/nodes/state", "MainNodesState_", Kind.STATE),
-    "upper_cmd": TopicSpec("rt/upper/cmd", "UpperCmd_", Kind.STREAM),
-    "lower_cmd": TopicSpec("rt/lower/cmd", "LowerCmd_", Kind.STREAM),
-    "hands_cmd": TopicSpec("rt/hands/cmd", "HandsCmd_", Kind.STREAM),
-    "set_fsm_id": TopicSpec("rt/set/fsm/id", "SetFsmId_", Kind.EVENT),
-    "switch_upper_control": TopicSpec("rt/switch/upper/control", "SwitchUpperControl_", Kind.EVENT),
-    "clear_errors": TopicSpec("rt/clear/errors", "ClearErrors_", Kind.EVENT),
-    "amr_cmd": TopicSpec("rt/amr/cmd", "AMRCommand_", Kind.EVENT),
-    "remote_control": TopicSpec("rt/remote/control", "RemoteControl_", Kind.EVENT),
-}
+def _weak_listener(latest: weakref.ReferenceType[LatestReader[Any]]) -> Listener:
+    """The listener of a ``LatestReader``'s DDS reader. It holds the ``LatestReader`` weakly,
+    so the reader (held by its finalizer) never keeps it alive."""
+
+    def on_data_available(reader: DataReader[Any] | None) -> None:
+        target = latest()
+        if target is not None:
+            target._on_data(reader)
+
+    return Listener(on_data_available=on_data_available)  # type: ignore[no-untyped-call]
 
 
 class LatestReader(Generic[T]):
@@ -114,18 +106,30 @@ class LatestReader(Generic[T]):
         self._health = ReaderHealth(topic.get_name())
         self._logged_at: dict[str, float] = {}  # kind of error -> when it was last logged
         self._unlogged: dict[str, int] = {}  # kind of error -> occurrences since then
-        self.reader: DataReader[T] = DataReader(
-            participant,
-            topic,
-            qos=qos,
-            listener=Listener(on_data_available=self._on_data),  # type: ignore[no-untyped-call]
-        )
+        self._take_lock = threading.Lock()  # the listener's thread and the first take below
+        self.reader: DataReader[T] = DataReader(participant, topic, qos=qos)
+        # The listener goes on after the constructor: cyclonedds-python 0.10.2 sets the
+        # reader's topic after creating it, and a listener given to the constructor can run
+        # before that ("take failed: ... no attribute '_topic'", seen with a writer already
+        # publishing, as a robot is when the service starts). Then take what came before it.
+        self.reader.set_listener(_weak_listener(weakref.ref(self)))
+        # Deleted with this object however it goes (close, refcount or the collector), by
+        # a finalizer that holds the DDS reader and not this object (see dds.delete_entities)
+        self._finalizer = weakref.finalize(self, dds.delete_entities, [self.reader])
+        self._finalizer.atexit = False  # at exit, the participant's deletion covers it
+        self._on_data(self.reader)
+
+    def close(self) -> None:
+        """Stop the callbacks and delete the DDS reader, now; idempotent. ``latest`` and
+        ``health`` keep their last values."""
+        self._finalizer()
 
     def _on_data(self, reader: DataReader[T] | None) -> None:
         if reader is None:  # the reader was deleted while its last callback was in flight
             return
         try:
-            self._take(reader)
+            with self._take_lock:
+                self._take(reader)
         except Exception as e:  # noqa: BLE001 - nothing may raise through the listener
             self._failed("take", f"{type(e).__name__}: {e}")
 
@@ -223,7 +227,9 @@ class LatestReader(Generic[T]):
 
 
 class RobotIO:
-    """All robot topics for one side of the wire, on one injected participant.
+    """A robot's topics (``topics``: key -> name, type and kind) for one side of the wire,
+    on one injected participant, with the types of ``interface`` (a module-like object
+    with an attribute per type name: the robot's interface variant).
 
     Topics named in ``records`` are read as numpy records through the precompiled codec
     (``self.codecs[key]``), and can be written from records with ``write_record``.
@@ -232,24 +238,20 @@ class RobotIO:
     def __init__(
         self,
         participant: DomainParticipant,
-        interface: Interface | None = None,
+        interface: Any,
+        topics: Mapping[str, TopicSpec],
+        *,
         side: Side = Side.CONTROLLER,
-        topics: dict[str, TopicSpec] | None = None,
         records: Iterable[str] = (),
     ) -> None:
         self.participant = participant
-        if interface is None:
-            from executive.robots.atom.interface import Interface
-
-            interface = Interface()
         self.interface = interface
         self.side = side
-        self.topics = topics or TOPICS
+        self.topics = dict(topics)
         self.readers: dict[str, LatestReader[Any]] = {}
         self.writers: dict[str, DataWriter[Any]] = {}
         self.codecs: dict[str, Codec] = {
-            key: Codec(getattr(self.interface, (topics or TOPICS)[key].type_name))
-            for key in records
+            key: Codec(getattr(self.interface, self.topics[key].type_name)) for key in records
         }
         for key, spec in self.topics.items():
             topic = Topic(participant, spec.name, getattr(self.interface, spec.type_name))

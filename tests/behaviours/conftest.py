@@ -19,10 +19,10 @@ from behaviours.state import SNAPSHOT_KEY
 from executive.motion.trajectory import Trajectory
 from executive.robots.atom.interface import Interface
 from executive.robots.atom.state import AtomState
+from executive.robots.atom.topics import TOPICS
 from executive.robots.ports import Stamped
 from executive.robots.profile import STATE_TOPICS, load_profile
 from executive.wire.codec import Codec
-from executive.wire.robot_io import TOPICS
 
 PROFILE = load_profile()
 IFACE = Interface()

@@ -29,6 +29,7 @@ from cyclonedds.topic import Topic
 from executive.harness.stack import Stack, running_stack
 from executive.robots.atom.interface import Interface
 from executive.robots.atom.sim.record import Recording
+from executive.robots.atom.topics import TOPICS
 from executive.robots.profile import load_profile
 from executive.service.auth import sign
 from executive.service.peers import GRACE_S
@@ -36,7 +37,6 @@ from executive.service.requests import REPLY_TOPIC, REQUEST_QOS, REQUEST_TOPIC, 
 from executive.service.status import STATUS_QOS, STATUS_TOPIC
 from executive.wire import dds
 from executive.wire.gen.own.atom_executive.msg import Reply_, Request_, Status_
-from executive.wire.robot_io import TOPICS
 
 pytestmark = pytest.mark.dds
 

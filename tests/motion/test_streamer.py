@@ -20,9 +20,10 @@ from executive.motion import realtime
 from executive.motion.streamer import HeldError, MotionStreamer
 from executive.motion.trajectory import plan
 from executive.robots import atom
+from executive.robots.atom.topics import AtomIO
 from executive.robots.profile import load_profile
 from executive.wire import dds
-from executive.wire.robot_io import RobotIO, Side
+from executive.wire.robot_io import Side
 
 PROFILE = load_profile()
 pytestmark = pytest.mark.dds
@@ -30,8 +31,8 @@ pytestmark = pytest.mark.dds
 
 @dataclass
 class Rig:
-    robot: RobotIO
-    ctl: RobotIO
+    robot: AtomIO
+    ctl: AtomIO
     streamer: MotionStreamer
     published: list[tuple[str, np.ndarray, bool]] = field(default_factory=list)
 
@@ -56,7 +57,7 @@ class Rig:
 @pytest.fixture
 def rig(dds_domain: int) -> Iterator[Rig]:
     with dds.open_participant(dds_domain) as p1, dds.open_participant(dds_domain) as p2:
-        robot = RobotIO(p1, side=Side.ROBOT, records=["upper_cmd", "lower_cmd", "hands_cmd"])
+        robot = AtomIO(p1, side=Side.ROBOT, records=["upper_cmd", "lower_cmd", "hands_cmd"])
         adapter = atom.open(PROFILE, participant=p2)  # the Atom's joint streams
         r = Rig(robot, adapter.io, None)  # type: ignore[arg-type]
         r.streamer = MotionStreamer(

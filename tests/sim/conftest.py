@@ -25,9 +25,10 @@ from cyclonedds.internal import DDS, dds_c_t
 from executive.robots.atom.interface import Interface, Variant
 from executive.robots.atom.sim.client import SimClient
 from executive.robots.atom.sim.record import Recording
+from executive.robots.atom.topics import AtomIO
 from executive.robots.profile import STATE_TOPICS, RobotProfile, load_profile
 from executive.wire import dds
-from executive.wire.robot_io import RobotIO, Side
+from executive.wire.robot_io import Side
 
 ROOT = Path(__file__).resolve().parents[2]
 PROFILE = load_profile()
@@ -53,7 +54,7 @@ class Sim:
     """A running sim and the controller side of the wire that talks to it."""
 
     proc: subprocess.Popen[bytes]
-    ctl: RobotIO
+    ctl: AtomIO
     client: SimClient
     record_path: Path | None
     log_path: Path
@@ -216,7 +217,7 @@ def matched_total(writer: Any) -> int:
 def start_sim(dds_domain: int, tmp_path: Path) -> Iterator[Callable[..., Sim]]:
     """Start the sim with extra CLI args; one at a time per test; always terminated."""
     started: list[Sim] = []
-    controllers: dict[str, RobotIO] = {}
+    controllers: dict[str, AtomIO] = {}
     with dds.open_participant(dds_domain) as participant:
         client = SimClient(participant, timeout=TIMEOUT)
 
@@ -241,7 +242,7 @@ def start_sim(dds_domain: int, tmp_path: Path) -> Iterator[Callable[..., Sim]]:
             if record_path is not None:
                 cmd += ["--record", str(record_path)]
             if interface not in controllers:
-                controllers[interface] = RobotIO(
+                controllers[interface] = AtomIO(
                     participant,
                     Interface(Variant.parse(interface)),
                     side=Side.CONTROLLER,

@@ -137,12 +137,13 @@ def test_a_controller_leaving_does_not_disturb_the_sim(
 ) -> None:
     """A writer going away reaches readers as an invalid sample; the sim must shrug it off."""
     from executive.robots.atom.sim.client import SimClient
+    from executive.robots.atom.topics import AtomIO
     from executive.wire import dds
-    from executive.wire.robot_io import RobotIO, Side
+    from executive.wire.robot_io import Side
 
     sim = start_sim(record=False)
     with dds.open_participant(dds_domain) as other:
-        io = RobotIO(other, side=Side.CONTROLLER)
+        io = AtomIO(other, side=Side.CONTROLLER)
         i = io.interface
         assert wait_until(lambda: sim.client.status() is not None)
         SimClient(other).inject("estop-amr")  # a fault writer that leaves too

@@ -25,10 +25,11 @@ from executive.robots.atom.commands import AtomCommands
 from executive.robots.atom.interface import DEFAULT_PRESET, Interface, Variant, VariantError
 from executive.robots.atom.state import AtomState, estop_flags
 from executive.robots.atom.streams import AtomStream
+from executive.robots.atom.topics import TOPICS, AtomIO
 from executive.robots.atom.typewatch import TypeWatch
 from executive.robots.ports import RobotSnapshot, SafetyEvent
 from executive.robots.profile import RobotProfile
-from executive.wire.robot_io import TOPICS, Kind, RobotIO, Side
+from executive.wire.robot_io import Kind, Side
 
 ESTOP_KEY = "emergency_state"
 COMMAND_TOPICS = frozenset(s.name for s in TOPICS.values() if s.kind in (Kind.STREAM, Kind.EVENT))
@@ -46,7 +47,7 @@ class AtomAdapter:
         self.interface = interface
         self.interface_name = interface.variant.name
         self.capabilities = profile.capabilities
-        self.io = RobotIO(participant, interface, side=Side.CONTROLLER, records=profile.sources)
+        self.io = AtomIO(participant, interface, side=Side.CONTROLLER, records=profile.sources)
         self.commands = AtomCommands(self.io)
         self.streams = tuple(AtomStream(self.io, profile, name) for name in profile.topics)
         layout = {j.name: (j.topic, j.index) for j in profile.joints.values()}

@@ -29,6 +29,7 @@ import numpy as np
 
 from executive.robots.atom.gamepad import BUTTONS
 from executive.robots.atom.interface import Interface
+from executive.robots.atom.topics import TOPICS
 from executive.robots.ports import (
     BaseState,
     NavStatus,
@@ -37,7 +38,7 @@ from executive.robots.ports import (
     Source,
     Stamped,
 )
-from executive.wire.robot_io import TOPICS, LatestReader
+from executive.wire.robot_io import LatestReader
 
 # stream -> (state topic key, motor array field of the state)
 JOINT_STATE: dict[str, tuple[str, str]] = {

@@ -29,7 +29,8 @@ from cyclonedds.builtin import (
 from cyclonedds.domain import DomainParticipant
 
 from executive.robots.atom.interface import PRESETS, Interface, Variant
-from executive.wire.robot_io import TOPICS, TopicSpec
+from executive.robots.atom.topics import TOPICS
+from executive.wire.robot_io import TopicSpec
 
 log = structlog.get_logger(__name__)
 

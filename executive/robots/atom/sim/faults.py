@@ -24,9 +24,9 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from executive.robots.atom.gamepad import BUTTONS, STICKS
+from executive.robots.atom.topics import TOPICS
 from executive.robots.profile import STATE_TOPICS
 from executive.robots.simkit.faults import FaultError, FaultSpec, canonical_kind
-from executive.wire.robot_io import TOPICS
 
 ESTOP_FLAGS: dict[str, str] = {  # kind -> EmergencyState_ field
     "estop-soft": "soft_emergency_triggered",

@@ -4,7 +4,7 @@ Threads: one scheduler thread (the caller's, in ``run``) owns the robot model an
 every periodic job; before each wake-up's jobs it takes the joint command streams off
 their readers (polling: a listener callback per 500 Hz sample would cost a thread switch
 and the GIL each time) and applies the one-shot commands that CycloneDDS's listener
-threads (``RobotIO``'s readers) appended to an inbox. So the model has a single writer and
+threads (``AtomIO``'s readers) appended to an inbox. So the model has a single writer and
 needs no locks. A command's ``t`` is the ``time.monotonic()`` at which the sim took it:
 within one period of the fastest state topic (2 ms) of its arrival for streams, at once
 for one-shot commands; stream records also carry ``sent``, the writer's source timestamp
@@ -58,6 +58,7 @@ from executive.robots.atom.sim.faults import (
 )
 from executive.robots.atom.sim.servos import MainNodes, axis_targets, node_joint
 from executive.robots.atom.sim.topics import FAULT_TOPIC, STATUS_TOPIC, types
+from executive.robots.atom.topics import TOPICS, AtomIO
 from executive.robots.profile import STATE_TOPICS, RobotProfile, load_profile
 from executive.robots.simkit.battery import Battery
 from executive.robots.simkit.faults import FaultSpec
@@ -65,7 +66,7 @@ from executive.robots.simkit.joints import JointGroup, StreamCounters, Verdict, 
 from executive.robots.simkit.node import RawReader, SimNode, state_rates
 from executive.robots.simkit.scheduler import Scheduler
 from executive.wire.codec import Codec, Record, raw_write
-from executive.wire.robot_io import TOPICS, RobotIO, Side
+from executive.wire.robot_io import Side
 
 log = structlog.get_logger(__name__)
 
@@ -151,7 +152,7 @@ class _BmsView:
 class _StateTopic:
     """One state topic: the record that is refreshed in place, its codec and its writer."""
 
-    def __init__(self, io: RobotIO, key: str) -> None:
+    def __init__(self, io: AtomIO, key: str) -> None:
         self.key = key
         self.codec: Codec = io.codec(key)
         self.record: Record = self.codec.zeros()
@@ -196,7 +197,7 @@ class SimAtom(SimNode):
         self.interface = Interface(Variant.parse(cfg.interface))
         self.rates = state_rates(self.profile.state_hz, cfg.rates, state_topic_key)
         stream_keys = {spec[0] for spec in STREAMS.values()}
-        self.io = RobotIO(
+        self.io = AtomIO(
             participant,
             self.interface,
             side=Side.ROBOT,
