@@ -52,7 +52,6 @@ import numpy as np
 import structlog
 
 from executive.motion.gate import Gate
-from executive.robots.atom.topics import TOPICS
 from executive.wire.codec import Codec, DecodeError
 from executive.wire.robot_io import RobotIO
 
@@ -114,6 +113,7 @@ class Reflex:
         self._core = core
         self._keys = tuple(keys)
         self._estop = io.codec(ESTOP_KEY)
+        self._estop_topic = io.topics[ESTOP_KEY].name
         self.on_trip: Callable[[Trip], None] | None = None
 
     # -- the gate (the streamer's thread, holding its lock) --------------------------------
@@ -168,7 +168,7 @@ class Reflex:
         try:
             record = self._estop.decode(t["data"])
         except (DecodeError, ValueError) as e:
-            return "undecodable", f"{TOPICS[ESTOP_KEY].name}: undecodable sample ({e})"
+            return "undecodable", f"{self._estop_topic}: undecodable sample ({e})"
         flags = [n for n in record.dtype.names or () if bool(record[n])]
         if flags:
             return "estop", f"emergency stop: {', '.join(flags)}"
