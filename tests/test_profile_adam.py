@@ -122,8 +122,10 @@ def test_capabilities_beyond_the_spec_are_refused(tmp_path: Path) -> None:
     assert load_profile(_write(tmp_path, data)).capabilities == {"joints"}
 
 
-def test_spec_is_joints_and_hands_only() -> None:
+def test_spec_is_joints_hands_and_battery_only() -> None:
+    """Battery where the profile gives the pack's voltage range (tests/test_adam_battery.py)."""
     spec = robots.spec("adam")
+    assert spec.capabilities == {"joints", "hands", "battery"}
     assert spec.streams == {"body": None, "hands": 12}
     assert spec.sources == ("low_state", "hand_state")
     assert spec.whole_body and spec.fsm_id_max == 0 and spec.tag_max == 0

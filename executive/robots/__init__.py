@@ -72,13 +72,17 @@ SPECS: dict[str, RobotSpec] = {
     # the profile's topics.body list sets it. The DDS interface offers joints and hands only:
     # no control authority (publishing rt/lowcmd takes every motor, nothing confirms it), no
     # FSM (mode switching is gRPC SetMode, a later transport), no e-stop signal, no base
-    # (gRPC SetVelocity is "reserved"); battery_data (sdk-1.2 only) has volts, no percent.
+    # (gRPC SetVelocity is "reserved"). Battery: sdk-1.2's battery_data has volts, no
+    # percent, and the vendor documents no range: the kind has "battery", read as a percent
+    # of the profile's adam.battery_voltage [empty, full]; a profile without that range is
+    # refused if it offers battery (executive.robots.adam.check_options), so the shipped
+    # ones (no datasheet figures) list their capabilities without it.
     "adam": RobotSpec(
         name="adam",
         description="PND Adam Pro/Standard/Lite (DDS, CycloneDDS 0.10; seed 002)",
         streams={"body": None, "hands": 12},
         sources=("low_state", "hand_state"),
-        capabilities=frozenset({"joints", "hands"}),
+        capabilities=frozenset({"joints", "hands", "battery"}),
         whole_body=True,
         fsm_id_max=0,
         tag_max=0,

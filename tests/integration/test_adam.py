@@ -5,6 +5,12 @@ is ``missions/adam`` plus one Atom mission, so the same service shows the capabi
 refusal. The sim's record is the witness of what was sent: every ``LowCmd_`` with all 31
 motors, mode 1, finite q inside the limits, kp > 0, the legs held where they were
 measured; hand counts in 0..1000; and nothing moving after a trip.
+
+The service's profile extends adam-pro with the battery range of the simulated pack
+(``executive/robots/simkit/battery.py``, computed from its constants; the shipped profiles
+leave it unset), so the sim's ``battery_data.voltage`` (sdk-1.2, both sides) is the
+snapshot's battery and the watchdog's ``battery_critical`` applies. The sim runs adam-pro
+itself: the same body.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import yaml
 from cyclonedds.topic import Topic
 
 from executive.harness.stack import ROOT, LogTail, Stack, log_time, running_stack
@@ -24,6 +31,7 @@ from executive.robots.adam.interface import AdamInterface
 from executive.robots.adam.sim.client import client_for
 from executive.robots.adam.sim.record import BODY_TOPIC, HAND_TOPIC, Recording
 from executive.robots.profile import load_profile
+from executive.robots.simkit import battery as pack
 from executive.wire import dds
 from executive.wire.robot_io import LatestReader
 
@@ -32,6 +40,11 @@ pytestmark = pytest.mark.dds
 PROFILE = load_profile("adam-pro")
 BODY = tuple(PROFILE.topics["body"])
 LEGS = [i for i, name in enumerate(BODY) if PROFILE.joints[name].group == "legs"]
+# the simulated pack's range (volts): CELLS cells from empty to full
+BATTERY_VOLTAGE = {
+    "empty": pack.CELLS * pack.CELL_EMPTY_MV / 1000.0,
+    "full": pack.CELLS * pack.CELL_FULL_MV / 1000.0,
+}
 
 
 def adam_ready(stack: Stack, pid: int) -> bool:
@@ -76,6 +89,11 @@ class Adam:
             time.sleep(0.05)
         raise AssertionError("no 'safe stop' in the service's log")
 
+    def battery(self) -> float | None:
+        """The battery percent the service reports (its status document's telemetry)."""
+        telemetry = json.loads(self.client.status().document)["telemetry"]
+        return None if telemetry["battery"] is None else float(telemetry["battery"]["percent"])
+
     def reset(self) -> None:
         deadline = time.monotonic() + 5
         reply = self.client.request("reset")
@@ -92,9 +110,24 @@ def adam(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Adam]:
     missions = work / "missions"
     shutil.copytree(ROOT / "missions" / "adam", missions)
     shutil.copy(ROOT / "missions" / "greeting_wave.yaml", missions)  # an Atom mission
+    profile = work / "adam-pro-battery.yaml"
+    profile.write_text(
+        yaml.safe_dump(
+            {
+                "extends": "adam-pro",
+                "name": "adam-pro-battery",
+                "capabilities": ["joints", "hands", "battery"],
+                "adam": {"battery_voltage": BATTERY_VOLTAGE},
+            }
+        )
+    )
     with running_stack(work / "stack") as stack:
-        stack.write_config(profile="adam-pro", missions_dir=str(missions))
-        stack.start_sim("--profile", "adam-pro", "--seed", "2", record=True, sim_ready=adam_ready)
+        stack.write_config(profile=str(profile), interface="sdk-1.2", missions_dir=str(missions))
+        stack.start_sim(
+            *("--profile", "adam-pro", "--interface", "sdk-1.2", "--seed", "2"),
+            record=True,
+            sim_ready=adam_ready,
+        )
         stack.start_service()
         yield Adam(stack)
 
@@ -148,6 +181,38 @@ def test_servo_error_mid_motion_safe_stops_and_holds(adam: Adam) -> None:
     assert all(c.q == held[0].q for c in held), "a joint moved after the trip"
     adam.sim.clear("servo-error", "right_elbow")
     adam.reset()
+
+
+def test_critical_battery_mid_motion_safe_stops_and_holds(adam: Adam) -> None:
+    """The sim's pack voltage, as a percent of the profile's range, trips the watchdog's
+    robot-neutral battery_critical; the arms stop where they are."""
+    level = adam.battery()
+    assert level is not None and 50 < level <= 86, level  # the sim starts at 85 %
+    adam.log.skip()
+    adam.start("arms_wave", waves=3)
+    assert adam.client.wait_status(
+        lambda s: "Raise arm" in s.active_node or "wave_raise" in s.active_node, 20
+    ), adam.client.status().active_node
+    time.sleep(0.5)
+    moving = adam.record().motion_commands(time.monotonic() - 0.4, topic=BODY_TOPIC)
+    assert len(moving) > 10, "the arm was not being moved when the fault hit"
+    assert len({c.q for c in moving}) > 10, "motion commands without a changing q"
+    adam.sim.inject("battery-level", value=5)  # 5 % < battery_critical (10 %)
+    stopped = adam.client.wait_status(lambda s: s.state == "SAFE_STOP", 5)
+    assert stopped is not None, adam.client.status()
+    assert "battery_critical" in stopped.safety_reason, stopped.safety_reason
+    trip = adam.trip_time()
+    time.sleep(1.0)
+    rec = adam.record()
+    rec.assert_no_motion_after(trip, topic=BODY_TOPIC)
+    rec.assert_no_motion_after(trip, topic=HAND_TOPIC)
+    held = rec.commands(BODY_TOPIC, after=trip + 0.1)
+    assert len(held) > 100, "the hold stopped streaming"
+    assert all(c.q == held[0].q for c in held), "a joint moved after the trip"
+    level = adam.battery()
+    assert level is not None and level < 10, level
+    adam.sim.clear("battery-level")
+    adam.reset()  # once the level is back above critical + hysteresis
 
 
 def test_silent_low_state_mid_mission_safe_stops(adam: Adam) -> None:

@@ -10,18 +10,28 @@ What the Adam offers on DDS, and so what this adapter does:
   hand joints are in counts), from ``HandState_`` on ``rt/handstate``;
 - safety from what the robot reports: a motor whose ``MotorState_.state`` is not 0 is a
   servo error; both state topics are safety sources (silence is a fault); an undecodable
-  sample on either is a fault at once.
+  sample on either is a fault at once;
+- battery, where the variant has it: sdk-1.2's ``LowState_.battery_data`` has a voltage (and
+  a free-text status, not read), no percentage, and the vendor documents no range. With the
+  profile's ``adam.battery_voltage: {empty: V, full: V}`` (the pack's datasheet figures) the
+  snapshot's ``battery`` is the percent of that range, linear, clamped to 0..100, stamped
+  with ``rt/lowstate``'s receive time, and the watchdog's battery trigger applies as to any
+  robot. Without the range, on the seed variant (no ``battery_data``) or for a non-finite
+  voltage, ``battery`` is None. A profile that offers the ``battery`` capability without the
+  range does not load (``check_options``), so a mission's ``check_battery`` is refused at
+  validation on a profile that cannot read one.
 
 What it does not have, and so no port: control authority (publishing ``rt/lowcmd`` takes
-every motor), an FSM on DDS (the vendor's is gRPC), an e-stop signal, a base, a battery
-percentage (sdk-1.2's ``battery_data`` has voltage and a free-text status only). Missions
-that need any of these are refused at validation, naming the capability.
+every motor), an FSM on DDS (the vendor's is gRPC), an e-stop signal, a base, battery
+alarms (``battery_data.status`` is free text). Missions that need any of these are refused
+at validation, naming the capability.
 """
 
 from __future__ import annotations
 
+import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -29,6 +39,7 @@ from cyclonedds.domain import DomainParticipant
 from cyclonedds.pub import DataWriter
 from cyclonedds.topic import Topic
 
+from executive.robots import SPECS
 from executive.robots.adam.interface import (
     DEFAULT_VARIANT,
     HAND_RANGE,
@@ -57,6 +68,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "body_cmd": ("rt/lowcmd", "LowCmd_"),
     "hand_cmd": ("rt/handcmd", "HandCmd_"),
 }
+# the profile's ``adam:`` options
+OPTION_KEYS = ("battery_voltage",)
+BATTERY_KEYS = ("empty", "full")  # battery_voltage: {empty: V, full: V}
 
 
 class AdamCommands(NoCommands):
@@ -153,15 +167,24 @@ class AdamAdapter:
         self.profile = profile
         self.interface = interface
         self.interface_name = interface.name
-        self.capabilities = profile.capabilities
-        self.commands = AdamCommands()
-        self.command_topics = frozenset(topic for topic, _ in COMMANDS.values())
         self.body = tuple(profile.topics["body"])
         motors = len(self.body)
         self.codecs = {
             key: interface.codec(type_name, motors)
             for key, (_, type_name) in (SOURCES | COMMANDS).items()
         }
+        # the pack's voltage range (None: no battery read), where LowState_ carries one
+        low_fields = self.codecs["low_state"].dtype.names or ()
+        self.battery_voltage = (
+            battery_range(profile.options) if "battery_data" in low_fields else None
+        )
+        self.capabilities = (
+            profile.capabilities
+            if self.battery_voltage is not None
+            else profile.capabilities - {"battery"}
+        )
+        self.commands = AdamCommands()
+        self.command_topics = frozenset(topic for topic, _ in COMMANDS.values())
         self.readers: dict[str, LatestReader[Any]] = {}
         for key, (topic, type_name) in SOURCES.items():
             t = Topic(participant, topic, getattr(interface, type_name))
@@ -204,16 +227,22 @@ class AdamAdapter:
             if r is not None
         }
         errors = None
+        battery = None
         if low is not None:
             codes = np.asarray(low.sample["motor_state"]["state"])
             errors = Stamped(
                 tuple(f"{self.body[i]}=0x{int(c):04x}" for i, c in enumerate(codes) if c),
                 low.received,
             )
+            if self.battery_voltage is not None:
+                volts = float(low.sample["battery_data"]["voltage"])
+                percent = battery_percent(volts, *self.battery_voltage)
+                battery = None if percent is None else Stamped(percent, low.received)
         return RobotSnapshot(
             taken=time.monotonic(),
             joints=joints,
             layout=self.layout,
+            battery=battery,
             servo_errors=errors,
             sources={
                 key: Source(key, topic, _received(self.readers[key]), self.readers[key].health)
@@ -253,6 +282,64 @@ class AdamAdapter:
 def _received(reader: LatestReader[Any]) -> float | None:
     latest = reader.latest
     return None if latest is None else latest.received
+
+
+def battery_percent(volts: float, empty: float, full: float) -> float | None:
+    """The charge of a pack at ``volts``, percent: linear from ``empty`` (0) to ``full`` (100)
+    volts, clamped to 0..100; None for a non-finite reading."""
+    if not math.isfinite(volts):
+        return None
+    return min(100.0, max(0.0, 100.0 * (volts - empty) / (full - empty)))
+
+
+def battery_range(options: Mapping[str, Any]) -> tuple[float, float] | None:
+    """(empty, full) volts of a checked ``adam:`` mapping, None if it gives none."""
+    raw = options.get("battery_voltage")
+    if not isinstance(raw, Mapping):
+        return None
+    return float(raw["empty"]), float(raw["full"])
+
+
+def _volts(value: Any) -> bool:
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value > 0
+    )
+
+
+def check_options(options: Mapping[str, Any], profile: Mapping[str, Any] | None) -> list[str]:
+    """Problems with a profile's ``adam:`` mapping (``key: message``), given the whole
+    profile's data: unknown keys, a malformed ``battery_voltage``, and the ``battery``
+    capability offered (listed, or the spec's when ``capabilities:`` is not given) without
+    the range it needs."""
+    p = [
+        f"{key}: unknown key (known: {', '.join(OPTION_KEYS)})"
+        for key in sorted(set(options) - set(OPTION_KEYS), key=str)
+    ]
+    raw = options.get("battery_voltage")
+    if raw is not None:
+        if not isinstance(raw, Mapping) or set(raw) != set(BATTERY_KEYS):
+            p.append(
+                "battery_voltage: must be {empty: V, full: V}, the pack's voltage range "
+                f"(its datasheet's), got {raw!r}"
+            )
+        elif not all(_volts(raw[k]) for k in BATTERY_KEYS):
+            p.append(f"battery_voltage: empty and full must be volts (finite, > 0), got {raw!r}")
+        elif not raw["empty"] < raw["full"]:
+            p.append(f"battery_voltage: empty must be below full, got {raw!r}")
+    caps = None if profile is None else profile.get("capabilities")
+    if caps is None:
+        caps = SPECS["adam"].capabilities
+    if isinstance(caps, list | frozenset | set) and "battery" in caps and raw is None:
+        p.append(
+            "battery_voltage: missing, and the profile offers the battery capability "
+            "(listed, or the spec's when capabilities: is not given): the Adam reports volts "
+            "only; set battery_voltage: {empty: V, full: V} from the pack's datasheet, or "
+            "list capabilities without battery"
+        )
+    return p
 
 
 def check_interface(text: str) -> str | None:
