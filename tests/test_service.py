@@ -138,30 +138,50 @@ def _can_unshare_net() -> bool:
 
 @pytest.mark.skipif(not _can_unshare_net(), reason="needs unshare --net (root or user namespaces)")
 def test_at_boot_it_waits_for_the_network_then_comes_up(tmp_path: Path) -> None:
-    """In a network namespace of its own, loopback comes up 2 s after the service starts
-    (as the robot's network does at boot): it retries DDS, then says READY=1."""
+    """In a network namespace of its own with loopback down (as the robot's network is early
+    at boot), the service retries DDS; once it has said so, loopback comes up and it says
+    READY=1. The link goes up on the service's word, not after a fixed sleep: on a loaded
+    machine the interpreter alone took longer than the sleep, and the retry never happened."""
     path = tmp_path / "notify"  # a socket path works across network namespaces
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     sock.bind(str(path))
-    sock.settimeout(30)
-    service = (
-        f"{sys.executable} -m executive.cli run --data-dir {tmp_path / 'data'} "
-        f"--missions {ROOT / 'missions'}"
-    )
-    proc = subprocess.Popen(
-        ["unshare", "--net", "sh", "-c", f"(sleep 2; ip link set lo up) & exec {service}"],
+    sock.settimeout(60)
+    proc = subprocess.Popen(  # unshare execs the service: proc.pid is the service, in the netns
+        [
+            "unshare",
+            "--net",
+            sys.executable,
+            "-m",
+            "executive.cli",
+            "run",
+            "--data-dir",
+            str(tmp_path / "data"),
+            "--missions",
+            str(ROOT / "missions"),
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
         env={**os.environ, "NOTIFY_SOCKET": str(path)},
     )
+    out: list[str] = []
     try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            out.append(line)
+            if "DDS is not up yet; retrying" in line:
+                break
+        else:
+            raise AssertionError("the service never said it was retrying:\n" + "".join(out))
+        up = ["nsenter", f"--net=/proc/{proc.pid}/ns/net", "ip", "link", "set", "lo", "up"]
+        subprocess.run(up, check=True)
         while not sock.recv(4096).decode().startswith("READY=1"):
             pass
         proc.terminate()
-        out, _ = proc.communicate(timeout=30)
-        assert proc.returncode == 0, out
-        assert "DDS is not up yet; retrying" in out and "DDS is up" in out
+        rest, _ = proc.communicate(timeout=30)
+        text = "".join(out) + rest
+        assert proc.returncode == 0, text
+        assert "DDS is up" in text, text
     finally:
         if proc.poll() is None:
             proc.kill()
