@@ -22,17 +22,40 @@ from cyclonedds.domain import DomainParticipant
 
 from executive import reflex
 from executive.robots.atom.commands import AtomCommands
-from executive.robots.atom.interface import DEFAULT_PRESET, Interface, Variant, VariantError
+from executive.robots.atom.interface import (
+    DEFAULT_PRESET,
+    PRESETS,
+    Interface,
+    Variant,
+    VariantError,
+)
 from executive.robots.atom.state import AtomState, estop_flags
 from executive.robots.atom.streams import AtomStream
 from executive.robots.atom.topics import TOPICS, AtomIO
-from executive.robots.atom.typewatch import TypeWatch
 from executive.robots.ports import RobotSnapshot, SafetyEvent
 from executive.robots.profile import RobotProfile
 from executive.wire.robot_io import Kind, Side
+from executive.wire.typewatch import TypeWatch, type_ids
 
 ESTOP_KEY = "emergency_state"
 COMMAND_TOPICS = frozenset(s.name for s in TOPICS.values() if s.kind in (Kind.STREAM, Kind.EVENT))
+
+
+class AtomTypeWatch(TypeWatch):
+    """The wire's type watch (``executive.wire.typewatch``) over the Atom's topic table,
+    naming the presets whose type would match."""
+
+    def __init__(self, participant: DomainParticipant, interface: Interface) -> None:
+        self.interface = interface
+        topics = {spec.name: spec.type_name for spec in TOPICS.values()}
+        names = set(topics.values())
+        super().__init__(
+            participant,
+            topics=topics,
+            ours=type_ids(interface, names),
+            variants={p: type_ids(Interface(Variant(p)), names) for p in PRESETS},
+            name=interface.variant.name,
+        )
 
 
 class AtomAdapter:
@@ -54,16 +77,16 @@ class AtomAdapter:
         self.state = AtomState(interface, self.io.readers, layout, profile.sources)
         self.command_topics = COMMAND_TOPICS  # for executive.service.peers: who else commands it
         self._reflex: reflex.Reflex | None = None
-        self._types: TypeWatch | None = None
+        self._types: AtomTypeWatch | None = None
         self._participant = participant
 
     def snapshot(self) -> RobotSnapshot:
         return self.state.snapshot()
 
     def wire_mismatches(self) -> list[str] | None:
-        """Discovery's types on the Atom's topics against ours (executive.robots.atom.typewatch)."""
+        """Discovery's types on the Atom's topics against ours (executive.wire.typewatch)."""
         if self._types is None:
-            self._types = TypeWatch(self._participant, self.interface)
+            self._types = AtomTypeWatch(self._participant, self.interface)
         if not self._types.poll():
             return None
         return [str(m) for m in self._types.mismatches]

@@ -1,13 +1,18 @@
-"""Interface mismatch: the types other participants announce on the robot's topics, against ours.
+"""Interface mismatch: the types other participants announce on a robot's topics, against ours.
 
 A wrong interface variant fails silently on DDS: a reader whose type differs from the
 writer's never matches it and receives nothing, and the C side logs nothing either
 (seen in tests/wire). The executive would then see "no robot state" and never say why.
-So the service watches discovery (CycloneDDS's builtin publication and subscription
-topics) for endpoints of other participants on the ``rt/*`` topics, compares the XTypes
+So an adapter watches discovery (CycloneDDS's builtin publication and subscription
+topics) for endpoints of other participants on its robot's topics, compares the XTypes
 type identifier each announces with the one of the variant we speak, and on a difference
-names the topic and the presets whose type would match. The service logs it and refuses
+names the topic and the variants whose type would match. The service logs it and refuses
 to start missions until the config names the robot's variant.
+
+Robot-neutral: the adapter gives the topics (topic name -> type name), our type id per
+type name and its robot's known variants (variant name -> type id per type name); the
+Atom's are its topic table and presets (``executive.robots.atom.AtomTypeWatch``), the
+Adam's its four topics and two variants (``executive.robots.adam``).
 
 Only other processes are judged: a second participant in this same process is discovered
 locally and was seen announcing no difference even where its type differed.
@@ -16,7 +21,7 @@ locally and was seen announcing no difference even where its type differed.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,10 +33,6 @@ from cyclonedds.builtin import (
 )
 from cyclonedds.domain import DomainParticipant
 
-from executive.robots.atom.interface import PRESETS, Interface, Variant
-from executive.robots.atom.topics import TOPICS
-from executive.wire.robot_io import TopicSpec
-
 log = structlog.get_logger(__name__)
 
 
@@ -42,7 +43,7 @@ class Mismatch:
     topic: str
     type_name: str
     ours: str  # our variant's name
-    matches: tuple[str, ...]  # presets whose type for this topic is the announced one
+    matches: tuple[str, ...]  # variants whose type for this topic is the announced one
 
     def __str__(self) -> str:
         known = (
@@ -56,23 +57,33 @@ class Mismatch:
         )
 
 
-def _type_id(interface: Interface, type_name: str) -> Any:
-    return getattr(interface, type_name).__idl__.get_type_id()
+def type_ids(types: Any, type_names: Iterable[str]) -> dict[str, Any]:
+    """The XTypes type identifier of each of ``type_names``, from ``types``: an object with
+    the generated classes as attributes named like the IDL types (a robot's interface)."""
+    return {name: getattr(types, name).__idl__.get_type_id() for name in type_names}
 
 
 class TypeWatch:
-    """Discovery readers and the mismatches seen so far. ``poll()`` from one thread."""
+    """Discovery readers and the mismatches seen so far. ``poll()`` from one thread.
+
+    ``topics``: topic name -> type name, the topics watched; ``ours``: type name -> our
+    type id; ``variants``: variant name -> (type name -> type id), the candidates a
+    mismatch names, in this order; ``name``: the name of the variant we speak.
+    """
 
     def __init__(
         self,
         participant: DomainParticipant,
-        interface: Interface,
-        topics: Mapping[str, TopicSpec] | None = None,
+        *,
+        topics: Mapping[str, str],
+        ours: Mapping[str, Any],
+        variants: Mapping[str, Mapping[str, Any]],
+        name: str,
     ) -> None:
-        self.interface = interface
-        self.topics = {spec.name: spec for spec in (topics or TOPICS).values()}
-        self._ours = {n: _type_id(interface, s.type_name) for n, s in self.topics.items()}
-        self._presets = {p: Interface(Variant(p)) for p in PRESETS}
+        self.name = name
+        self.topics = dict(topics)
+        self._ours = {topic: ours[type_name] for topic, type_name in self.topics.items()}
+        self._variants = {v: dict(ids) for v, ids in variants.items()}
         self._participant = participant.guid
         self._lock = threading.Lock()
         self._mismatches: dict[str, Mismatch] = {}
@@ -107,11 +118,11 @@ class TypeWatch:
         theirs = endpoint.type_id
         if theirs is None or theirs == self._ours[topic]:
             return None
-        type_name = self.topics[topic].type_name
+        type_name = self.topics[topic]
         with self._lock:
             if topic in self._mismatches:
                 return None
-            matches = tuple(p for p, i in self._presets.items() if _type_id(i, type_name) == theirs)
-            found = Mismatch(topic, type_name, self.interface.variant.name, matches)
+            matches = tuple(v for v, ids in self._variants.items() if ids.get(type_name) == theirs)
+            found = Mismatch(topic, type_name, self.name, matches)
             self._mismatches[topic] = found
         return found
