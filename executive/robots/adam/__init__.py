@@ -43,6 +43,8 @@ from executive.robots import SPECS
 from executive.robots.adam.interface import (
     DEFAULT_VARIANT,
     HAND_RANGE,
+    TOPICS,
+    VARIANTS,
     AdamInterface,
     AdamVariantError,
 )
@@ -58,6 +60,7 @@ from executive.robots.profile import RobotProfile
 from executive.wire import dds
 from executive.wire.codec import Codec, raw_write
 from executive.wire.robot_io import LatestReader
+from executive.wire.typewatch import TypeWatch, type_ids
 
 # source key -> (topic, type): the state the executive reads
 SOURCES: dict[str, tuple[str, str]] = {
@@ -218,6 +221,8 @@ class AdamAdapter:
             ),
         )
         self.layout = {j.name: (j.topic, j.index) for j in profile.joints.values()}
+        self._types: TypeWatch | None = None
+        self._participant = participant
 
     def snapshot(self) -> RobotSnapshot:
         low = self.readers["low_state"].latest
@@ -251,9 +256,20 @@ class AdamAdapter:
         )
 
     def wire_mismatches(self) -> list[str] | None:
-        return (
-            None  # no type watch for the Adam yet: its seed and sdk-1.2 types differ by name only
-        )
+        """Discovery's types on the Adam's four topics against ours (executive.wire.typewatch):
+        the variants differ on ``LowCmd_`` and ``LowState_``; the hand types are both's."""
+        if self._types is None:
+            names = set(TOPICS.values())
+            self._types = TypeWatch(
+                self._participant,
+                topics=TOPICS,
+                ours=type_ids(self.interface, names),
+                variants={v: type_ids(AdamInterface(v), names) for v in VARIANTS},
+                name=self.interface_name,
+            )
+        if not self._types.poll():
+            return None
+        return [str(m) for m in self._types.mismatches]
 
     def on_safety_event(self, callback: SafetyEvent) -> None:
         """An undecodable sample on a safety source is a fault at once (a servo error is
