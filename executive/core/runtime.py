@@ -123,16 +123,15 @@ class Runtime:
         """
         stalled = False
         while not self._supervisor_stop.wait(0.1):
-            if self.ticker.stalled_for() < self.stall_s:
+            stalled_for = self.ticker.stalled_for()  # once: a tick may complete meanwhile
+            if stalled_for < self.stall_s:
                 stalled = False
                 continue
             if not stalled:
                 stalled = True
                 where = self.ticker.where() or "not running"
                 self.executive.internal_fault(
-                    TimeoutError(
-                        f"no tick completed for {self.ticker.stalled_for():.1f} s (at {where})"
-                    ),
+                    TimeoutError(f"no tick completed for {stalled_for:.1f} s (at {where})"),
                     "tick loop",
                 )
             for hook in self.while_stalled:
