@@ -5,8 +5,9 @@ requests speak ``executive.robots.ports`` only. Two checks, both derived from th
 own wire tables rather than from a list kept by hand:
 
 - imports: no module above the seam imports a robot package (the Atom's gamepad table and
-  type watch live in its own), the DDS robot I/O, the generated robot types or the Atom's
-  reflex;
+  topic table live in its own), the DDS robot I/O, the generated robot types or the Atom's
+  reflex; and the robot-neutral wire below the adapters (codec, readers, the type watch)
+  imports no robot and names none of their topics;
 - words: no string or attribute name in those modules is one of the robots' topic names
   or wire field names (every field of every Atom and Adam type, as the codecs lay them
   out), other than the words the ports themselves define.

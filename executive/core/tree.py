@@ -163,7 +163,7 @@ class Executive:
     run: MissionRun | None = None
     last_run: MissionRun | None = None
     counters: Counters = field(default_factory=Counters)
-    # set by whoever watches discovery (executive.robots.atom.typewatch); missions are refused while
+    # set by whoever watches discovery (executive.wire.typewatch); missions are refused while
     # the robot announces types we do not speak: they would never see its state
     interface_mismatches: tuple[str, ...] = ()
     # set by whoever watches discovery for other controllers of this robot (another

@@ -5,7 +5,7 @@ both, two motion streamers drove ``rt/upper/cmd`` together, the CLI showed one r
 ``status`` the other, and stopping one released the upper-body control the other relied
 on. DDS has no owner for a topic: any participant may write the robot's commands, and the
 robot obeys them all. So the service watches discovery (CycloneDDS's builtin participant
-and publication topics, as executive/robots/atom/typewatch.py does for types) and finds, among the
+and publication topics, as executive/wire/typewatch.py does for types) and finds, among the
 participants that are not its own:
 
 - executives: participants writing ``atom/executive/status`` (only an executive does);
