@@ -188,3 +188,19 @@ def test_no_battery_without_the_range_or_on_the_seed_variant(
     seed = AdamAdapter(profile, participant, AdamInterface("seed"))
     assert seed.battery_voltage is None and "battery" not in seed.capabilities
     assert snapshot_at(profile, participant, volts, "seed").battery is None
+
+
+def test_a_battery_profile_on_the_seed_interface_stops_start_up(tmp_path: Path) -> None:
+    """The seed's LowState_ has no battery_data: a profile that offers the battery with it
+    would validate check_battery and then never hear one. The config says so, naming both."""
+    from executive.service.config import ConfigError, parse_config
+
+    profile = str(battery_profile(tmp_path))
+    with pytest.raises(ConfigError) as refused:
+        parse_config({"profile": profile, "interface": "seed"})
+    [problem] = refused.value.problems
+    assert problem.startswith("interface: 'seed' reports no battery"), problem
+    assert "adam.battery_voltage" in problem and "'sdk-1.2'" in problem
+    assert parse_config({"profile": profile, "interface": "sdk-1.2"}).interface == "sdk-1.2"
+    shipped = parse_config({"profile": "adam-pro", "interface": "seed"})  # offers no battery
+    assert shipped.interface == "seed"

@@ -13,6 +13,7 @@ the seam changes (``tests/test_seam.py``).
 from __future__ import annotations
 
 import importlib
+import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -123,10 +124,14 @@ def open_adapter(profile: RobotProfile, **options: Any) -> RobotAdapter:
     return adapter
 
 
-def check_interface(robot: str, text: str) -> str | None:
-    """Why ``text`` is not an interface variant of robot kind ``robot`` (None if it is)."""
+def check_interface(robot: str, text: str, profile: RobotProfile | None = None) -> str | None:
+    """Why ``text`` is not an interface variant of robot kind ``robot`` (None if it is), or,
+    given the ``profile``, why that variant cannot give what the profile offers (an adapter
+    whose ``check_interface`` takes a ``profile``: the Adam's seed variant has no battery)."""
     module = importlib.import_module(f"executive.robots.{robot}")
-    why: str | None = module.check_interface(text)
+    check = module.check_interface
+    takes_profile = "profile" in inspect.signature(check).parameters
+    why: str | None = check(text, profile=profile) if takes_profile else check(text)
     return why
 
 

@@ -140,10 +140,10 @@ def _interface(values: dict[str, Any], problems: list[str]) -> None:
     if not isinstance(values.get("interface"), str):
         return
     try:  # the variants are the robot's: its profile says which robot
-        robot = load_profile(str(values.get("profile", DEFAULT_PROFILE))).robot
+        profile = load_profile(str(values.get("profile", DEFAULT_PROFILE)))
     except (ProfileError, ValueError):
         return  # reported under ``profile`` when the service loads it
-    if why := robots.check_interface(robot, values["interface"]):
+    if why := robots.check_interface(profile.robot, values["interface"], profile):
         problems.append(f"interface: {why}")
 
 

@@ -358,12 +358,24 @@ def check_options(options: Mapping[str, Any], profile: Mapping[str, Any] | None)
     return p
 
 
-def check_interface(text: str) -> str | None:
-    """Why ``text`` is not an Adam interface variant (``sdk-1.2`` or ``seed``)."""
+def check_interface(text: str, profile: RobotProfile | None = None) -> str | None:
+    """Why ``text`` is not an Adam interface variant (``sdk-1.2`` or ``seed``), or why it
+    cannot serve ``profile``: a profile that offers the battery (``adam.battery_voltage``)
+    needs a variant whose ``LowState_`` carries ``battery_data``. Said at start-up, naming
+    both keys, rather than as a ``check_battery`` that validates and then never hears."""
     try:
-        AdamInterface(text)
+        interface = AdamInterface(text)
     except AdamVariantError as e:
         return str(e)
+    if profile is not None and "battery" in profile.capabilities:
+        motors = len(profile.topics["body"])
+        fields = interface.codec(SOURCES["low_state"][1], motors).dtype.names
+        if "battery_data" not in (fields or ()):
+            return (
+                f"{text!r} reports no battery (its LowState_ has no battery_data), but profile "
+                f"{profile.name!r} offers 'battery' (adam.battery_voltage): use interface "
+                "'sdk-1.2', or a profile whose capabilities leave out battery"
+            )
     return None
 
 
