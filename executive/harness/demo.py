@@ -45,6 +45,19 @@ class Demo:
         print(f"  [{'ok' if ok else 'FAILED'}] {what}", flush=True)  # noqa: T201
         return ok
 
+    def reset_to_idle(self, client: ExecutiveClient) -> None:
+        """The operator's reset once the cause has cleared: accepted, IDLE, and a second
+        later still IDLE with no mission (nothing resumes on its own)."""
+        reply = client.request("reset")
+        self.check(f"reset accepted: {reply.message}", reply.code == 0)
+        idle = client.wait_status(lambda s: s.state == "IDLE", 5)
+        time.sleep(1.0)
+        still = client.status()
+        self.check(
+            "idle after reset, nothing resumed",
+            idle is not None and still.state == "IDLE" and not still.mission,
+        )
+
     def show(self, client: ExecutiveClient) -> None:
         status = client.status()
         tree = render_tree(status)
@@ -247,15 +260,7 @@ def estop_scene(
     say("the e-stop is released; operator: reset")
     sim.clear("estop-soft")
     time.sleep(0.5)
-    reply = client.request("reset")
-    demo.check(f"reset accepted: {reply.message}", reply.code == 0)
-    idle = client.wait_status(lambda s: s.state == "IDLE", 5)
-    time.sleep(1.0)
-    still = client.status()
-    demo.check(
-        "idle after reset, nothing resumed",
-        idle is not None and still.state == "IDLE" and not still.mission,
-    )
+    demo.reset_to_idle(client)
 
 
 if __name__ == "__main__":

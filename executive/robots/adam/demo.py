@@ -142,12 +142,4 @@ def fault_scene(demo: Demo, stack: Stack, client: ExecutiveClient, sim: AdamSimC
     say("the motor's error is cleared; operator: reset")
     sim.clear("servo-error", FAULT_JOINT)
     time.sleep(0.5)
-    reply = client.request("reset")
-    demo.check(f"reset accepted: {reply.message}", reply.code == 0)
-    idle = client.wait_status(lambda s: s.state == "IDLE", 5)
-    time.sleep(1.0)
-    now = client.status()
-    demo.check(
-        "idle after reset, nothing resumed",
-        idle is not None and now.state == "IDLE" and not now.mission,
-    )
+    demo.reset_to_idle(client)
