@@ -20,7 +20,7 @@ import math
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -285,6 +285,27 @@ class Table:
         out = [" | ".join(h.ljust(w) for h, w in zip(self.headers, widths, strict=True)), line]
         out += [" | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
         return "\n".join(out)
+
+
+def run_row(row: Any, label: str, body: Callable[[], None]) -> Any:
+    """One fault-matrix row (the Atom's in ``faults.py``, the GRX's in ``grx_faults.py``):
+    announce it, run ``body``, time it and print its verdict. A row that raises is a failed
+    row (reaction ERROR), not the end of the matrix."""
+    started = time.monotonic()
+    print(f"... {label}", flush=True)
+    try:
+        body()
+    except Exception as e:  # noqa: BLE001 - a row that breaks is a failed row, not a crash
+        row.expect(False, f"{type(e).__name__}: {e}")
+        if row.reaction == "-":
+            row.reaction = "ERROR"
+    row.seconds = time.monotonic() - started
+    print(
+        f"    {'ok' if row.ok else 'DEVIATES'} in {row.seconds:.1f} s"
+        + "".join(f"\n    ! {d}" for d in row.deviations),
+        flush=True,
+    )
+    return row
 
 
 def ms(value: float | None) -> str:

@@ -74,6 +74,7 @@ from bench.fault_tools import (  # noqa: E402
     ms,
     run_events,
     run_result,
+    run_row,
     wait_record_flushed,
 )
 from executive.harness.stack import LogTail, Stack, log_time, running_stack  # noqa: E402
@@ -1109,23 +1110,13 @@ def run_matrix(
         m = Matrix(stack, amr_speed=amr_speed)
         for key, label, interface, body in selected:
             row = Row(key, label)
-            started = time.monotonic()
-            print(f"... {label}", flush=True)
-            try:
+
+            def attempt(interface: str = interface, body: Any = body, row: Row = row) -> None:
                 if m.interface != interface:
                     m.boot(interface)
                 body(m, row)
-            except Exception as e:  # noqa: BLE001 - a row that breaks is a failed row, not a crash
-                row.expect(False, f"{type(e).__name__}: {e}")
-                if row.reaction == "-":
-                    row.reaction = "ERROR"
-            row.seconds = time.monotonic() - started
-            rows.append(row)
-            print(
-                f"    {'ok' if row.ok else 'DEVIATES'} in {row.seconds:.1f} s"
-                + "".join(f"\n    ! {d}" for d in row.deviations),
-                flush=True,
-            )
+
+            rows.append(run_row(row, label, attempt))
         if keep or workdir is not None:
             print(f"work directory (logs, records): {stack.workdir}")
     grx_only = None if not only else [k for k in only if k in grx_faults.KEYS]

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench.fault_tools import left_running, run_events, run_result
+from bench.fault_tools import left_running, run_events, run_result, run_row
 from executive.harness.stack import Stack, running_stack
 from executive.robots.grx.demo import Watcher, start
 from executive.robots.grx.sim.process import SimProcess
@@ -245,23 +245,13 @@ def run_rows(
         try:
             for fault in selected:
                 row = new_row(fault.key, fault.label)
-                started = time.monotonic()
-                print(f"... {fault.label}", flush=True)
-                try:
+
+                def attempt(fault: Fault = fault, row: Row = row) -> None:
                     if g.schema != fault.schema:
                         g.boot(fault.schema)
                     fault_row(g, row, fault)
-                except Exception as e:  # noqa: BLE001 - a row that breaks is a failed row
-                    row.expect(False, f"{type(e).__name__}: {e}")
-                    if row.reaction == "-":
-                        row.reaction = "ERROR"
-                row.seconds = time.monotonic() - started
-                rows.append(row)
-                print(
-                    f"    {'ok' if row.ok else 'DEVIATES'} in {row.seconds:.1f} s"
-                    + "".join(f"\n    ! {d}" for d in row.deviations),
-                    flush=True,
-                )
+
+                rows.append(run_row(row, fault.label, attempt))
         finally:
             g.shutdown()
         if keep or workdir is not None:
