@@ -39,8 +39,24 @@ from executive.service.status import RunningSince, schema, status_document, tree
 from executive.wire.codec import Codec
 
 PROFILE = load_profile()
+
+
+def strict(node: Any) -> Any:
+    """The shipped schema with no unknown property allowed anywhere. The shipped one allows
+    them (a client of version 1 must ignore what a later 1.x adds); the executive's own
+    documents are held to exactly what the schema names, so a misspelt key fails here."""
+    if isinstance(node, dict):
+        node = {k: strict(v) for k, v in node.items()}
+        if "properties" in node:
+            node.setdefault("additionalProperties", False)
+        return node
+    if isinstance(node, list):
+        return [strict(v) for v in node]
+    return node
+
+
 VALIDATOR = jsonschema.Draft202012Validator(
-    schema(), format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
+    strict(schema()), format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
 )
 
 
@@ -121,6 +137,20 @@ def valid(doc: dict[str, Any]) -> dict[str, Any]:
     assert not errors, errors
     assert json.loads(json.dumps(doc, allow_nan=False)) == doc  # plain JSON, no NaN
     return doc
+
+
+def test_version_1_clients_ignore_what_a_later_1x_adds() -> None:
+    """The shipped schema takes a property it does not name (a later 1.x's), at the top and
+    inside the telemetry; the executive's own documents may not carry one (``strict``)."""
+    ex, _ = executive()
+    ex.tick()
+    doc = status_document(ex, profile="atom-sdk")
+    doc["added_later"] = {"x": 1}
+    doc["telemetry"]["base"]["added_later"] = True
+    shipped = jsonschema.Draft202012Validator(schema())
+    assert not list(shipped.iter_errors(doc))
+    assert len(list(VALIDATOR.iter_errors(doc))) == 2
+    assert "version 2" in schema()["description"]
 
 
 def test_idle_running_and_safe_stop_documents_match_the_schema() -> None:

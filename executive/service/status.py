@@ -14,6 +14,10 @@ existing clients read (``watch`` renders the tree's, now with per-node progress)
 JSON string rather than mirroring every field in IDL: the document is versioned by its
 own ``schema``/``version`` and checked by its JSON Schema, so a field added later does
 not change the DDS type (a ``@final`` struct: every reader and writer must agree on it).
+Version 1 grows by optional fields only and its schema allows properties it does not name,
+so a version-1 client keeps working when a later 1.x adds one (it must ignore them); a
+field removed, renamed or changed in meaning is version 2. The tests hold the executive's
+own documents to exactly the named properties.
 
 The topic is reliable and transient-local with a history of one, so a client that
 joins late (``atom-executive status``, ``cyclonedds subscribe``) gets the latest
