@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any
 
@@ -341,3 +342,48 @@ def test_a_silent_robot_cannot_start_a_mission(rig: Rig) -> None:
     rig.silent.clear()
     rig.tick_until(lambda: not rig.ex.not_ready())
     assert rig.ex.start_mission("hello", Log("hi"))[0]
+
+
+def test_a_start_racing_a_fast_path_trip_is_refused_and_the_hold_stays(rig: Rig) -> None:
+    """The fast path holds, sends the robot's safe stop, then latches, on the adapter's
+    thread. A start judged in that window used to see "not latched", release the hold and
+    run its mission until the next tick (on a robot without the C reflex, its leaves could
+    command motion from an undone hold). Now the two exclude each other: the start waits
+    for the latch and is refused, and the hold stays."""
+    published = _move_and_record(rig)
+    rig.ex.streamer.step()
+    assert published == [False]  # moving, so the test cannot pass on silence
+    assert rig.ex.stop_mission("operator")[0]
+    rig.ex.tick()
+
+    in_safe_stop = threading.Event()
+    go_on = threading.Event()
+    safe_stop = rig.ex.reaction.safe_stop
+
+    def slow_safe_stop() -> object:
+        in_safe_stop.set()
+        assert go_on.wait(5.0)
+        return safe_stop()
+
+    rig.ex.reaction.safe_stop = slow_safe_stop
+    results: list[tuple[bool, str]] = []
+    racer = threading.Thread(target=lambda: results.append(rig.ex.start_mission("b", Probe())))
+    # written from a thread of its own: in-process, the trip runs on the writing thread
+    pressed = threading.Thread(target=lambda: rig.state(hard_emergency_triggered=True))
+    try:
+        pressed.start()
+        assert in_safe_stop.wait(5.0), "the trip never reached the safe stop"
+        assert rig.ex.streamer.held and not rig.ex.monitor.latched  # the window
+        racer.start()
+        racer.join(0.3)  # unfixed, the start was accepted here, inside the window
+    finally:
+        go_on.set()
+        racer.join(5.0)
+    ((ok, message),) = results
+    assert not ok and "SAFE_STOP is latched" in message
+    assert rig.ex.monitor.latched and rig.ex.streamer.held and rig.ex.run is None
+    published.clear()
+    rig.ex.streamer.step()
+    rig.ex.tick()
+    rig.ex.streamer.step()
+    assert all(published), "a moving command left after the trip"
