@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -23,3 +24,23 @@ def test_the_demo_passes_every_check_and_leaves_no_process() -> None:
     summary = done.stdout.strip().splitlines()[-1]
     passed, total = summary.split("summary: ")[1].split(" checks")[0].split("/")
     assert passed == total and int(total) >= 11, summary
+
+
+@pytest.mark.parametrize(("profile", "least"), [("adam-pro", 13), ("grx", 12)])
+def test_the_other_robots_demos_pass_every_check(profile: str, least: int) -> None:
+    """``make demo PROFILE=adam-pro`` and ``PROFILE=grx`` (README): each robot's mission
+    through the service against its simulator, then a fault mid-motion and the reset."""
+    done = subprocess.run(
+        [sys.executable, "-m", "executive.harness.demo", "--profile", profile],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "FAILED" not in out and "Traceback" not in out
+    counts = re.search(r"(\d+)(?:/| of )(\d+) checks", done.stdout.strip().splitlines()[-1])
+    assert counts is not None, done.stdout[-500:]
+    passed, total = map(int, counts.groups())
+    assert passed == total >= least
