@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 # Debian's CycloneDDS 0.10.2 seen through the prefix layout cyclonedds-python's build expects.
 CDDS_HOME := $(CURDIR)/$(VENV)/cyclonedds-home
 DEB_LIB := /usr/lib/$(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
-SYSTEM_PACKAGES := cyclonedds-dev cyclonedds-tools libsystemd-dev pkg-config gcc python3-dev systemd graphviz
+SYSTEM_PACKAGES := cyclonedds-dev cyclonedds-tools libsystemd-dev pkg-config gcc python3-dev systemd graphviz tmux
 PYTEST_WORKERS ?= 3
 # Every DDS participant we start here stays on loopback (see executive/resources).
 export CYCLONEDDS_URI := file://$(CURDIR)/executive/resources/cyclonedds-loopback.xml
