@@ -20,6 +20,8 @@ import zenoh
 from executive.robots.grx import GrxAdapter
 from tests.grx.conftest import wait_for
 
+pytestmark = pytest.mark.dds  # real zenoh sessions on loopback
+
 PREFIX = "fourier-grx/dynalink_interface"
 
 
@@ -208,3 +210,48 @@ def test_the_stream_is_a_dead_man(robot: PlainRobot, open_adapter, port) -> None
 
 def _right(yaw: float) -> dict[str, list[float]]:
     return {"virtual_joystick_axis_right": [yaw, 0.0]}
+
+
+def test_a_map_without_its_error_codes_mid_walk_stops_the_walk(
+    robot: PlainRobot, open_adapter, port
+) -> None:
+    """A grx map that says nothing of errors was "no error"; now it is an undecodable
+    sample on a safety source: the fast path runs (past a callback that raises, which
+    zenoh's thread never sees) and zero axes follow; the joystick stays latched at zero
+    until the executive's reset frees it."""
+    adapter = open_adapter(port, joystick_hz=100.0)
+    connected(robot, adapter, task_state=965)
+    events: list[tuple[str, str]] = []
+
+    def broken(code: str, message: str) -> None:
+        raise RuntimeError("a callback's bug")
+
+    def fast_path(code: str, message: str) -> None:
+        events.append((code, message))
+        adapter.safe_stop()
+
+    adapter.on_safety_event(broken)
+    adapter.on_safety_event(fast_path)
+    adapter.commands.set_velocity(0.5, 0.0, 0.0, ttl=5.0)
+    moving = {"virtual_joystick_axis_left": [0.0, 0.5], "virtual_joystick_axis_right": [0.0, 0.0]}
+    wait_for(lambda: moving in robot.client_maps("grx"), what="non-zero axes")  # walking first
+
+    robot.publish("grx", {"fourier_core_version": "x", "fourier_grx_version": "x"})
+    wait_for(lambda: events, what="the safety event")
+    assert events == [
+        (
+            "undecodable",
+            "fourier-grx/dynalink_interface/grx/server: undecodable sample "
+            "(no robot_error_codes (a safety field of this map))",
+        )
+    ]
+    zero = {"virtual_joystick_axis_left": [0.0, 0.0], "virtual_joystick_axis_right": [0.0, 0.0]}
+    wait_for(lambda: zero in robot.client_maps("grx"), what="zero axes")
+    adapter.commands.set_velocity(0.5, 0.0, 0.0, ttl=5.0)  # a leaf that has not seen the trip
+    time.sleep(0.2)
+    log = robot.client_maps("grx")
+    assert all(m == zero for m in log[log.index(zero) :]), "non-zero axes after the trip"
+
+    adapter.install_reflex(None, lambda trip: None).reset()  # the executive's reset
+    adapter.commands.set_velocity(0.5, 0.0, 0.0, ttl=5.0)
+    wait_for(lambda: robot.client_maps("grx")[-1] == moving, what="axes after the reset")

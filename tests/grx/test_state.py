@@ -1,0 +1,105 @@
+"""The GRX's server maps read as safety state, without zenoh: what counts as heard, and
+what a map that says less than its schema promises is (a fault, never "no fault")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from executive.robots.grx import schema as wire
+from executive.robots.grx.state import GrxState
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _state(schema: str = "seed") -> tuple[GrxState, list[tuple[str, str, str]], Clock]:
+    problems: list[tuple[str, str, str]] = []
+    clock = Clock()
+    state = GrxState(wire.schema(schema), lambda *p: problems.append(p), clock)
+    return state, problems, clock
+
+
+def _send(state: GrxState, category: str, fields: dict[str, Any]) -> None:
+    state.receive(category, wire.encode(fields))
+
+
+def test_a_grx_map_without_its_error_codes_is_a_fault_not_no_error() -> None:
+    state, problems, _ = _state()
+    _send(state, "grx", {"robot_error_codes": 0, "fourier_grx_version": "3.1"})
+    snap = state.snapshot()
+    assert snap.servo_errors is not None and snap.servo_errors.sample == ()
+    assert not snap.sources["grx"].health.undecodable and problems == []
+
+    _send(state, "grx", {"fourier_grx_version": "3.1"})  # says nothing about errors
+    health = state.snapshot().sources["grx"].health
+    assert health.undecodable and health.errors == 1
+    assert health.last_error == "no robot_error_codes (a safety field of this map)"
+    assert problems == [
+        (
+            "grx",
+            "undecodable",
+            "fourier-grx/dynalink_interface/grx/server: undecodable sample "
+            "(no robot_error_codes (a safety field of this map))",
+        )
+    ]
+    _send(state, "grx", {"robot_error_codes": 0})  # a good map clears it
+    assert not state.snapshot().sources["grx"].health.undecodable
+
+
+@pytest.mark.parametrize(
+    ("category", "fields", "missing"),
+    [
+        ("robot", {"flag_robot_fault": False}, "flag_robot_emergent_stop"),
+        ("robot", {"flag_robot_emergent_stop": False}, "flag_robot_fault"),
+        ("grx", {"robot_error_codes": [0, 0]}, "robot_battery_percentage"),
+        ("comm", {}, "flag_heart_beat"),
+    ],
+)
+def test_an_m4_map_without_a_safety_field_is_a_fault(
+    category: str, fields: dict[str, Any], missing: str
+) -> None:
+    """m4's e-stop flag read as absent was "not stopped"; now the map is undecodable."""
+    state, problems, _ = _state("m4")
+    _send(state, category, fields)
+    health = state.snapshot().sources[category].health
+    assert health.undecodable and missing in health.last_error
+    assert [(c, code) for c, code, _ in problems] == [(category, "undecodable")]
+    assert missing in problems[0][2]
+
+
+@pytest.mark.parametrize(("beat", "heard"), [(True, True), (1, True), (False, False), (0, False)])
+def test_the_heartbeat_is_heard_as_a_bool_or_the_seeds_0_1(beat: object, heard: bool) -> None:
+    """The seed says flags are "bool 0/1": a robot sending 1 was never heard (silence, a
+    stale_state trip on every mission), while 0 and false are the robot saying it is not
+    running (silence, rightly)."""
+    state, problems, clock = _state()
+    _send(state, "comm", {"flag_heart_beat": beat})
+    source = state.snapshot().sources["comm"]
+    assert (source.received == clock.now) is heard
+    assert not source.health.undecodable and problems == []
+
+
+@pytest.mark.parametrize("beat", [2, -1, 1.0, "true", None])
+def test_a_heartbeat_that_is_not_a_flag_is_undecodable(beat: object) -> None:
+    state, problems, _ = _state()
+    _send(state, "comm", {"flag_heart_beat": beat})
+    source = state.snapshot().sources["comm"]
+    assert source.received is None and source.health.undecodable
+    assert [code for _, code, _ in problems] == ["undecodable"]
+
+
+def test_an_estop_and_an_error_in_one_map_both_reach_the_fast_path() -> None:
+    state, problems, _ = _state("m4")
+    _send(state, "grx", {"robot_error_codes": [0, 0x10], "robot_battery_percentage": 0.8})
+    _send(state, "robot", {"flag_robot_emergent_stop": True, "flag_robot_fault": False})
+    assert [code for _, code, _ in problems] == ["servo_error", "estop"]
+    snap = state.snapshot()
+    assert snap.estop is not None and snap.estop.sample == ("flag_robot_emergent_stop",)
+    assert snap.battery is not None and snap.battery.sample == pytest.approx(80.0)
