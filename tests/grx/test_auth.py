@@ -18,6 +18,8 @@ import pytest
 from executive.robots import grx
 from tests.grx.conftest import PROFILE, SimProcess, connect_to, wait_for
 
+pytestmark = pytest.mark.dds  # real zenoh sessions on loopback
+
 ROBOT_USER, ROBOT_PASSWORD = "fourier-grx", "not-the-default"
 
 

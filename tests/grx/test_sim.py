@@ -6,9 +6,12 @@ from __future__ import annotations
 import time
 
 import msgpack
+import pytest
 import zenoh
 
 from tests.grx.conftest import SimProcess, endpoint, free_port, wait_for
+
+pytestmark = pytest.mark.dds  # real zenoh sessions on loopback
 
 TASK_CLIENT = "fourier-grx/dynalink_interface/task/client"
 
