@@ -142,3 +142,16 @@ def test_sim_and_adapter_on_the_shipped_symmetric_config(port, open_adapter) -> 
             sim.close()
     finally:
         adapter.close()
+
+
+def test_atom_executive_sim_profile_grx_starts_the_simulated_grx(port, open_adapter) -> None:
+    """``atom-executive sim --profile grx`` (README) dispatched to a module the GRX's sim
+    does not have, and died with ModuleNotFoundError."""
+    sim = SimProcess(port, "--task-seconds", "0.2", entry=("-m", "executive.cli", "sim"))
+    try:
+        adapter = open_adapter(port)
+        wait_for(lambda: adapter.snapshot().fsm, what="the sim's task state")
+        assert adapter.snapshot().fsm.sample == 36  # servo_off at start
+        assert all(s.received is not None for s in adapter.snapshot().sources.values())
+    finally:
+        sim.close()
