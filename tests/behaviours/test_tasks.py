@@ -98,3 +98,24 @@ tree:
     assert any("hand_gesture needs the robot's 'hands' capability" in e for e in errors), errors
     assert any("component 'wave' is not in profile grx's components" in e for e in errors), errors
     assert any("missing timeout: run_task waits on the robot" in e for e in errors), errors
+
+
+def test_until_done_is_refused_for_a_task_that_never_ends(tmp_path: Path) -> None:
+    """walk stays in process until another task replaces it (the profile's
+    continuous_tasks): ``until: done`` validated and then timed out on the robot."""
+    text = """\
+mission: walk_done
+tree:
+  sequence:
+    - run_task: {task: walk, until: done, timeout: 10}
+    - run_task: {task: 965, until: done, timeout: 10}
+    - run_task: {task: walk, timeout: 10}
+    - run_task: {task: ready, until: done, timeout: 10}
+"""
+    (tmp_path / "walk_done.yaml").write_text(text)
+    errors = [
+        str(e) for e in MissionLoader(GRX, tmp_path).check(tmp_path / "walk_done.yaml").errors
+    ]
+    assert len(errors) == 2, errors
+    assert all(".until: task " in e and "never done: use until: accepted" in e for e in errors)
+    assert "'walk'" in errors[0] and "965" in errors[1] and ":4:" in errors[0] + errors[1]
