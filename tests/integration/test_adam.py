@@ -235,6 +235,10 @@ def test_an_atom_mission_is_refused_naming_the_capability(adam: Adam) -> None:
     assert "acquire_control needs the robot's 'control' capability" in reply.message, reply.message
     assert adam.client.status().state == "IDLE"
     listed = json.loads(adam.client.request("list_missions").payload)
+    assert "greeting_wave" not in listed  # listed are the missions this robot can run
+    reloaded = adam.client.request("reload")  # a directory shared with the Atom's reloads
+    assert reloaded.code == 0, reloaded.message  # (it was refused: the Atom's were problems)
+    assert json.loads(adam.client.request("list_missions").payload) == listed
     verdicts = {m: adam.client.request("validate", {"mission": m}) for m in listed}
     valid = [m for m, r in verdicts.items() if r.code == 0]
     assert valid == ["arms_wave", "hands_open_close"], {
