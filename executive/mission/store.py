@@ -2,10 +2,8 @@
 
 Files are read when the store is (re)loaded, through one ``MissionLoader``; a start
 builds from that snapshot, so editing a file on disk changes nothing until ``reload``.
-A reload that would break a mission the store can run now is refused, and the store keeps
-what it had: a bad file never replaces a good one. A file that was already skipped, or a
-new one that does not validate, is skipped and reported, not a reason to refuse: a
-directory shared by several robots always holds missions one of them cannot run.
+A reload that finds any error is refused and the store keeps what it had: a bad file
+never replaces a good one.
 
 Only missions valid for this robot are listed (``names``); the others are skipped and
 ``skipped()`` says why (each load logs them once): an Adam service pointed at a directory
@@ -70,20 +68,18 @@ class MissionStore:
             return False, f"{self.directory}: not a directory"
         loader = MissionLoader(self.profile, self.directory)
         files, problems = self._scan(loader)
-        broken = [name for name in self.names() if name in problems]
-        if broken:
-            lines = [e for name in broken for e in problems[name]]
+        if problems and self._files:
+            lines = [e for errs in problems.values() for e in errs]
             return (
                 False,
-                f"refused: {len(lines)} problems in {', '.join(broken)}; keeping the loaded "
-                "missions: " + "; ".join(lines[:5]),
+                f"refused: {len(lines)} problems; keeping the loaded missions: "
+                + "; ".join(lines[:5]),
             )
         self._loader, self._files, self._problems = loader, files, problems
         for name, why in problems.items():
             log.warning("mission skipped", mission=name, robot=self.profile.robot, problems=why[:3])
-        runnable = len(files) - len(problems)
-        return True, f"{runnable} missions loaded" + (
-            f", {len(problems)} skipped (not valid for {self.profile.name})" if problems else ""
+        return True, f"{len(files)} missions loaded" + (
+            f", {len(problems)} with errors" if problems else ""
         )
 
     def names(self) -> list[str]:
