@@ -35,6 +35,7 @@ from executive.robots.atom.sim.client import SimClient
 from executive.robots.atom.sim.record import STREAM_TOPICS, Recording
 from executive.service.auth import new_nonce, sign
 from executive.service.requests import MUTATING, REPLY_TOPIC, REQUEST_QOS, REQUEST_TOPIC
+from executive.wire import dds
 from executive.wire.gen.own.atom_executive.msg import Reply_, Request_
 
 RECORD_FLUSH_S = 0.1  # the sim writes its record out at 10 Hz
@@ -165,7 +166,14 @@ def hold_report(
 
 
 class RawRequests:
-    """A request writer and reply reader that send ``Request_`` samples exactly as made."""
+    """A request writer and reply reader that send ``Request_`` samples exactly as made.
+
+    ``close()`` (or ``with``) deletes them, listeners first (``dds.delete_entities``): on a
+    participant that outlives it, one left to the garbage collector stays alive in C with
+    its listener's callbacks freed, and the next match change (the service restarted by a
+    later row) called into them on CycloneDDS's gc thread: ``make faults`` died with a
+    segmentation fault at the row after the one that made it.
+    """
 
     def __init__(self, participant: DomainParticipant, key: bytes, client_id: str = "operator"):
         self.key = key
@@ -188,6 +196,16 @@ class RawRequests:
             qos=REQUEST_QOS,
             listener=Listener(on_publication_matched=lambda w, s: self._matched[0].set()),  # type: ignore[no-untyped-call]
         )
+
+    def close(self) -> None:
+        """Delete the reader and the writer now (idempotent)."""
+        dds.delete_entities([self.reader, self.writer])
+
+    def __enter__(self) -> RawRequests:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def _on_reply(self, reader: DataReader[Reply_]) -> None:
         with self._cond:

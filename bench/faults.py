@@ -203,6 +203,11 @@ class Matrix:
         self.armed = armed
         return proc.pid
 
+    def close(self) -> None:
+        """Delete the raw request writer and reader, before the stack's participant goes."""
+        if self._raw is not None:
+            self._raw.close()
+
     @property
     def raw(self) -> RawRequests:
         if self._raw is None:
@@ -757,7 +762,7 @@ def killed_row(m: Matrix, row: Row) -> None:
     )
     m.ready()
     mark = m.tail.mark()
-    raw = RawRequests(st.dds, st.key)
+    raw = m.raw  # the matrix's own: closed with it, never left to the garbage collector
     m.tag = FAR_TAGS[1] if m.tag == FAR_TAGS[0] else FAR_TAGS[0]
     captured = raw.make("start", {"mission": "busy", "params": {"tag": m.tag}})
     reply = raw.ask(captured, TIMEOUT)
@@ -1117,6 +1122,7 @@ def run_matrix(
                 body(m, row)
 
             rows.append(run_row(row, label, attempt))
+        m.close()
         if keep or workdir is not None:
             print(f"work directory (logs, records): {stack.workdir}")
     grx_only = None if not only else [k for k in only if k in grx_faults.KEYS]

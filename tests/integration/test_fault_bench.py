@@ -53,3 +53,26 @@ def test_a_five_run_soak_ends_every_run() -> None:
     assert data["service_runs_counter"] == data["starts_accepted"] == 5
     assert data["latched"] >= 2 and data["resets"] >= 2
     assert len(data["rss_samples"]) == 4
+
+
+def test_raw_requests_delete_their_entities_listeners_first(dds_domain: int) -> None:
+    """Left to the garbage collector on a participant that lives on, its reader stayed
+    alive in C with its listener freed, and a later row's service restart called into it
+    (``make faults`` died with a segmentation fault); closed, both entities are gone."""
+    import gc
+
+    from cyclonedds.core import DDSException
+
+    from bench.fault_tools import RawRequests
+    from executive.wire import dds
+
+    with dds.open_participant(dds_domain) as participant:
+        with RawRequests(participant, b"k" * 32) as raw:
+            reader, writer = raw.reader, raw.writer
+            assert reader.get_listener() is not None
+        del raw
+        gc.collect()
+        with pytest.raises(DDSException):
+            reader.take()
+        with pytest.raises(DDSException):
+            writer.get_qos()
