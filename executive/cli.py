@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import ctypes
 import importlib
+import importlib.util
 import io
 import os
 import signal
@@ -115,7 +116,10 @@ def _robot_sim(argv: Sequence[str]) -> int | None:
         return None  # the Atom's sim reports it, naming the key
     if robot == "atom":
         return None
-    module = importlib.import_module(f"executive.robots.{robot}.sim.cli")
+    # a robot's simulator package has main(argv), in its cli module where it has one
+    package = f"executive.robots.{robot}.sim"
+    has_cli = importlib.util.find_spec(f"{package}.cli") is not None
+    module = importlib.import_module(f"{package}.cli" if has_cli else package)
     result: int = module.main(rest)
     return result
 

@@ -44,6 +44,16 @@ def _check(checker: LeafChecker, inp: LeafInput) -> dict[str, Any] | None:
     }
     if task is not None:
         args["fsm_id"] = task if isinstance(task, Unresolved) else checker.profile.fsm_id(task)
+        continuous = _continuous(checker.profile)
+        if args["until"] == "done" and args["fsm_id"] in continuous:
+            checker.error(
+                inp.where,
+                f"{inp.path}.until",
+                f"task {task!r} runs until another replaces it (profile "
+                f"{checker.profile.name}'s continuous_tasks), so it is never done: "
+                "use until: accepted",
+            )
+            return None
     if component is not None and not isinstance(component, Unresolved):
         known = _components(checker.profile.options)
         if component not in known:
@@ -55,6 +65,16 @@ def _check(checker: LeafChecker, inp: LeafInput) -> dict[str, Any] | None:
             )
             return None
     return args
+
+
+def _continuous(profile: Any) -> set[int]:
+    """The ids of the profile's tasks that stay in process until replaced (walk...): a
+    robot option (``continuous_tasks``); none where the profile names none."""
+    options = profile.options
+    names = options.get("continuous_tasks") if isinstance(options, Mapping) else None
+    if not isinstance(names, list | tuple):
+        return set()
+    return {profile.fsm[str(n)].id for n in names if str(n) in profile.fsm}
 
 
 def _components(options: Any) -> dict[str, int]:

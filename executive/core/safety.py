@@ -251,17 +251,29 @@ class SafetyReaction:
 
 class EstopFastPath:
     """The adapter's safety event (``on_safety_event``): reacts and trips without waiting
-    for a tick, on the thread that received it."""
+    for a tick, on the thread that received it.
 
-    def __init__(self, monitor: SafetyMonitor, react: Callable[[str], None]) -> None:
+    ``trip_lock`` (the executive's): held from the hold to the latch, so that a mission
+    start or a reset, which judge "not latched" and then release the hold, cannot release
+    between this hold and this latch (latched, not held). Uncontended but for that moment.
+    """
+
+    def __init__(
+        self,
+        monitor: SafetyMonitor,
+        react: Callable[[str], None],
+        trip_lock: threading.RLock | None = None,
+    ) -> None:
         self.monitor = monitor
         self.react = react
+        self.trip_lock = trip_lock or threading.RLock()
 
     def __call__(self, code: str, message: str) -> None:
-        try:
-            self.react(message)  # hold first: nothing else may delay it
-        finally:
-            self.monitor.trip([Cause(code, message)])
+        with self.trip_lock:
+            try:
+                self.react(message)  # hold first: nothing else may delay it
+            finally:
+                self.monitor.trip([Cause(code, message)])
 
 
 class SafetyWatchdog(py_trees.behaviour.Behaviour):

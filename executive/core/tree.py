@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import enum
 import queue
+import threading
 import time
 import traceback
 import uuid
@@ -176,6 +177,9 @@ class Executive:
     safe_stop: Callable[[], object] | None = None
     # the e-stop reflex (hold and cancel in C, no GIL); None: the Python fast path holds
     reflex: Reflex | None = field(default=None, init=False, repr=False)
+    # a fast-path trip (hold, then latch) and a start or reset (judge, then release) exclude
+    # each other, so "latched" always means "held"
+    _trip_lock: threading.RLock = field(default_factory=threading.RLock, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.reaction = SafetyReaction(self.streamer.hold, self.safe_stop or self.adapter.safe_stop)
@@ -184,7 +188,7 @@ class Executive:
         # reflex (the Atom's, in C) holds and cancels first, then tells us; the adapter's
         # safety events (an e-stop, an undecodable safety sample) react on its own thread
         self.reflex = self.adapter.install_reflex(self.streamer, self._reflex_tripped)
-        self.adapter.on_safety_event(EstopFastPath(self.monitor, self.reaction))
+        self.adapter.on_safety_event(EstopFastPath(self.monitor, self.reaction, self._trip_lock))
         self.slot = MissionSlot()
         self.selector = py_trees.composites.Selector(
             "Priorities", memory=False, children=[self.watchdog, self.slot, Idle("Idle")]
@@ -201,10 +205,11 @@ class Executive:
         """The reflex has held and canceled: the rest of the reaction (STOP_REMOTE if remote
         driving; the streamer takes the reflex's hold), then the latch, as the fast path does."""
         cause = Cause(trip.code, trip.message)
-        try:
-            self.reaction(cause.message)
-        finally:
-            self.monitor.trip([cause])
+        with self._trip_lock:
+            try:
+                self.reaction(cause.message)
+            finally:
+                self.monitor.trip([cause])
 
     # -- requests (any thread) ------------------------------------------------------------
 
@@ -228,7 +233,10 @@ class Executive:
     _control_seen: bool = False
 
     def start_mission(self, name: str, root: py_trees.behaviour.Behaviour) -> tuple[bool, str]:
-        refusal = self._refusal()
+        with self._trip_lock:  # no fast-path trip between the judgement and the release
+            refusal = self._refusal()
+            if not refusal:
+                self.streamer.release()
         if refusal:
             forget_blackboards(root)  # built for nothing
             return False, refusal
@@ -237,7 +245,6 @@ class Executive:
         run = MissionRun(name, uuid.uuid4().hex[:12], root, self.clock())
         self.tree.insert_subtree(root, self.slot.id, 0)
         self.run = run
-        self.streamer.release()
         self.context.control_acquired = False
         self.context.feed.clear()  # the feed is this run's; kept, it grew for good (bench/memory.py)
         self._control_seen = False
@@ -287,14 +294,19 @@ class Executive:
         """
         if self.monitor.latched and self.state is not ExecState.SAFE_STOP:
             self._settle()
-        state = self.state_now()
-        present = self.monitor.evaluate(state, self.activity())
-        present += [Cause("not_ready", str(why)) for why in self.monitor.silent(state)]
-        ok, message = self.monitor.reset(present)
-        if ok and self.state is ExecState.SAFE_STOP:
-            if self.reflex is not None:
-                self.reflex.reset()  # first: the streamer stays held while the reflex is tripped
-            self.streamer.release()
+        # judged and released with no fast-path trip in between: a trip after the judgement
+        # would otherwise be cleared by it, and its hold undone by the release
+        with self._trip_lock:
+            state = self.state_now()
+            present = self.monitor.evaluate(state, self.activity())
+            present += [Cause("not_ready", str(why)) for why in self.monitor.silent(state)]
+            ok, message = self.monitor.reset(present)
+            release = ok and self.state is ExecState.SAFE_STOP
+            if release:
+                if self.reflex is not None:
+                    self.reflex.reset()  # first: the streamer stays held while it is tripped
+                self.streamer.release()
+        if release:
             self._release_robot()
             self._set_state(ExecState.IDLE)
         return ok, message

@@ -20,8 +20,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import structlog
 import zenoh
 
+from executive.logs import RateLimitedLog
 from executive.robots.grx import schema as wire
 from executive.robots.grx.commands import GrxCommands
 from executive.robots.grx.session import ConfigSource, close_session, load_config, open_session
@@ -30,6 +32,9 @@ from executive.robots.grx.settings import check as _check_settings
 from executive.robots.grx.state import GrxState
 from executive.robots.ports import RobotSnapshot, SafetyEvent
 from executive.robots.profile import RobotProfile
+
+log = structlog.get_logger(__name__)
+_errors = RateLimitedLog(log)  # first at once, then one line per interval with a count
 
 __all__ = ["GrxAdapter", "GrxSettings", "check_interface", "check_options", "open", "settings_of"]
 
@@ -74,20 +79,45 @@ class GrxAdapter:
         self._closed = False
 
     def _receiver(self, category: str) -> Callable[[zenoh.Sample], None]:
+        """zenoh's callback for one category. Nothing raises through it (zenoh would print
+        a traceback to stderr and go on): a failure to read a map is that source's
+        undecodable sample, a fault on a safety source."""
+
         def receive(sample: zenoh.Sample) -> None:
-            self.state.receive(category, sample.payload.to_bytes())
+            try:
+                self.state.receive(category, sample.payload.to_bytes())
+            except Exception as e:  # noqa: BLE001 - a middleware callback: never raise
+                self._failed("reading a map", category, e)
+                try:
+                    self.state.fail(category, f"{type(e).__name__}: {e}")
+                except Exception as again:  # noqa: BLE001
+                    self._failed("marking a map undecodable", category, again)
 
         return receive
 
     def _problem(self, category: str, code: str, message: str) -> None:
         """From the receiving thread: an undecodable map on a safety source, an e-stop or a
-        new error code goes to the fast path."""
+        new error code goes to the fast path. Each callback is called whatever an earlier
+        one did: one that raises must not keep the next from holding."""
         if code == "undecodable" and category not in self.profile.safety_sources:
             return
         with self._lock:
             callbacks = list(self._callbacks)
         for callback in callbacks:
-            callback(code, message)
+            try:
+                callback(code, message)
+            except Exception as e:  # noqa: BLE001 - on zenoh's thread: never raise
+                self._failed("a safety callback", category, e)
+
+    def _failed(self, what: str, category: str, e: Exception) -> None:
+        _errors.log(
+            "error",
+            "grx callback failed",
+            key=what,
+            what=what,
+            key_expr=wire.server_key(category),
+            error=f"{type(e).__name__}: {e}",
+        )
 
     # -- ports.RobotAdapter ------------------------------------------------------------------
 
@@ -105,13 +135,18 @@ class GrxAdapter:
     def safe_stop(self) -> None:
         """Zero axes (the stream ends, latched at zero until the reset), then the profile's
         safe task unless the robot is in a passive task, where the safe task would energise
-        it. Never raises."""
+        it. Never raises (it runs on zenoh's thread from the fast path): a step that fails
+        is logged and the next one is still sent."""
         try:
             self.commands.stop(latch=True)
-        finally:
+        except Exception as e:  # noqa: BLE001
+            _errors.log("error", "grx safe stop: zero axes failed", error=f"{e!r}")
+        try:
             tid = self._safe_task()
             if tid is not None:
                 self.commands.run_task(tid)
+        except Exception as e:  # noqa: BLE001
+            _errors.log("error", "grx safe stop: the safe task failed", error=f"{e!r}")
 
     def _safe_task(self) -> int | None:
         name = self.settings.safe_task

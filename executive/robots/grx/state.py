@@ -9,9 +9,13 @@
   map whose ``flag_heart_beat`` is false does not count as heard: the robot's main program
   says it is not running, so the watchdog sees silence.
 
-A payload that is not a msgpack map with string keys, or a map whose fields the snapshot
-reads have the wrong type, is counted and named in the source's ``ReaderHealth`` and marks
-it undecodable until the next good map; ``on_problem`` is called on the receiving thread.
+A payload that is not a msgpack map with string keys, a map whose fields the snapshot
+reads have the wrong type, or a map that lacks a safety field its schema defines there
+(``robot_error_codes``, ``flag_heart_beat``, m4's e-stop and fault flags and battery) is
+counted and named in the source's ``ReaderHealth`` and marks it undecodable until the next
+good map; ``on_problem`` is called on the receiving thread. A missing safety field is not
+"no fault": read as absent it would say "no error" or "not stopped" for a robot that did
+not say so. Flags are msgpack booleans or the seed's integers 0/1.
 """
 
 from __future__ import annotations
@@ -53,28 +57,13 @@ class GrxState:
             fields = wire.decode(payload)
             self._check(category, fields)
         except wire.DecodeError as e:
-            with self._lock:
-                h = self.health[category]
-                first = not h.undecodable
-                self.health[category] = replace(
-                    h,
-                    errors=h.errors + 1,
-                    last_error=str(e),
-                    last_error_at=now,
-                    undecodable=True,
-                )
-            if first:
-                self.on_problem(
-                    category,
-                    "undecodable",
-                    f"{wire.server_key(category)}: undecodable sample ({e})",
-                )
+            self.fail(category, str(e))
             return
         with self._lock:
             self.maps[category] = fields
             if self.health[category].undecodable:
                 self.health[category] = replace(self.health[category], undecodable=False)
-            if category != "comm" or fields.get(wire.HEART_BEAT) is True:
+            if category != "comm" or fields[wire.HEART_BEAT] in (True, 1):
                 self.received[category] = now
             errors, estop = self._errors(self.maps), self._estop(self.maps)
             new_errors = bool(errors) and errors != self._last_errors
@@ -86,26 +75,50 @@ class GrxState:
         if new_errors and errors:
             self.on_problem(category, "servo_error", f"servo error: {', '.join(errors)}")
 
+    def fail(self, category: str, why: str) -> None:
+        """Count a map of ``category`` that could not be read and mark the source
+        undecodable until the next good one; ``on_problem`` on the first of a run."""
+        now = self.clock()
+        with self._lock:
+            h = self.health[category]
+            first = not h.undecodable
+            self.health[category] = replace(
+                h, errors=h.errors + 1, last_error=why, last_error_at=now, undecodable=True
+            )
+        if first:
+            self.on_problem(
+                category, "undecodable", f"{wire.server_key(category)}: undecodable sample ({why})"
+            )
+
     def _check(self, category: str, fields: dict[str, Any]) -> None:
         """DecodeError if a field the snapshot reads has the wrong type."""
 
-        def need(key: str, ok: Callable[[Any], bool], what: str) -> None:
-            if key in fields and not ok(fields[key]):
+        def need(key: str, ok: Callable[[Any], bool], what: str, safety: bool = False) -> None:
+            if key not in fields:
+                if safety:  # never read as "no fault"
+                    raise wire.DecodeError(f"no {key} (a safety field of this map)")
+                return
+            if not ok(fields[key]):
                 raise wire.DecodeError(f"{key}: {fields[key]!r} is not {what}")
 
         s = self.schema
         if category == "comm":
-            need(wire.HEART_BEAT, lambda v: isinstance(v, bool | int), "a bool")
+            need(wire.HEART_BEAT, _is_flag, "a bool (or 0/1)", safety=True)
         elif category == "task":
             need(wire.TASK_STATE, _is_int, "an int")
-            need(s.task_in_process, lambda v: isinstance(v, bool | int), "a bool")
+            need(s.task_in_process, _is_flag, "a bool (or 0/1)")
         elif category == "grx":
-            need(wire.ERROR_CODES, lambda v: wire.error_codes(v) is not None, "error codes")
+            need(
+                wire.ERROR_CODES,
+                lambda v: wire.error_codes(v) is not None,
+                "error codes",
+                safety=True,
+            )
         for flag in (s.estop, s.fault):
             if flag is not None and flag[0] == category:
-                need(flag[1], lambda v: isinstance(v, bool | int), "a bool")
+                need(flag[1], _is_flag, "a bool (or 0/1)", safety=True)
         if s.battery is not None and s.battery[0] == category:
-            need(s.battery[1], _is_number, "a number")
+            need(s.battery[1], _is_number, "a number", safety=True)
 
     # -- the tick thread -----------------------------------------------------------------
 
@@ -172,6 +185,11 @@ class GrxState:
 
 def _is_int(v: object) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_flag(v: object) -> bool:
+    """A msgpack boolean, or the seed's "bool 0/1" as an integer."""
+    return isinstance(v, bool) or (isinstance(v, int) and v in (0, 1))
 
 
 def _is_number(v: object) -> bool:

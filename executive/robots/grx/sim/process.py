@@ -23,6 +23,7 @@ import socket
 import subprocess
 import sys
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -57,7 +58,10 @@ class SimProcess:
         ready_timeout: float = 15.0,
         reply_timeout: float = 5.0,
         quit_timeout: float = 5.0,
+        entry: Sequence[str] = ("-m", "executive.robots.grx.sim"),
     ) -> None:
+        """``entry``: how the interpreter starts the sim (``-m executive.cli sim``: as
+        ``atom-executive sim --profile grx`` does)."""
         self.port = port
         self.log = log
         self.reply_timeout = reply_timeout
@@ -68,8 +72,7 @@ class SimProcess:
         self._cmd_lock = threading.Lock()
         command = [
             sys.executable,
-            "-m",
-            "executive.robots.grx.sim",
+            *entry,
             "--profile",
             profile,
             "--cfg",
