@@ -2,8 +2,13 @@
 
 Files are read when the store is (re)loaded, through one ``MissionLoader``; a start
 builds from that snapshot, so editing a file on disk changes nothing until ``reload``.
-A reload that finds any error is refused and the store keeps what it had: a bad file
-never replaces a good one.
+A reload that finds a real error (an unknown pose, a file that is not YAML) is refused and
+the store keeps what it had: a bad file never replaces a good one, and a typo in a new
+mission is said at once, not skipped in silence. Another robot's missions are not errors:
+a directory may be shared by several robots, and a mission that needs a capability this
+robot lacks (its other errors, a pose this robot's library lacks, follow from that) is
+skipped and reported. The first load takes the directory whatever it holds (the service
+starts on what it can run) and reports the rest.
 
 Only missions valid for this robot are listed (``names``); the others are skipped and
 ``skipped()`` says why (each load logs them once): an Adam service pointed at a directory
@@ -23,6 +28,7 @@ import structlog
 from behaviours.builders import BUILDERS
 from executive.mission.build import BuildError, build
 from executive.mission.loader import LoadResult, MissionLoader
+from executive.mission.validate import NEEDS_CAPABILITY
 from executive.robots.profile import RobotProfile
 
 log = structlog.get_logger(__name__)
@@ -30,6 +36,12 @@ log = structlog.get_logger(__name__)
 
 def _errors(result: LoadResult) -> list[str]:
     return [str(d) for d in result.errors]
+
+
+def _another_robots(errors: list[str]) -> bool:
+    """A mission written for another robot: the validator refused a capability this
+    robot lacks (its other errors follow from that)."""
+    return any(NEEDS_CAPABILITY in e for e in errors)
 
 
 class MissionStore:
@@ -68,18 +80,23 @@ class MissionStore:
             return False, f"{self.directory}: not a directory"
         loader = MissionLoader(self.profile, self.directory)
         files, problems = self._scan(loader)
-        if problems and self._files:
-            lines = [e for errs in problems.values() for e in errs]
+        real = {n: errs for n, errs in problems.items() if not _another_robots(errs)}
+        if real and self._files:
+            lines = [f"{name}: {e}" for name, errs in real.items() for e in errs]
             return (
                 False,
-                f"refused: {len(lines)} problems; keeping the loaded missions: "
-                + "; ".join(lines[:5]),
+                f"refused: {len(lines)} problems in {', '.join(real)}; keeping the loaded "
+                "missions: " + "; ".join(lines[:5]),
             )
         self._loader, self._files, self._problems = loader, files, problems
         for name, why in problems.items():
             log.warning("mission skipped", mission=name, robot=self.profile.robot, problems=why[:3])
-        return True, f"{len(files)} missions loaded" + (
-            f", {len(problems)} with errors" if problems else ""
+        others = len(problems) - len(real)
+        notes = [f"{len(real)} with errors"] if real else []
+        if others:
+            notes.append(f"{others} skipped (another robot's: not valid for {self.profile.name})")
+        return True, f"{len(files) - len(problems)} missions loaded" + "".join(
+            f", {n}" for n in notes
         )
 
     def names(self) -> list[str]:

@@ -89,11 +89,15 @@ class LeafChecker:
         self.error(
             inp.where,
             inp.path,
-            f"{kind.name} needs the robot's {kind.requires!r} capability; "
+            f"{kind.name} {NEEDS_CAPABILITY} {kind.requires!r} capability; "
             f"{self.profile.robot} (profile {self.profile.name}) has: "
             f"{', '.join(sorted(have)) or 'none'}",
         )
         return False
+
+
+# the words of a capability refusal: the mission store tells another robot's mission by them
+NEEDS_CAPABILITY = "needs the robot's"
 
 
 def default_name(kind: str, args: Mapping[str, Any]) -> str:
