@@ -21,18 +21,21 @@ from executive.mission.model import Unresolved
 from executive.mission.values import Val, suggest
 from executive.motion.streamer import HeldError
 from executive.motion.trajectory import PlanError, plan
-from executive.robots.profile import GROUPS
+from executive.robots.profile import GROUPS, RAD_TOLERANCE
 
 if TYPE_CHECKING:
     from executive.mission.model import Leaf
     from executive.mission.validate import LeafChecker, LeafInput
 
-# rad. One default for joints and fingers alike (the hand_gesture kind said 0.1 until the
-# kinds moved here, while the builder fell back to 0.05): the streamer drives fingers on
+# One default for joints and fingers alike, in the joint's units: a joint stream's
+# tolerance is the profile's (``tolerance:``, ``RobotProfile.tolerance(joint)``), radians
+# unless the profile says otherwise (the Atom: 0.05 rad, at most 0.5; the Adam's hands are
+# counts 0..1000 with their own default and maximum). The hand_gesture kind said 0.1 until
+# the kinds moved here, while the builder fell back to 0.05: the streamer drives fingers on
 # the same minimum-jerk trajectories and the same servo loop as arm joints, so they settle
 # as closely; and one leaf with one number is one thing for a mission author to learn. A
 # gesture that cannot get there (fingers closing on an object) says so with ``tolerance``.
-DEFAULT_TOLERANCE = 0.05
+DEFAULT_TOLERANCE = RAD_TOLERANCE.default
 
 _DURATION = Field(
     "duration",
@@ -55,15 +58,18 @@ _SELECT = Field(
     "Move only these of the target's joints: joint names, joint sets (left_arm, right_hand...) "
     "or groups (arms, head, hands...).",
 )
+# The range is the moved joints' stream's (checked in _check_motion, not here: a field has
+# one range, a robot's streams have units of their own).
 _TOLERANCE = Field(
     "tolerance",
     FieldType.NUMBER,
-    f"Largest error in rad at which a joint counts as arrived (default {DEFAULT_TOLERANCE:g}, "
-    "for fingers too: they track their trajectories as closely as arm joints; give more for "
-    "fingers that close on an object).",
+    "Largest error at which a joint counts as arrived, in the joint's units (rad: default "
+    f"{DEFAULT_TOLERANCE:g}, at most {RAD_TOLERANCE.max:g}; a stream in other units, the "
+    "Adam's hands in counts, has its default and maximum in the robot profile's tolerance:). "
+    "For fingers too: they track their trajectories as closely as arm joints; give more for "
+    "fingers that close on an object.",
     default=DEFAULT_TOLERANCE,
     gt=0.0,
-    le=0.5,
 )
 
 
@@ -74,7 +80,7 @@ def _build(leaf: Leaf) -> MoveJoints:
         name=leaf.name,
         duration=a.get("duration"),
         speed=a.get("speed"),
-        tolerance=float(a.get("tolerance") or DEFAULT_TOLERANCE),
+        tolerance=None if a.get("tolerance") is None else float(a["tolerance"]),
         timeout=float(a["timeout"]),
     )
 
@@ -83,7 +89,7 @@ class MoveJoints(RobotLeaf):
     """Move joints to ``targets`` on a minimum-jerk trajectory from the measured position.
 
     Succeeds when the trajectory has finished and every joint is measured within
-    ``tolerance``; fails on timeout naming the worst joint. Preempted (or timed out),
+    ``tolerance`` (None: each joint's stream's default, in its units); fails on timeout naming the worst joint. Preempted (or timed out),
     it holds its joints at their measured positions.
 
     Reads the snapshot's joint positions.
@@ -155,7 +161,7 @@ class MoveJoints(RobotLeaf):
         name: str = "Move Joints",
         duration: float | None = None,
         speed: float | None = None,
-        tolerance: float = DEFAULT_TOLERANCE,
+        tolerance: float | None = DEFAULT_TOLERANCE,
         timeout: float = 10.0,
     ) -> None:
         super().__init__(name, timeout)
@@ -200,10 +206,16 @@ class MoveJoints(RobotLeaf):
             for n, q in self.targets.items()
         }
 
+    def tolerance_of(self, joint: str) -> float:
+        """How close ``joint`` must come, in its units: the leaf's, else its stream's."""
+        if self.tolerance is not None:
+            return self.tolerance
+        return self.ctx.profile.tolerance(joint).default
+
     def poll(self) -> Status:
         if self.ctx.motion.active(self.targets):
             return Status.RUNNING
-        if all(e <= self.tolerance for e in self.errors().values()):
+        if all(e <= self.tolerance_of(n) for n, e in self.errors().items()):
             return Status.SUCCESS
         return Status.RUNNING
 
@@ -220,7 +232,11 @@ class MoveJoints(RobotLeaf):
 
     def timeout_message(self) -> str:
         worst, err = max(self.errors().items(), key=lambda kv: kv[1])
-        return f"{worst} is {err:.3f} rad from its target after {self.timeout} s (tolerance {self.tolerance})"
+        unit = self.ctx.profile.tolerance(worst).unit if worst in self.ctx.profile.joints else "rad"
+        return (
+            f"{worst} is {err:.3f} {unit} from its target after {self.timeout} s "
+            f"(tolerance {self.tolerance_of(worst)})"
+        )
 
     def abort(self) -> None:
         self.ctx.motion.hold_joints(self.measured())
@@ -251,14 +267,15 @@ def _check_motion(checker: LeafChecker, inp: LeafInput, *, fingers: bool) -> dic
     if not isinstance(targets, Unresolved):
         ok = _speed(checker, inp, targets) and ok
     ok = _timeout_covers_duration(checker, inp) and ok
-    if not ok:
+    tol_ok, tolerance = _tolerance(checker, inp, targets)
+    if not (ok and tol_ok):
         return None
     return {
         "targets": targets if isinstance(targets, Unresolved) else dict(targets),
         named: inp.vals[named].value if named in inp.vals else None,
         "duration": inp.value("duration"),
         "speed": inp.value("speed"),
-        "tolerance": inp.value("tolerance"),
+        "tolerance": tolerance,
         "timeout": inp.value("timeout"),
     }
 
@@ -355,6 +372,43 @@ def _speed(checker: LeafChecker, inp: LeafInput, targets: Mapping[str, Any]) -> 
         )
         return False
     return True
+
+
+def _tolerance(
+    checker: LeafChecker, inp: LeafInput, targets: Mapping[str, Any] | Unresolved
+) -> tuple[bool, Any]:
+    """The move's tolerance, in the units of the joints it moves: the one given, checked
+    against their stream's maximum, else their stream's default (None: joints of streams
+    in different units, each arriving within its own default)."""
+    profile = checker.profile
+    specs = None if isinstance(targets, Unresolved) else {profile.tolerance(n) for n in targets}
+    if "tolerance" not in inp.vals:
+        if specs is None:  # known at start, when the targets are
+            return True, None if profile.tolerances else DEFAULT_TOLERANCE
+        return True, specs.pop().default if len(specs) == 1 else None
+    val = inp.vals["tolerance"]
+    if isinstance(val.value, Unresolved) or specs is None:
+        return True, val.value
+    if len(specs) > 1:
+        units = ", ".join(sorted({s.unit for s in specs}))
+        checker.error(
+            val.where,
+            f"{inp.path}.tolerance",
+            f"one tolerance for joints in different units ({units}): leave it out (each "
+            f"joint arrives within its stream's default) or move them in separate leaves"
+            f"{val.note}",
+        )
+        return False, None
+    spec = specs.pop()
+    if val.value > spec.max:
+        unit = "" if spec.unit == RAD_TOLERANCE.unit else f" {spec.unit} (the robot profile's)"
+        checker.error(
+            val.where,
+            f"{inp.path}.tolerance",
+            f"must be <= {spec.max:g}{unit}, got {val.value:g}{val.note}",
+        )
+        return False, None
+    return True, val.value
 
 
 def _timeout_covers_duration(checker: LeafChecker, inp: LeafInput) -> bool:

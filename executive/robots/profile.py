@@ -48,6 +48,7 @@ _TOP_KEYS = {
     "fsm_joint_control",
     "safety_sources",
     "tags",
+    "tolerance",
     *robots.SPECS,  # the profile's robot's own options, under its name (``grx:``)
 }
 _JOINT_KEYS = {"group", "limits", "urdf_velocity", "kp", "kd"}
@@ -82,6 +83,21 @@ class Joint:
 
 
 @dataclass(frozen=True)
+class Tolerance:
+    """How close a joint of one stream must come to count as arrived, in the stream's
+    units (the profile's ``tolerance:``): the default of a move that gives none, the largest
+    a mission may give, and the unit's name for messages."""
+
+    default: float
+    max: float
+    unit: str
+
+
+# a stream the profile gives no ``tolerance:`` for: radians (every Atom stream)
+RAD_TOLERANCE = Tolerance(default=0.05, max=0.5, unit="rad")
+
+
+@dataclass(frozen=True)
 class FsmState:
     name: str
     id: int
@@ -112,11 +128,17 @@ class RobotProfile:
     # what only this robot's adapter reads: the mapping under the robot's name (``grx:``),
     # checked by the adapter's ``check_options`` when the profile loads
     options: Mapping[str, Any] = field(default_factory=dict)
+    # joint stream -> its arrival tolerance (RAD_TOLERANCE for a stream not listed)
+    tolerances: Mapping[str, Tolerance] = field(default_factory=dict)
 
     @property
     def sources(self) -> tuple[str, ...]:
         """The robot's state sources (the adapter's keys)."""
         return robots.spec(self.robot).sources
+
+    def tolerance(self, joint: str) -> Tolerance:
+        """The arrival tolerance of ``joint``'s stream, in that stream's units."""
+        return self.tolerances.get(self.joints[joint].topic, RAD_TOLERANCE)
 
     def topic_joints(self, topic: str) -> list[Joint]:
         """The joints on ``topic`` in motor-index order."""
@@ -307,6 +329,7 @@ class _Validator:
         safety_sources = self._safety_sources(data.get("safety_sources"), state_hz)
         tags = self._tags(data.get("tags"))
         options = self._options(data)
+        tolerances = self._tolerances(data.get("tolerance"), topics)
 
         if self.problems:
             raise ProfileError(self.source, self.problems)
@@ -324,6 +347,7 @@ class _Validator:
             safety_sources=safety_sources,
             tags=tags,
             options=options,
+            tolerances=tolerances,
             robot=self.spec.name,
             capabilities=capabilities,
             whole_body=self.spec.whole_body,
@@ -437,6 +461,34 @@ class _Validator:
             self.bad(f"velocity_caps.{group}", f"unknown group (known: {', '.join(GROUPS)})")
         for group in sorted(set(gains) - set(GROUPS)):
             self.bad(f"gains.{group}", f"unknown group (known: {', '.join(GROUPS)})")
+
+    def _tolerances(self, raw: object, topics: Mapping[str, Any]) -> dict[str, Tolerance]:
+        """``tolerance: {stream: {default: x, max: y, unit: name}}``, in the stream's units."""
+        if raw is None:
+            return {}
+        if not isinstance(raw, dict):
+            self.bad("tolerance", "must be a mapping of joint stream -> {default, max, unit}")
+            return {}
+        out: dict[str, Tolerance] = {}
+        for stream, entry in raw.items():
+            key = f"tolerance.{stream}"
+            if stream not in self.spec.streams:
+                known = ", ".join(self.spec.streams) or "none"
+                self.bad(key, f"unknown joint stream (known: {known})")
+                continue
+            if not isinstance(entry, dict) or set(entry) != {"default", "max", "unit"}:
+                self.bad(key, f"must be {{default: x, max: y, unit: name}}, got {entry!r}")
+                continue
+            default = self.number(entry["default"], f"{key}.default", positive=True)
+            top = self.number(entry["max"], f"{key}.max", positive=True)
+            unit = entry["unit"]
+            if not isinstance(unit, str) or not unit:
+                self.bad(f"{key}.unit", f"must be the name of the stream's unit, got {unit!r}")
+                continue
+            if default > top:
+                self.bad(f"{key}.default", f"{default:g} is above max ({top:g})")
+            out[str(stream)] = Tolerance(default, top, unit)
+        return out
 
     def _topics(self, raw: dict[str, Any]) -> dict[str, tuple[str, ...]]:
         topics: dict[str, tuple[str, ...]] = {}
