@@ -32,6 +32,7 @@ from executive.robots.adam.sim.client import client_for
 from executive.robots.adam.sim.record import BODY_TOPIC, HAND_TOPIC, Recording
 from executive.robots.profile import load_profile
 from executive.robots.simkit import battery as pack
+from executive.service.requests import Code
 from executive.wire import dds
 from executive.wire.robot_io import LatestReader
 
@@ -229,13 +230,16 @@ def test_silent_low_state_mid_mission_safe_stops(adam: Adam) -> None:
 
 def test_an_atom_mission_is_refused_naming_the_capability(adam: Adam) -> None:
     problems = adam.client.request("validate", {"mission": "greeting_wave"})
-    assert problems.code != 0
+    assert problems.code == Code.INVALID, (problems.code, problems.message)
     reply = adam.client.request("start", {"mission": "greeting_wave"})
-    assert reply.code != 0
+    assert reply.code == Code.INVALID, (reply.code, reply.message)
+    assert reply.message.startswith("not a mission this robot can run: "), reply.message
     assert "acquire_control needs the robot's 'control' capability" in reply.message, reply.message
+    assert "adam (profile adam-pro" in reply.message, reply.message
     assert adam.client.status().state == "IDLE"
     listed = json.loads(adam.client.request("list_missions").payload)
-    assert "greeting_wave" not in listed  # listed are the missions this robot can run
+    assert listed == ["arms_wave", "hands_open_close"], listed  # the Adam's, and only them
+    assert "greeting_wave" not in listed  # in the directory (shown above), not listed
     reloaded = adam.client.request("reload")  # a directory shared with the Atom's reloads
     assert reloaded.code == 0, reloaded.message  # (it was refused: the Atom's were problems)
     assert json.loads(adam.client.request("list_missions").payload) == listed
