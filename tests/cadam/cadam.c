@@ -306,10 +306,18 @@ static int run(dds_domainid_t domain, uint32_t motors, int samples, double timeo
     dds_create_topic(pp, &pnd_adam_msg_dds__HandCmd__desc, "rt/handcmd", NULL, NULL), "topic");
   dds_entity_t w_lowstate = check(dds_create_writer(pp, t_lowstate, wqos, NULL), "writer");
   dds_entity_t w_handstate = check(dds_create_writer(pp, t_handstate, wqos, NULL), "writer");
+  /* CADAM_VOLATILE_READERS: request volatile durability, so that a volatile writer (the
+   * executive's own streams) matches; the default transient-local reader matches only a
+   * transient-local writer. */
+  dds_qos_t *rqos = dds_create_qos();
+  dds_copy_qos(rqos, qos);
+  if (getenv("CADAM_VOLATILE_READERS") != NULL)
+    dds_qset_durability(rqos, DDS_DURABILITY_VOLATILE);
   dds_entity_t readers[2] = {
-    check(dds_create_reader(pp, t_lowcmd, qos, NULL), "reader"),
-    check(dds_create_reader(pp, t_handcmd, qos, NULL), "reader"),
+    check(dds_create_reader(pp, t_lowcmd, rqos, NULL), "reader"),
+    check(dds_create_reader(pp, t_handcmd, rqos, NULL), "reader"),
   };
+  dds_delete_qos(rqos);
   for (int r = 0; r < 2; r++)
     check(dds_waitset_attach(ws, check(dds_create_readcondition(readers[r], DDS_ANY_STATE), "rc"),
                              (dds_attach_t) r),
@@ -317,6 +325,21 @@ static int run(dds_domainid_t domain, uint32_t motors, int samples, double timeo
   dds_delete_qos(qos);
   dds_delete_qos(wqos);
 
+  /* CADAM_WAIT_FOR_READERS: publish once each state writer has matched a reader (up to
+   * <timeout-s>), so a volatile reader (the executive's own) gets the burst without a QoS
+   * change on its side. */
+  if (getenv("CADAM_WAIT_FOR_READERS") != NULL) {
+    const dds_time_t until = dds_time() + (dds_duration_t) (timeout_s * 1e9);
+    dds_publication_matched_status_t m1, m2;
+    do {
+      check(dds_get_publication_matched_status(w_lowstate, &m1), "matched");
+      check(dds_get_publication_matched_status(w_handstate, &m2), "matched");
+      if (m1.current_count > 0 && m2.current_count > 0)
+        break;
+      dds_sleepfor(DDS_MSECS(10));
+    } while (dds_time() < until);
+    dds_sleepfor(DDS_MSECS(200)); /* the reader's side of discovery settles too */
+  }
   for (int k = 0; k < samples; k++) {
     pnd_adam_msg_dds__LowState_ low;
     fill_low_state(&low, k, motors);

@@ -1,20 +1,19 @@
-"""The Adam adapter's receive path reading what a C robot wrote (no Python sim).
+"""The Adam adapter's receive path reading what a C robot wrote (no Python sim), per
+interface variant, and the C robot reading what the adapter's own streams write.
 
 The C peer (``cadam.c``, built by Debian's idlc from ``idl/pnd_adam``) writes a burst of
-``LowState_``/``HandState_`` samples on ``rt/lowstate``/``rt/handstate`` as it starts and
-then only listens: it cannot play robot long enough for the service's freshness checks, so
-the adapter runs in-process (``executive.robots.adam.open``) and its snapshot is compared
-with the C side's own account of its last sample: joint positions by profile name, hand
-counts, and a servo error for every motor whose ``state`` C set (all of them).
-
-One change to the adapter's readers: transient-local instead of volatile durability (the
-C peer writes before discovery has matched any reader; its writer keeps the burst for late
-joiners). The codec, the readers' decode and the snapshot are the service's own.
+``LowState_``/``HandState_`` samples on ``rt/lowstate``/``rt/handstate`` and then listens:
+it cannot play robot long enough for the service's freshness checks, so the adapter runs
+in-process (``executive.robots.adam.open``) with its readers' QoS unchanged (the C peer
+publishes once its writers have matched a reader, ``CADAM_WAIT_FOR_READERS``) and its
+snapshot is compared with the C side's own account of its last sample: joint positions by
+profile name, hand counts, and a servo error for every motor whose ``state`` C set.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 from collections.abc import Callable
@@ -22,7 +21,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from cyclonedds.core import Policy, Qos
 
 from executive.robots import adam
 from executive.robots.profile import load_profile
@@ -31,25 +29,18 @@ from tests.cadam.harness import SAMPLES
 
 pytestmark = pytest.mark.dds
 
-LATE_JOINING_STATE_QOS = Qos(
-    Policy.Reliability.Reliable(0),
-    Policy.History.KeepLast(1),
-    Policy.Durability.TransientLocal,
-    dds.ACCEPTED_REPRESENTATIONS,
-)
 
-
+@pytest.mark.parametrize("variant", ["seed", "sdk-1.2"])
 def test_adapter_snapshot_reads_the_c_robots_state(
     cadam_exe: Callable[[str], Path],
     participant: dds.DomainParticipant,
     dds_domain: int,
-    monkeypatch: pytest.MonkeyPatch,
+    variant: str,
 ) -> None:
     profile = load_profile("adam-pro")
     body = tuple(profile.topics["body"])
-    exe = cadam_exe("sdk-1.2")
-    monkeypatch.setattr(dds, "STATE_READER_QOS", LATE_JOINING_STATE_QOS)
-    adapter = adam.open(profile, participant=participant, interface="sdk-1.2")
+    exe = cadam_exe(variant)
+    adapter = adam.open(profile, participant=participant, interface=variant)
     out = exe.with_name(f"adapter-{dds_domain}.out")
     with out.open("w") as stdout:
         proc = subprocess.Popen(
@@ -57,6 +48,7 @@ def test_adapter_snapshot_reads_the_c_robots_state(
             stdin=subprocess.PIPE,  # it listens for commands 2 s (we send none), then leaves
             stdout=stdout,
             stderr=subprocess.DEVNULL,
+            env={**os.environ, "CADAM_WAIT_FOR_READERS": "1"},
         )
     try:
         deadline = time.monotonic() + 10
