@@ -21,6 +21,7 @@ import fcntl
 import os
 import random
 import tempfile
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -150,6 +151,42 @@ def delete_entities(entities: Iterable[Entity]) -> None:
     ``tests/wire/test_reader_lifetime.py``'s loop without this).
     """
     entities = list(entities)
+    if _on_a_dds_thread():
+        # A listener's thread (a finalizer run there: its LatestReader's last reference
+        # went with the callback's). Setting a listener waits for the callbacks in flight,
+        # this one among them: it would wait for itself, and every thread deleting on this
+        # participant with it (measured: a test worker hung in dds_delete). Deleted once
+        # this callback has returned, from a thread of our own.
+        threading.Thread(
+            target=_delete_now, args=(entities,), name="dds-delete", daemon=True
+        ).start()
+        return
+    _delete_now(entities)
+
+
+_listening = threading.local()
+
+
+@contextmanager
+def in_listener() -> Iterator[None]:
+    """Marks a listener callback of ours: CycloneDDS runs one on its own thread or, for a
+    writer in this process, on the writing thread, and a deletion inside must wait."""
+    _listening.depth = getattr(_listening, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _listening.depth -= 1
+
+
+def _on_a_dds_thread() -> bool:
+    """Whether this thread is inside a listener callback: CycloneDDS's own thread (Python
+    knows it only as a dummy) or one of ours marked by ``in_listener``."""
+    return getattr(_listening, "depth", 0) > 0 or isinstance(
+        threading.current_thread(), threading._DummyThread
+    )
+
+
+def _delete_now(entities: list[Entity]) -> None:
     for entity in entities:
         old = getattr(entity, "_listener", None)  # kept alive across set_listener(None)
         with contextlib.suppress(DDSException):  # already deleted, e.g. with its participant

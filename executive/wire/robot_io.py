@@ -68,9 +68,11 @@ def _weak_listener(latest: weakref.ReferenceType[LatestReader[Any]]) -> Listener
     so the reader (held by its finalizer) never keeps it alive."""
 
     def on_data_available(reader: DataReader[Any] | None) -> None:
-        target = latest()
-        if target is not None:
-            target._on_data(reader)
+        with dds.in_listener():  # if the last reference goes here, its deletion waits
+            target = latest()
+            if target is not None:
+                target._on_data(reader)
+            del target
 
     return Listener(on_data_available=on_data_available)  # type: ignore[no-untyped-call]
 
