@@ -289,3 +289,22 @@ def test_status_and_watch_show_a_hostile_mission_as_text(tmp_path: Path) -> None
             states = {line for line in out.splitlines() if line.startswith("state:")}
             safeties = {line for line in out.splitlines() if line.startswith("safety:")}
             assert states == {"state: RUNNING"} and safeties == {"safety: CLEAR"}, out
+
+
+def test_status_shows_the_watchdog_as_what_it_means() -> None:
+    """``✗ Safety Watchdog [clear]`` read like a failure (issue 15): the watchdog's FAILURE
+    is its "no fault", and status says so as watch does."""
+    node = SimpleNamespace(
+        path="Atom/Priorities/Safety Watchdog", kind="SafetyWatchdog", depth=2, feedback="clear"
+    )
+    clear: Any = SimpleNamespace(tree=[SimpleNamespace(**vars(node), status="FAILURE")])
+    assert operator.render_tree(clear) == "        ◆ Safety Watchdog  [clear]"
+    tripped: Any = SimpleNamespace(
+        tree=[
+            SimpleNamespace(
+                **{**vars(node), "feedback": "SAFE_STOP: estop"},
+                status="RUNNING",
+            )
+        ]
+    )
+    assert operator.render_tree(tripped) == "        ◆ Safety Watchdog  [SAFE_STOP: estop]"

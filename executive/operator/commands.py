@@ -24,6 +24,7 @@ import yaml
 
 from executive import logs
 from executive.operator.authoring import describe_missions, format_missions
+from executive.operator.watch import WATCHDOG_KINDS
 from executive.service.auth import KeyFileError, load_keys
 from executive.service.client import ExecutiveClient, NoExecutiveError
 from executive.text import printable
@@ -50,8 +51,12 @@ def render_tree(status: Status_) -> str:
     lines = []
     for node in cast(list[Any], status.tree):
         name = node.path.rsplit("/", 1)[-1]
-        tail = f"  [{p(node.feedback)}]" if node.feedback and node.status != "INVALID" else ""
         indent = "    " * min(int(node.depth), MAX_DEPTH_SHOWN)
+        if getattr(node, "kind", "") in WATCHDOG_KINDS:  # its FAILURE means "no fault"
+            said = "clear" if node.status != "RUNNING" else p(node.feedback or "SAFE_STOP")
+            lines.append(f"{indent}◆ {p(name)}  [{said}]")
+            continue
+        tail = f"  [{p(node.feedback)}]" if node.feedback and node.status != "INVALID" else ""
         lines.append(f"{indent}{marks.get(node.status, '?')} {p(name)}{tail}")
     return "\n".join(lines)
 
