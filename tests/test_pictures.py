@@ -112,6 +112,20 @@ def test_an_unknown_name_is_refused_with_the_known_ones(
     assert "no pose or gesture 'no_such_pose'" in err and "atom-executive poses" in err
 
 
+def test_a_preview_for_another_robot_is_refused_not_drawn_as_the_atom(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It drew the Atom's URDF with the Adam's joints dropped, silently."""
+    out = tmp_path / "rest.png"
+    missions = str(ROOT / "missions" / "adam")
+    code = cli.main(["pose", "preview", "rest", "--profile", "adam-pro", "--missions", missions])
+    assert code == 1 and not out.exists()
+    assert (
+        "profile adam-pro is for the robot 'adam': pose preview draws the Dobot Atom"
+        in capsys.readouterr().err
+    )
+
+
 def _record(runs: Path, run_id: str) -> None:
     """A JSON-lines run record as executive.records.runrecord writes it."""
     slot = "Atom/Priorities/Mission Slot"

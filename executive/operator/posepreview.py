@@ -361,6 +361,11 @@ def command(args: argparse.Namespace) -> int:
 
     try:
         profile = load_profile(args.profile)
+        if profile.robot != "atom":  # the only URDF shipped is the Atom's
+            raise PreviewError(
+                f"profile {profile.name} is for the robot {profile.robot!r}: pose preview draws the Dobot "
+                "Atom (its vendor URDF) only"
+            )
         preview = find(args.missions, profile, args.name, args.kind)
     except (PreviewError, ProfileError) as e:
         print(f"atom-executive pose preview: {e}", file=sys.stderr)  # noqa: T201 - the answer
