@@ -3,7 +3,12 @@ walking, faults reaching the snapshot and the fast path."""
 
 from __future__ import annotations
 
+import json
+import signal
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import msgpack
 import pytest
@@ -155,3 +160,70 @@ def test_atom_executive_sim_profile_grx_starts_the_simulated_grx(port, open_adap
         assert all(s.received is not None for s in adapter.snapshot().sources.values())
     finally:
         sim.close()
+
+
+def test_atom_executive_sim_profile_grx_from_its_config_file_runs_until_sigterm(
+    tmp_path: Path, port: int
+) -> None:
+    """The README's command, the installed ``atom-executive`` script, with a per-test
+    loopback ``--zenoh-config FILE`` and stdin closed (started in the background, under a
+    service manager): a plain zenoh + msgpack subscriber sees all four server maps, still
+    arriving a second later, until SIGTERM ends it with 0. It quit as soon as its stdin
+    closed (exit 0 right after its ready line), unlike the other simulators."""
+    config = tmp_path / "robot.json5"
+    config.write_text(
+        json.dumps(
+            {
+                "mode": "peer",
+                "listen": {"endpoints": [endpoint(port)]},
+                "connect": {"endpoints": []},
+                "scouting": {"multicast": {"enabled": False}, "gossip": {"enabled": False}},
+            }
+        )
+    )
+    script = Path(sys.executable).with_name("atom-executive")
+    proc = subprocess.Popen(
+        [str(script), "sim", "--profile", "grx", "--zenoh-config", str(config)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    plain_config = zenoh.Config()
+    plain_config.insert_json5("mode", '"peer"')
+    plain_config.insert_json5("listen/endpoints", "[]")
+    plain_config.insert_json5("connect/endpoints", f'["{endpoint(port)}"]')
+    plain_config.insert_json5("scouting/multicast/enabled", "false")
+    plain_config.insert_json5("scouting/gossip/enabled", "false")
+    plain = zenoh.open(plain_config)
+    seen: list[tuple[str, object]] = []
+
+    def heard(sample: zenoh.Sample) -> None:
+        seen.append((str(sample.key_expr), msgpack.unpackb(sample.payload.to_bytes())))
+
+    subscriber = plain.declare_subscriber("fourier-grx/dynalink_interface/*/server", heard)
+    try:
+        keys = {
+            f"fourier-grx/dynalink_interface/{c}/server" for c in ("comm", "robot", "task", "grx")
+        }
+        wait_for(
+            lambda: proc.poll() is not None or {k for k, _ in seen} == keys,
+            timeout=15.0,
+            what="the four server maps",
+        )
+        assert proc.poll() is None, f"the sim exited with {proc.returncode}, {len(seen)} maps seen"
+        assert all(isinstance(m, dict) for _, m in seen)
+        heard_before = len(seen)
+        time.sleep(1.0)
+        assert proc.poll() is None, "the sim exited once its stdin had closed"
+        assert len(seen) - heard_before >= 4 * 25  # 50 Hz each, on a loaded machine
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=10)
+        assert proc.returncode == 0, err
+        assert json.loads(out.splitlines()[0])["ready"] is True
+    finally:
+        subscriber.undeclare()  # type: ignore[no-untyped-call]
+        plain.close()  # type: ignore[no-untyped-call]
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()

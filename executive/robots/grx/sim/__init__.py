@@ -1,25 +1,33 @@
 """The simulated Fourier GRX: a zenoh peer that is the robot's User API.
 
     python -m executive.robots.grx.sim --profile grx --zenoh-config FILE [--cfg KEY:VALUE]
+    atom-executive sim --profile grx --zenoh-config FILE          # the same
 
 Publishes the four server maps (comm, robot, task, grx; msgpack, string keys) every 20 ms,
 applies what arrives on the four client keys to ``model.GrxModel`` (the two-step task
 protocol, walking from the virtual joystick), and takes fault commands on stdin, one per
 line, answering each with one JSON line on stdout (``model.HELP``). The first line on
 stdout is ``{"ready": true, ...}`` once the session is open and publishing.
-``process.SimProcess`` starts it as a child process and drives it over those lines.
+
+Like the other simulators it runs until SIGINT, SIGTERM (or a ``quit`` line): a stdin that
+is empty or closed (``< /dev/null``, started in the background, under a service manager)
+only ends the commands. ``--until-stdin-closes`` makes the end of stdin a ``quit`` too:
+``process.SimProcess`` starts it so, as a child process driven over those lines, so the
+sim never outlives its driver.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 import threading
 import time
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from types import FrameType
 from typing import Any, TextIO
 
 import zenoh
@@ -150,7 +158,21 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--record", type=Path, default=None, help="write every client map as JSON lines here"
     )
+    p.add_argument(
+        "--until-stdin-closes",
+        action="store_true",
+        help="quit when stdin closes (the process driving the sim went away); without it "
+        "the sim runs until SIGINT, SIGTERM or a quit line",
+    )
     return p
+
+
+class _SigtermError(Exception):
+    """SIGTERM arrived: leave the command loop and close the session."""
+
+
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    raise _SigtermError
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -178,6 +200,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sim = GrxSim(model, session, args.hz, record)
     publisher = threading.Thread(target=sim.run, name="grx-sim", daemon=True)
     publisher.start()
+    previous = signal.signal(signal.SIGTERM, _terminate)
     say({"ready": True, "zid": str(session.zid()), "schema": settings.schema})
     try:
         for line in sys.stdin:
@@ -186,9 +209,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             say(sim.command(line))
             if sim.stopped.is_set():
                 break
-    except KeyboardInterrupt:
+        if not args.until_stdin_closes:
+            while not sim.stopped.wait(0.5):  # no more commands; publish until a signal
+                pass
+    except (KeyboardInterrupt, _SigtermError):
         pass
     finally:
+        signal.signal(signal.SIGTERM, previous)
         sim.stopped.set()
         publisher.join(timeout=2)
         close_session(session)

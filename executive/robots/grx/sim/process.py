@@ -7,8 +7,9 @@ Used by the GRX demo (``executive.robots.grx.demo``), its tests and the bench::
         sim.cmd("status")["axes"]        # the sim's view (``model.HELP`` lists the commands)
         sim.events                       # the lines it said on its own ({"event": ...})
 
-The child is ``python -m executive.robots.grx.sim --profile PROFILE``, a zenoh peer that
-listens on tcp/127.0.0.1:``port`` and connects nowhere (more ``--cfg`` in ``args`` win).
+The child is ``python -m executive.robots.grx.sim --profile PROFILE --until-stdin-closes``,
+a zenoh peer that listens on tcp/127.0.0.1:``port`` and connects nowhere (more ``--cfg`` in
+``args`` win), and quits when this process's end of its stdin closes.
 The constructor returns once it said ``{"ready": true, ...}`` and raises ``SimProcessError``
 (the child killed) if it did not; ``close()`` sends ``quit`` and kills the child if it has
 not gone within ``quit_timeout``, so no process outlives the handle.
@@ -79,6 +80,7 @@ class SimProcess:
             f'listen/endpoints:["tcp/127.0.0.1:{port}"]',
             "--cfg",
             "connect/endpoints:[]",
+            "--until-stdin-closes",  # never outlives this handle's pipe
             *args,
         ]
         stderr = log.open("ab") if log is not None else None
