@@ -103,3 +103,37 @@ def test_an_estop_and_an_error_in_one_map_both_reach_the_fast_path() -> None:
     snap = state.snapshot()
     assert snap.estop is not None and snap.estop.sample == ("flag_robot_emergent_stop",)
     assert snap.battery is not None and snap.battery.sample == pytest.approx(80.0)
+
+
+def test_a_raising_on_problem_does_not_skip_the_next_report_of_the_same_map() -> None:
+    """One m4 robot map brings an e-stop and a fault: a fast path that raises on the first
+    did skip the second (and raised out of zenoh's callback); both are reported now, the
+    map is read, and the failure is counted, not raised."""
+    calls: list[str] = []
+
+    def on_problem(category: str, code: str, message: str) -> None:
+        calls.append(code)
+        if code == "estop":
+            raise RuntimeError("a fast path's bug")
+
+    state = GrxState(wire.schema("m4"), on_problem, Clock())
+    _send(state, "grx", {"robot_error_codes": [0], "robot_battery_percentage": 0.8})
+    _send(state, "robot", {"flag_robot_emergent_stop": True, "flag_robot_fault": True})
+    assert calls == ["estop", "servo_error"]
+    snap = state.snapshot()
+    assert snap.estop is not None and snap.estop.sample == ("flag_robot_emergent_stop",)
+    assert snap.servo_errors is not None and "flag_robot_fault" in snap.servo_errors.sample
+    assert not snap.sources["robot"].health.undecodable
+
+
+@pytest.mark.parametrize("battery", [float("nan"), float("inf"), -0.1, 85, 1.5, True])
+def test_an_m4_battery_that_is_not_a_fraction_is_undecodable(battery: object) -> None:
+    """NaN never compares below the critical level and 85 (a percent) read as a fraction
+    is 8500 %: each read as a healthy battery; now the grx map is undecodable."""
+    state, problems, _ = _state("m4")
+    _send(state, "grx", {"robot_error_codes": [0], "robot_battery_percentage": 0.5})
+    assert not state.snapshot().sources["grx"].health.undecodable and problems == []
+    _send(state, "grx", {"robot_error_codes": [0], "robot_battery_percentage": battery})
+    health = state.snapshot().sources["grx"].health
+    assert health.undecodable and "robot_battery_percentage" in health.last_error
+    assert [code for _, code, _ in problems] == ["undecodable"]

@@ -15,19 +15,29 @@ reads have the wrong type, or a map that lacks a safety field its schema defines
 counted and named in the source's ``ReaderHealth`` and marks it undecodable until the next
 good map; ``on_problem`` is called on the receiving thread. A missing safety field is not
 "no fault": read as absent it would say "no error" or "not stopped" for a robot that did
-not say so. Flags are msgpack booleans or the seed's integers 0/1.
+not say so. Flags are msgpack booleans or the seed's integers 0/1; m4's battery is a finite
+fraction in 0..1 (NaN never compares below the critical level, and a percent read as a
+fraction would be 100 times too full). ``on_problem`` never raises through here: each call
+is made whatever the one before it did (one map can bring an e-stop and an error), and a
+failure is logged once per interval with a count.
 """
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+import structlog
+
+from executive.logs import RateLimitedLog
 from executive.robots.grx import schema as wire
 from executive.robots.ports import ReaderHealth, RobotSnapshot, Source, Stamped
+
+_log = RateLimitedLog(structlog.get_logger(__name__))  # first at once, then counted
 
 
 class GrxState:
@@ -71,9 +81,24 @@ class GrxState:
             self._last_errors, self._last_estop = errors, bool(estop)
         # the fast path, once per new fault (not at 50 Hz while it lasts)
         if new_estop and estop:
-            self.on_problem(category, "estop", f"emergency stop: {', '.join(estop)}")
+            self._report(category, "estop", f"emergency stop: {', '.join(estop)}")
         if new_errors and errors:
-            self.on_problem(category, "servo_error", f"servo error: {', '.join(errors)}")
+            self._report(category, "servo_error", f"servo error: {', '.join(errors)}")
+
+    def _report(self, category: str, code: str, message: str) -> None:
+        """``on_problem``, on the receiving thread, never raising: the next report (and the
+        middleware's callback) goes on. The fault stays in the snapshot for the watchdog."""
+        try:
+            self.on_problem(category, code, message)
+        except Exception as e:  # noqa: BLE001 - a middleware callback: never raise
+            _log.log(
+                "error",
+                "grx on_problem failed",
+                key=f"on_problem {code}",
+                code=code,
+                key_expr=wire.server_key(category),
+                error=f"{type(e).__name__}: {e}",
+            )
 
     def fail(self, category: str, why: str) -> None:
         """Count a map of ``category`` that could not be read and mark the source
@@ -86,7 +111,7 @@ class GrxState:
                 h, errors=h.errors + 1, last_error=why, last_error_at=now, undecodable=True
             )
         if first:
-            self.on_problem(
+            self._report(
                 category, "undecodable", f"{wire.server_key(category)}: undecodable sample ({why})"
             )
 
@@ -118,7 +143,7 @@ class GrxState:
             if flag is not None and flag[0] == category:
                 need(flag[1], _is_flag, "a bool (or 0/1)", safety=True)
         if s.battery is not None and s.battery[0] == category:
-            need(s.battery[1], _is_number, "a number", safety=True)
+            need(s.battery[1], _is_fraction, "a finite fraction in 0..1", safety=True)
 
     # -- the tick thread -----------------------------------------------------------------
 
@@ -192,5 +217,11 @@ def _is_flag(v: object) -> bool:
     return isinstance(v, bool) or (isinstance(v, int) and v in (0, 1))
 
 
-def _is_number(v: object) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool)
+def _is_fraction(v: object) -> bool:
+    """A finite number in 0..1 (m4's ``robot_battery_percentage``)."""
+    return (
+        isinstance(v, int | float)
+        and not isinstance(v, bool)
+        and math.isfinite(v)
+        and 0.0 <= v <= 1.0
+    )
