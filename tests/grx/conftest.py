@@ -9,12 +9,14 @@ alone holds, so runs never meet and nothing leaves loopback.
 from __future__ import annotations
 
 import json
+import subprocess
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
 import pytest
+import zenoh
 
 from executive.robots import grx
 from executive.robots.grx.sim.process import SimProcess, free_port
@@ -41,6 +43,25 @@ def wait_for(check: Callable[[], Any], timeout: float = 5.0, what: str = "condit
             return value
         time.sleep(0.01)
     raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+@pytest.fixture(autouse=True)
+def _middleware_only_when_marked(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``make test-fast`` (``-m "not dds"``) opens no middleware and starts no process: a
+    test here that opens a zenoh session or starts the sim fails unless it is marked
+    ``dds`` (the audit of issue 13 found such tests unmarked, so test-fast ran them)."""
+    if request.node.get_closest_marker("dds") is not None:
+        return
+
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError(
+            f"{request.node.nodeid} opens a zenoh session or starts a process: mark it dds"
+        )
+
+    monkeypatch.setattr(zenoh, "open", refused)
+    monkeypatch.setattr(subprocess, "Popen", refused)
 
 
 @pytest.fixture
