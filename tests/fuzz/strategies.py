@@ -61,7 +61,7 @@ from executive.mission.registry import (
     NodeKind,
 )
 from executive.motion.trajectory import MIN_JERK_PEAK
-from executive.robots.profile import load_profile
+from executive.robots.profile import RAD_TOLERANCE, load_profile
 from executive.service.auth import WINDOW_NS
 from executive.service.requests import MAX_FIELD, VERBS
 
@@ -197,6 +197,8 @@ class _Gen:
     def number(self, f: Field, *, integer: bool = False) -> int | float:
         lo = f.gt if f.gt is not None else f.ge
         hi = f.le
+        if f.name == "tolerance":  # bounded by the moved joints' stream (the Atom's: rad)
+            hi = RAD_TOLERANCE.max
         if integer or f.type in (FieldType.INTEGER, FieldType.TAG):
             ilo = math.ceil(lo) if lo is not None else -(10**6)
             if f.gt is not None and ilo == f.gt:
