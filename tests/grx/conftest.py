@@ -22,13 +22,33 @@ from executive.robots import grx
 from executive.robots.grx.sim.process import SimProcess, free_port
 from executive.robots.profile import load_profile
 
-__all__ = ["PROFILE", "SimProcess", "connect_to", "endpoint", "free_port", "wait_for"]
+__all__ = [
+    "PROFILE",
+    "SimProcess",
+    "connect_to",
+    "endpoint",
+    "free_port",
+    "plain_peer",
+    "wait_for",
+]
 
 PROFILE = load_profile("grx")
 
 
 def endpoint(port: int) -> str:
     return f"tcp/127.0.0.1:{port}"
+
+
+def plain_peer(port: int) -> zenoh.Config:
+    """A bare zenoh peer's config (no project code) that connects to ``port`` on loopback,
+    listens nowhere, and scouts nothing."""
+    config = zenoh.Config()
+    config.insert_json5("mode", '"peer"')
+    config.insert_json5("listen/endpoints", "[]")
+    config.insert_json5("connect/endpoints", f'["{endpoint(port)}"]')
+    config.insert_json5("scouting/multicast/enabled", "false")
+    config.insert_json5("scouting/gossip/enabled", "false")
+    return config
 
 
 def connect_to(port: int) -> dict[str, str]:

@@ -14,7 +14,7 @@ import msgpack
 import pytest
 import zenoh
 
-from tests.grx.conftest import SimProcess, endpoint, free_port, wait_for
+from tests.grx.conftest import SimProcess, endpoint, free_port, plain_peer, wait_for
 
 pytestmark = pytest.mark.dds  # real zenoh sessions on loopback
 
@@ -32,13 +32,7 @@ def test_tasks_confirm_and_a_command_without_its_flag_does_nothing(sim: SimProce
     wait_for(lambda: adapter.snapshot().task.sample == (35, False), what="servo_on done")
 
     # a plain peer sends the command alone: the robot keeps its state
-    config = zenoh.Config()
-    config.insert_json5("mode", '"peer"')
-    config.insert_json5("listen/endpoints", "[]")
-    config.insert_json5("connect/endpoints", f'["{endpoint(sim.port)}"]')
-    config.insert_json5("scouting/multicast/enabled", "false")
-    config.insert_json5("scouting/gossip/enabled", "false")
-    plain = zenoh.open(config)
+    plain = zenoh.open(plain_peer(sim.port))
     try:
         time.sleep(0.2)  # the link and the sim's subscription
         plain.put(TASK_CLIENT, msgpack.packb({"robot_task_command": 960}))
@@ -189,13 +183,7 @@ def test_atom_executive_sim_profile_grx_from_its_config_file_runs_until_sigterm(
         stderr=subprocess.PIPE,
         text=True,
     )
-    plain_config = zenoh.Config()
-    plain_config.insert_json5("mode", '"peer"')
-    plain_config.insert_json5("listen/endpoints", "[]")
-    plain_config.insert_json5("connect/endpoints", f'["{endpoint(port)}"]')
-    plain_config.insert_json5("scouting/multicast/enabled", "false")
-    plain_config.insert_json5("scouting/gossip/enabled", "false")
-    plain = zenoh.open(plain_config)
+    plain = zenoh.open(plain_peer(port))
     seen: list[tuple[str, object]] = []
 
     def heard(sample: zenoh.Sample) -> None:

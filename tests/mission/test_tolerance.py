@@ -38,13 +38,6 @@ def adam_dir(tmp_path: Path) -> Path:
     return tmp_path
 
 
-@pytest.fixture
-def atom_dir(tmp_path: Path) -> Path:
-    for folder in ("poses", "gestures", "subtrees"):
-        shutil.copytree(MISSIONS / folder, tmp_path / folder)
-    return tmp_path
-
-
 def only_leaf(result: LoadResult) -> Leaf:
     assert result.ok and result.mission is not None, errors(result)
     (leaf,) = result.mission.leaves()
@@ -104,14 +97,14 @@ def test_one_tolerance_for_joints_in_different_units_is_refused(adam_dir: Path) 
     ],
 )
 def test_the_atom_keeps_its_default_and_range_in_rad(
-    atom_dir: Path, leaf: str, tolerance: float
+    mission_dir: Path, leaf: str, tolerance: float
 ) -> None:
-    assert only_leaf(check(atom_dir, ATOM, leaf)).args["tolerance"] == tolerance
+    assert only_leaf(check(mission_dir, ATOM, leaf)).args["tolerance"] == tolerance
 
 
-def test_the_atom_refuses_above_half_a_radian_as_before(atom_dir: Path) -> None:
+def test_the_atom_refuses_above_half_a_radian_as_before(mission_dir: Path) -> None:
     result = check(
-        atom_dir, ATOM, "hand_gesture: {gesture: right_open, tolerance: 0.6, timeout: 4}"
+        mission_dir, ATOM, "hand_gesture: {gesture: right_open, tolerance: 0.6, timeout: 4}"
     )
     (problem,) = errors(result)
     assert problem.endswith("tolerance: must be <= 0.5, got 0.6")
