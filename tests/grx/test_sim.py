@@ -151,7 +151,10 @@ def test_atom_executive_sim_profile_grx_starts_the_simulated_grx(port, open_adap
         adapter = open_adapter(port)
         wait_for(lambda: adapter.snapshot().fsm, what="the sim's task state")
         assert adapter.snapshot().fsm.sample == 36  # servo_off at start
-        assert all(s.received is not None for s in adapter.snapshot().sources.values())
+        wait_for(
+            lambda: all(s.received is not None for s in adapter.snapshot().sources.values()),
+            what="every category's map",
+        )
     finally:
         sim.close()
 

@@ -166,7 +166,8 @@ def test_servo_error_mid_motion_safe_stops_and_holds(adam: Adam) -> None:
         lambda s: "Raise arm" in s.active_node or "wave_raise" in s.active_node, 20
     ), adam.client.status().active_node
     time.sleep(0.5)
-    moving = adam.record().motion_commands(time.monotonic() - 0.4, topic=BODY_TOPIC)
+    since = time.monotonic() - 0.4  # before record() waits for the sim's flush, not after
+    moving = adam.record().motion_commands(since, topic=BODY_TOPIC)
     assert moving, "the arm was not being moved when the fault hit"
     adam.sim.inject("servo-error", "right_elbow", value=0x21)
     stopped = adam.client.wait_status(lambda s: s.state == "SAFE_STOP", 5)
@@ -195,7 +196,8 @@ def test_critical_battery_mid_motion_safe_stops_and_holds(adam: Adam) -> None:
         lambda s: "Raise arm" in s.active_node or "wave_raise" in s.active_node, 20
     ), adam.client.status().active_node
     time.sleep(0.5)
-    moving = adam.record().motion_commands(time.monotonic() - 0.4, topic=BODY_TOPIC)
+    since = time.monotonic() - 0.4  # before record() waits for the sim's flush, not after
+    moving = adam.record().motion_commands(since, topic=BODY_TOPIC)
     assert len(moving) > 10, "the arm was not being moved when the fault hit"
     assert len({c.q for c in moving}) > 10, "motion commands without a changing q"
     adam.sim.inject("battery-level", value=5)  # 5 % < battery_critical (10 %)

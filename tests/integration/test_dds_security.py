@@ -39,7 +39,9 @@ from executive.wire import dds
 ROOT = Path(__file__).resolve().parents[2]
 MAKE_PKI = ROOT / "deploy" / "security" / "make-pki.sh"
 PROBE_SECONDS = 8.0  # each probe's window; a secured match on loopback takes about 1 s
-pytestmark = pytest.mark.dds
+# serial: every participant's DDS Security handshake is public-key crypto; beside two other
+# test files on a 2-core machine a CLI's first request once waited out its 20 s
+pytestmark = [pytest.mark.dds, pytest.mark.serial]
 
 
 @dataclass
