@@ -7,12 +7,13 @@ The whole thing against the simulated Atom: tests/integration/test_run_channels.
 
 from __future__ import annotations
 
+import inspect
 import json
 import socket
 import time
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, get_type_hints
 
 import jsonschema  # type: ignore[import-untyped]  # no types-jsonschema in the dev extra
 import numpy as np
@@ -26,7 +27,7 @@ from executive.records.runchannels import Channel, Message, RunChannels, catalog
 from executive.records.taps import CommandTap, chain_publish
 from executive.robots.atom.interface import Interface
 from executive.robots.atom.state import AtomState
-from executive.robots.ports import Stamped
+from executive.robots.ports import RobotCommands, Stamped
 from executive.robots.profile import load_profile
 from executive.service.config import ConfigError, FoxgloveConfig, load_config, parse_config
 from executive.wire.codec import Codec
@@ -235,6 +236,70 @@ def test_the_command_tap_sends_first_and_a_failing_listener_stops_nothing() -> N
     assert heard[1] == ("go_to_tag", {"tag": 3, "theta": 1.5}, 42)
     assert heard[2] == ("clear_faults", {}, 7)
     assert tap.listener_errors == 3
+
+
+class EveryVerb:
+    """Commands with every verb anyone may ask for: each call is recorded, returns 5."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, tuple[Any, ...]]] = []
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+
+        def verb(*args: Any) -> int:
+            self.calls.append((name, args))
+            return 5
+
+        return verb
+
+
+SAMPLE = {bool: True, int: 3, float: 0.25}
+
+
+def port_verbs() -> list[str]:
+    """The verbs of the ``RobotCommands`` protocol (ports.py), whatever it grows to."""
+    return [n for n, v in vars(RobotCommands).items() if inspect.isfunction(v) and n[0] != "_"]
+
+
+@pytest.mark.parametrize("verb", port_verbs())
+def test_the_command_tap_passes_every_port_verb_through_and_tells_it(verb: str) -> None:
+    inner = EveryVerb()
+    tap = CommandTap(inner)  # every verb, recorded (its __getattr__)
+    heard: list[tuple[str, dict[str, Any], int | None]] = []
+    tap.listeners.append(lambda c, a, r: heard.append((c, a, r)))
+    hints = get_type_hints(getattr(RobotCommands, verb))
+    params = [p for p in inspect.signature(getattr(RobotCommands, verb)).parameters if p != "self"]
+    args = tuple(SAMPLE[hints[p]] for p in params)
+    getattr(tap, verb)(*args)
+    assert [name for name, _ in inner.calls] == [verb], f"the tap did not pass {verb} through"
+    assert inner.calls[0][1][: len(args)] == args
+    assert [c for c, _, _ in heard] == [verb], f"the tap passed {verb} but told nobody"
+
+
+def test_the_command_tap_passes_a_robots_own_verbs_and_hides_none() -> None:
+    """The GRX's run_component is not a port verb: the leaf finds it with getattr on the
+    context's commands (the tap); a tap that hid it failed the GRX's shipped wave mission
+    with "the robot has no component 'natural_arm_swing'" (issue 25)."""
+
+    class Grx(Recorded):
+        def run_component(self, component_id: int, data: dict[str, Any] | None = None) -> None:
+            self.calls.append(("component", component_id))
+
+    inner = Grx()
+    tap = CommandTap(inner)  # type: ignore[arg-type]  # the verbs this test sends
+    heard: list[tuple[str, dict[str, Any], int | None]] = []
+    tap.listeners.append(lambda c, a, r: heard.append((c, a, r)))
+    run = getattr(tap, "run_component", None)
+    assert run is not None
+    run(3407)
+    assert inner.calls == [("component", 3407)]
+    assert heard == [("run_component", {"component_id": 3407}, None)]
+    # a verb the robot lacks stays missing: the leaf says "the robot has no component"
+    assert getattr(CommandTap(Recorded()), "run_component", None) is None  # type: ignore[arg-type]
+    with pytest.raises(AttributeError):
+        tap._hidden  # noqa: B018 - private names are never forwarded
 
 
 def test_chain_publish_keeps_the_hook_already_there() -> None:

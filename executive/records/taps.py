@@ -8,10 +8,16 @@ inside the safety reaction and under the streamer's lock.
 
 A listener that raises is counted and otherwise ignored: a recording must never be the
 reason a command was not sent, nor the reason the next listener did not hear of it.
+
+The command tap passes through *every* verb of the commands it wraps, not only those of
+``RobotCommands``: a robot's own verbs (the GRX's ``run_component``) are found by the
+leaves with ``getattr`` on the context's commands, and a tap that hid one made the GRX's
+shipped ``wave`` mission fail with "the robot has no component" (issue 25).
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -82,6 +88,39 @@ class CommandTap:
     def run_task(self, task_id: int) -> None:
         self.inner.run_task(task_id)
         self._tell("run_task", {"task_id": task_id}, None)
+
+    def __getattr__(self, name: str) -> Any:
+        """Any other public verb of ``inner`` (a robot's own, beyond the ports), tapped the
+        same way; what ``inner`` lacks stays missing (``AttributeError``), so a leaf's
+        ``getattr(commands, verb, None)`` still tells a robot without it."""
+        if name.startswith("_") or "inner" not in self.__dict__:
+            raise AttributeError(name)  # private, or asked before __init__ (copy, pickle)
+        verb = getattr(self.inner, name)
+        if not callable(verb):
+            return verb
+        return self._tapped(name, verb)
+
+    def _tapped(self, name: str, verb: Callable[..., Any]) -> Callable[..., Any]:
+        try:
+            signature: inspect.Signature | None = inspect.signature(verb)
+        except (TypeError, ValueError):  # a builtin without one: arguments told by position
+            signature = None
+
+        def tapped(*args: Any, **kwargs: Any) -> Any:
+            result = verb(*args, **kwargs)
+            told: dict[str, Any]
+            try:
+                told = dict(signature.bind(*args, **kwargs).arguments) if signature else {}
+            except TypeError:
+                told = {}
+            if not told and (args or kwargs):
+                told = {**{f"arg{i}": a for i, a in enumerate(args)}, **kwargs}
+            self._tell(name, told, result if isinstance(result, int) else None)
+            return result
+
+        tapped.__name__ = name
+        tapped.__doc__ = verb.__doc__
+        return tapped
 
 
 def chain_publish(streamer: MotionStreamer, hook: PublishHook) -> None:
