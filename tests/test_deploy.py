@@ -38,6 +38,7 @@ def test_unit_essentials() -> None:
     for line in (
         "Type=notify",
         "Restart=on-failure",
+        "ExecReload=/bin/kill -HUP $MAINPID",  # SIGHUP: the service's reload (run.Signals)
         "NoNewPrivileges=yes",
         "ProtectSystem=strict",
     ):

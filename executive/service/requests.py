@@ -168,6 +168,8 @@ class RequestServer:
         self.auth = auth
         self.status = status
         self.tick_timeout = tick_timeout
+        # ``reload`` re-reads the keys file too (run.Reloader.keys; SIGHUP does the same)
+        self.reload_keys: Callable[[], tuple[bool, str]] | None = None
         self.handled = 0
         # a request and the names of its fields that were not UTF-8; None wakes the worker
         self._queue: queue.Queue[tuple[Request_, tuple[str, ...]] | None] = queue.Queue(MAX_QUEUE)
@@ -378,4 +380,7 @@ class RequestServer:
         if self.executive.run is not None:
             return Answer(Code.REFUSED, "refused: reload only while idle")
         ok, message = self.library.reload()
+        if self.reload_keys is not None:
+            keys_ok, keys = self.reload_keys()
+            ok, message = ok and keys_ok, f"{message}; {keys}"
         return Answer(Code.OK if ok else Code.REFUSED, message)

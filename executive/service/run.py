@@ -4,8 +4,18 @@ Start-up, in order, each failure stopping it with a message that names what is w
 config, robot profile, keys, missions; then DDS (retried while the network comes up);
 then READY=1. While running, the tick loop publishes status and — only while ticks
 keep completing — pings the systemd watchdog, so a hung loop gets the service
-restarted (idle: nothing resumes). SIGTERM holds motion and hands upper-body control
-back before the process exits.
+restarted (idle: nothing resumes).
+
+Every signal has an answer. SIGTERM and SIGINT (a stop: exit 0) and every other signal
+whose default would end the process (SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, ...: exit
+128 + its number, so systemd's ``Restart=on-failure`` brings the service back) hold
+motion, close the run and hand upper-body control back before the process exits: left
+to its default, SIGUSR1 killed the service mid-mission with control on, the FSM left
+in joint control and the run left RUNNING. SIGHUP is the daemon's reload (the unit's
+``ExecReload=``): the keys file at once, the missions as the ``reload`` request reads
+them, once no mission runs. SIGPIPE stays ignored (Python's default: a closed pipe is
+an ``OSError`` where it is written). A signal a harness already handles (the bench's
+probe uses SIGUSR1, the fault points SIGUSR2) is left to it.
 """
 
 from __future__ import annotations
@@ -42,6 +52,25 @@ from executive.wire import dds
 log = structlog.get_logger(__name__)
 
 EXIT_CONFIG = 2
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)  # asked to stop: exit 0
+# every other signal whose default action ends the process (signal(7): Term and Core),
+# but those a fault raises in the process itself (SIGSEGV, SIGBUS, SIGFPE, SIGILL,
+# SIGABRT, SIGSYS: nothing safe runs after them) and SIGPIPE (ignored, as Python sets it)
+FATAL_SIGNALS = (
+    signal.SIGQUIT,
+    signal.SIGUSR1,
+    signal.SIGUSR2,
+    signal.SIGALRM,
+    signal.SIGVTALRM,
+    signal.SIGPROF,
+    signal.SIGIO,
+    signal.SIGPWR,
+    signal.SIGXCPU,
+    signal.SIGXFSZ,
+    signal.SIGTRAP,
+    signal.SIGSTKFLT,
+    *range(signal.SIGRTMIN, signal.SIGRTMAX + 1),
+)
 
 
 def add_parser(sub: Any) -> None:
@@ -80,13 +109,11 @@ def run(args: argparse.Namespace) -> int:
         config, profile, auth, store = _load(args)
     except (ConfigError, ProfileError, KeyFileError, ValueError) as e:
         return _fail(str(e))
+    signals = Signals()  # before the fault points: they take SIGUSR2 when armed
     try:
         fault_hooks = faultpoints.tick_hooks()
     except ValueError as e:
         return _fail(str(e))
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
     refused = realtime.check_dds_threads(os.environ.get("CYCLONEDDS_URI"))
     if refused is not None:  # CycloneDDS would abort the process, saying much less
         return _fail(refused)
@@ -134,14 +161,73 @@ def run(args: argparse.Namespace) -> int:
         profile=profile.name,
         domain=participant.domain_id if hasattr(participant, "domain_id") else None,
     )
-    _supervise(stop, runtime, peers, publisher)
+    reloader = Reloader(store, auth, config.keys_file)
+    server.reload_keys = reloader.keys
+    _supervise(signals, runtime, peers, publisher, reloader)
     notify.stopping()
-    log.info("stopping: holding motion and releasing control")
+    log.info(
+        "stopping: holding motion and releasing control",
+        signal=signal.Signals(signals.received).name if signals.received else None,
+    )
     server.stop()
     runtime.close()
     recorder.close()
     channels.close()  # after the runtime: the last run's end is in its file
-    return 0
+    return signals.exit_code()
+
+
+class Signals:
+    """The service's answer to every signal (the module's docstring): a stop or a reload
+    is only noted here, on the main thread between two bytecodes; ``_supervise`` acts."""
+
+    def __init__(self) -> None:
+        self.stop = threading.Event()
+        self.reload = threading.Event()
+        self.received = 0  # the signal that stopped the service; 0: none yet
+        for sig in STOP_SIGNALS:
+            signal.signal(sig, self._on_stop)
+        for sig in FATAL_SIGNALS:
+            if signal.getsignal(sig) == signal.SIG_DFL:  # not a harness's (bench, tests)
+                signal.signal(sig, self._on_stop)
+        if signal.getsignal(signal.SIGHUP) == signal.SIG_DFL:
+            signal.signal(signal.SIGHUP, lambda *_: self.reload.set())
+
+    def _on_stop(self, signum: int, _frame: object) -> None:
+        if not self.received:
+            self.received = signum
+        self.stop.set()
+
+    def exit_code(self) -> int:
+        """0 when asked to stop (SIGTERM, SIGINT); 128 + the signal for any other, as if
+        it had killed the process: systemd counts it a failure and restarts the unit."""
+        return 0 if self.received in (0, *STOP_SIGNALS) else 128 + self.received
+
+
+class Reloader:
+    """What ``reload`` and SIGHUP re-read: the missions (``MissionStore.reload``: start's
+    rules) and the keys file. A keys file that no longer loads keeps the keys in use."""
+
+    def __init__(self, store: MissionStore, auth: Authenticator | None, keys_file: str | None):
+        self.store = store
+        self.auth = auth
+        self.keys_file = keys_file
+
+    def keys(self) -> tuple[bool, str]:
+        if self.auth is None or self.keys_file is None:
+            return True, "no keys_file"
+        try:
+            keys = load_keys(self.keys_file)
+        except KeyFileError as e:
+            log.error("keys not reloaded; keeping the keys in use", reason=str(e))
+            return False, f"keys not reloaded, keeping the {len(self.auth.keys)} in use: {e}"
+        self.auth.keys = keys  # one assignment: a request checks against the old or the new
+        log.info("keys reloaded", clients=sorted(keys))
+        return True, f"{len(keys)} client keys"
+
+    def missions(self) -> tuple[bool, str]:
+        ok, message = self.store.reload()
+        log.info("missions reloaded" if ok else "missions not reloaded", result=message)
+        return ok, message
 
 
 def _wire(
@@ -183,19 +269,30 @@ def _wire(
 
 
 def _supervise(
-    stop: threading.Event,
+    signals: Signals,
     runtime: Runtime,
     peers: PeerWatch,
     publisher: StatusPublisher,
+    reloader: Reloader,
 ) -> None:
-    """The main thread until SIGTERM: discovery's types against ours, other controllers of
-    the robot (executive/service/peers.py: conflicts refuse missions; a newcomer that stands by is
-    one of the status' problems), the tick loop's health."""
+    """The main thread until a stop signal: discovery's types against ours, other
+    controllers of the robot (executive/service/peers.py: conflicts refuse missions; a
+    newcomer that stands by is one of the status' problems), the tick loop's health, and
+    SIGHUP's reload (keys at once; missions once idle, as the ``reload`` request)."""
     ex = runtime.executive
     problems = publisher.problems
     publisher.problems = lambda: problems() + list(peers.verdict.notes)
     peers.watch(ex)  # at once (executive/service/peers.py: when it first looks)
-    while not stop.wait(0.5):
+    missions_due = False
+    while not signals.stop.wait(0.5):
+        if signals.reload.is_set():
+            signals.reload.clear()
+            log.info("SIGHUP: reloading keys and missions")
+            reloader.keys()
+            missions_due = True
+        if missions_due and ex.run is None:  # a run's missions stay until it ends
+            missions_due = False
+            reloader.missions()
         if (mismatches := runtime.adapter.wire_mismatches()) is not None:
             ex.interface_mismatches = tuple(mismatches)
             notify.status("INTERFACE MISMATCH: " + "; ".join(ex.interface_mismatches))
