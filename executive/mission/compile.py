@@ -50,11 +50,21 @@ from executive.mission.registry import (
 )
 from executive.mission.validate import LeafChecker, LeafInput, default_name
 from executive.mission.values import Val, suggest
-from executive.mission.yaml_source import ReadTree, YEntry, YMap, YNode, YScalar, YSeq, describe
+from executive.mission.yaml_source import (
+    ReadTree,
+    YEntry,
+    YMap,
+    YNode,
+    YScalar,
+    YSeq,
+    describe,
+    plain,
+)
+from executive.robots.body import EMPTY_SCENE, Scene, parse_scene
 from executive.robots.profile import RobotProfile
 
 DOC_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-_DOC_KEYS = ("mission", "subtree", "description", "params", "tree")
+_DOC_KEYS = ("mission", "subtree", "description", "params", "scene", "tree")
 
 
 @dataclass
@@ -147,6 +157,7 @@ def compile_document(
     for decl in decls.values():
         if decl.name not in scope.used:
             diags.warning(decl.where, f"params.{decl.name}", "declared but never used")
+    scene = _scene(entries, kind, diags)
     if root is None or name is None:
         return None
     return Mission(
@@ -159,6 +170,20 @@ def compile_document(
         args=frozen({n: b.value for n, b in scope.bindings.items()}),
         root=root,
         includes=tuple(session.includes),
+        scene=scene,
+    )
+
+
+def _scene(entries: Mapping[str, YEntry], kind: str, diags: Diagnostics) -> Scene:
+    """A mission's ``scene:``: the obstacles its moves are checked against (body_checks)."""
+    entry = entries.get("scene")
+    if entry is None:
+        return EMPTY_SCENE
+    if kind != "mission":
+        diags.error(entry.key_where, "scene", "only a mission declares a scene")
+        return EMPTY_SCENE
+    return parse_scene(
+        plain(entry.value), "scene", lambda key, message: diags.error(entry.key_where, key, message)
     )
 
 

@@ -19,20 +19,35 @@ that names a pose can trust it. A name defined twice is an error.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
 from executive.mission.diagnostics import Diagnostic, Diagnostics, Location
 from executive.mission.kinds import Field, FieldType
 from executive.mission.values import check_value, suggest
-from executive.mission.yaml_source import ReadTree, YMap, YNode, YScalar, describe
+from executive.mission.yaml_source import ReadTree, YMap, YNode, YScalar, describe, plain
+from executive.robots.body import BodySpec
 from executive.robots.profile import RobotProfile
 
 NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 _NUMBER = Field("value", FieldType.NUMBER, "")
+
+
+@dataclass(frozen=True)
+class Intent:
+    """Where a pose means a point of the body to be: ``at`` (m, the robot's base frame:
+    x forward, y left, z up) within ``within`` m. Checked by forward kinematics of the
+    vendor's model wherever a mission reaches the pose (executive/mission/body_checks.py),
+    so a pose whose numbers are fine but whose body is not (a mirrored elbow) is refused."""
+
+    point: str
+    at: tuple[float, float, float]
+    within: float
+    where: Location
 
 
 @dataclass(frozen=True)
@@ -43,6 +58,7 @@ class Target:
     joints: Mapping[str, float]
     description: str
     where: Location
+    intent: Mapping[str, Intent] = field(default_factory=lambda: MappingProxyType({}))
 
 
 @dataclass(frozen=True)
@@ -134,7 +150,10 @@ def _file(
             )
             continue
         target, ok = _entry(entry.value, section, path, profile, diags)
-        out[name] = Target(name, target, _description(entry.value), entry.key_where)
+        intent = _intent(entry.value, path, profile, diags) if section == "poses" else {}
+        out[name] = Target(
+            name, target, _description(entry.value), entry.key_where, MappingProxyType(intent)
+        )
         if not ok:
             broken.add(name)
 
@@ -151,14 +170,15 @@ def _entry(
     node: YNode, section: str, path: str, profile: RobotProfile, diags: Diagnostics
 ) -> tuple[Mapping[str, float], bool]:
     field = "joints" if section == "poses" else "fingers"
+    known = ("description", field, "intent") if section == "poses" else ("description", field)
     before = diags.error_count()
     if not isinstance(node, YMap):
         diags.error(node.where, path, f"expected a mapping with '{field}:', got {describe(node)}")
         return MappingProxyType({}), False
     for key, entry in node.entries.items():
-        if key not in (field, "description"):
+        if key not in known:
             diags.error(
-                entry.key_where, f"{path}.{key}", f"unknown key (known: description, {field})"
+                entry.key_where, f"{path}.{key}", f"unknown key (known: {', '.join(known)})"
             )
         elif key == "description" and not (
             isinstance(entry.value, YScalar) and isinstance(entry.value.value, str)
@@ -188,6 +208,50 @@ def _entry(
             if q is not None:
                 targets[joint_name] = q
     return MappingProxyType(targets), diags.error_count() == before
+
+
+def _intent(node: YNode, path: str, profile: RobotProfile, diags: Diagnostics) -> dict[str, Intent]:
+    """A pose's ``intent: {point: {at: [x, y, z], within: m}}``; the points are the
+    profile body's (``right_hand``, ``gaze``...)."""
+    if not isinstance(node, YMap) or "intent" not in node.entries:
+        return {}
+    entry = node.entries["intent"]
+    ipath = f"{path}.intent"
+    if not isinstance(entry.value, YMap) or not entry.value.entries:
+        diags.error(entry.value.where, ipath, "expected {point: {at: [x, y, z], within: m}}")
+        return {}
+    body = profile.body
+    points = body.points if isinstance(body, BodySpec) else {}
+    if not isinstance(body, BodySpec):
+        diags.warning(
+            entry.key_where, ipath, f"profile {profile.name!r} has no body model: not checked"
+        )
+    out: dict[str, Intent] = {}
+    for point, item in entry.value.entries.items():
+        where, here = item.key_where, f"{ipath}.{point}"
+        if isinstance(body, BodySpec) and point not in points:
+            diags.error(where, here, f"not a point of the body{suggest(point, points, 'points')}")
+            continue
+        raw = plain(item.value)
+        at, within = (raw.get(k) if isinstance(raw, dict) else None for k in ("at", "within"))
+        ok_at = (
+            isinstance(at, list)
+            and len(at) == 3
+            and all(isinstance(v, int | float) and not isinstance(v, bool) for v in at)
+            and all(math.isfinite(v) for v in at)
+        )
+        ok_within = (
+            isinstance(within, int | float) and not isinstance(within, bool) and 0 < within <= 0.5
+        )
+        if not isinstance(raw, dict) or set(raw) != {"at", "within"} or not ok_at:
+            diags.error(where, here, "expected {at: [x, y, z] (m, base frame), within: m}")
+            continue
+        if not ok_within:
+            diags.error(where, f"{here}.within", f"must be a distance in m, 0..0.5, got {within!r}")
+            continue
+        x, y, z = (float(v) for v in at)  # type: ignore[union-attr]
+        out[point] = Intent(point, (x, y, z), float(within), where)  # type: ignore[arg-type]
+    return out
 
 
 def joint_value(

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from executive.mission import pacing, tree_checks
+from executive.mission import body_checks, pacing, tree_checks
 from executive.mission.compile import Session, compile_document
 from executive.mission.diagnostics import Diagnostic, Diagnostics, Location, MissionError
 from executive.mission.library import Library, load_library
@@ -184,6 +184,9 @@ class MissionLoader:
             ):  # a robot without it takes commands as they come
                 tree_checks.check_control_order(mission.root, diags)
             pacing.check(mission.root, self.profile, diags)
+            body_checks.check(
+                mission.root, mission.where, self.profile, library, mission.scene, diags
+            )
         if data is not None:
             del self._parsed[resolved]
         return LoadResult(display, mission if not diags.has_errors else None, diags.items())

@@ -18,6 +18,7 @@ from typing import Any
 
 from executive.mission.diagnostics import Location
 from executive.mission.kinds import FieldType
+from executive.robots.body import EMPTY_SCENE, Scene
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +159,7 @@ class Mission:
     args: Mapping[str, Any]  # the parameter values in force
     root: Node
     includes: tuple[str, ...] = field(default=())  # every file included, directly or not
+    scene: Scene = EMPTY_SCENE  # obstacles its moves are checked against (body_checks)
 
     @property
     def complete(self) -> bool:

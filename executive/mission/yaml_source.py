@@ -77,6 +77,16 @@ Parsed = tuple[YNode | None, tuple[Diagnostic, ...]]  # a file's tree (None if u
 ReadTree = Callable[[Path, str], Parsed]  # (path, display name) -> Parsed, cached by the loader
 
 
+def plain(node: YNode) -> object:
+    """The node as plain Python (dicts, lists, scalars), for a field whose check needs
+    no more than the location of its key."""
+    if isinstance(node, YMap):
+        return {k: plain(e.value) for k, e in node.entries.items()}
+    if isinstance(node, YSeq):
+        return [plain(i) for i in node.items]
+    return node.value
+
+
 def describe(node: YNode) -> str:
     """How a value reads in a message: ``a mapping``, ``text 'abc'``, ``number 3``."""
     if isinstance(node, YMap):

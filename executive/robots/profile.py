@@ -24,11 +24,15 @@ import yaml
 
 from executive import robots
 from executive.robots import RobotSpec
+from executive.robots.body import BodySpec, NoBody
+from executive.robots.body import parse_spec as parse_body
 
 PROFILES_DIR = Path(__file__).resolve().parent / "profiles"
 DEFAULT_PROFILE = "atom-sdk"
 
 GROUPS = ("legs", "torso", "arms", "head", "hands")
+RESTART_SAFE_S = 5.0  # restart_safe_s when a profile gives none
+RESTART_SAFE_MAX_S = 60.0
 # the Atom's state topics; kept while the code below the seam still imports it from here
 STATE_TOPICS = robots.SPECS["atom"].sources
 _TOP_KEYS = {
@@ -49,6 +53,7 @@ _TOP_KEYS = {
     "safety_sources",
     "tags",
     "tolerance",
+    "body",
     *robots.SPECS,  # the profile's robot's own options, under its name (``grx:``)
 }
 _JOINT_KEYS = {"group", "limits", "urdf_velocity", "kp", "kd"}
@@ -130,6 +135,12 @@ class RobotProfile:
     options: Mapping[str, Any] = field(default_factory=dict)
     # joint stream -> its arrival tolerance (RAD_TOLERANCE for a stream not listed)
     tolerances: Mapping[str, Tolerance] = field(default_factory=dict)
+    # after the executive dies mid-motion and starts again: how long (s) from the new
+    # instance's start until the robot must be made safe and still (its recovery, the fault
+    # matrix's bound). A robot the executive cannot stop (nothing to send) settles within it.
+    restart_safe_s: float = RESTART_SAFE_S
+    # the vendor's model (executive.robots.body), NoBody where none may be shipped, or None
+    body: BodySpec | NoBody | None = None
 
     @property
     def sources(self) -> tuple[str, ...]:
@@ -330,6 +341,14 @@ class _Validator:
         tags = self._tags(data.get("tags"))
         options = self._options(data)
         tolerances = self._tolerances(data.get("tolerance"), topics)
+        restart_safe_s = self.number(
+            data.get("restart_safe_s", RESTART_SAFE_S), "restart_safe_s", positive=True
+        )
+        if restart_safe_s > RESTART_SAFE_MAX_S:  # a bound nobody would accept on a robot
+            self.bad(
+                "restart_safe_s", f"must be at most {RESTART_SAFE_MAX_S:g} s, got {restart_safe_s}"
+            )
+        body = parse_body(data.get("body"), joints, self.bad)
 
         if self.problems:
             raise ProfileError(self.source, self.problems)
@@ -348,9 +367,11 @@ class _Validator:
             tags=tags,
             options=options,
             tolerances=tolerances,
+            restart_safe_s=restart_safe_s,
             robot=self.spec.name,
             capabilities=capabilities,
             whole_body=self.spec.whole_body,
+            body=body,
         )
 
     def _options(self, data: Mapping[str, Any]) -> dict[str, Any]:

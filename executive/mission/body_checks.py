@@ -1,0 +1,213 @@
+"""Whether a mission's poses and moves keep the body whole and go where they say.
+
+Joint values with limits say nothing about where the body goes: a pose mirrored at the
+elbow passes every numeric check and holds the forearm below level on the robot. With
+the vendor's model (the profile's ``body:``, ``executive.robots.body``) this check runs
+the mission's moves through forward kinematics, in the order the tree runs them:
+
+- every move is sampled along its path, from where the steps before it leave the
+  joints to its targets, as the planner runs it (minimum-jerk moves are straight lines in
+  joint space), no joint more than 0.05 rad between samples;
+- at every sample, two links that are not neighbours may not come closer than the
+  profile's margin (the model's collision boxes), and no link may enter a box of the
+  scene nor a named point (a hand) a box or below a plane of it. The scene is the
+  profile's (the floor) plus the mission's ``scene:`` (a table, a shelf);
+- where a move arrives at a pose that declares an ``intent`` (a point of the body and
+  where it should be), the point must be within the intent's distance.
+
+A problem is reported at the move (file:line of the leaf) naming the pose, where it is
+defined, the two links and their distance, and how far along the move it happens; a
+missed intent at the pose's intent (its file:line) naming both positions.
+
+Where joints are before anything sets them: the body's ``rest`` (the profile's); after
+``set_fsm`` or ``release_control`` likewise, since the firmware or another controller
+may have moved them. The walk is nominal: a sequence runs its children in turn from
+where the one before arrived; each child of a parallel or a fallback starts from the
+same entry (a parallel's children move different joints, and its children's targets
+are combined); the body of a ``repeat``/``retry`` runs twice, so the move from its last
+pose back to its first is checked too. Pacing (``pacing.py``) keeps the worst-case
+bounds for durations; this keeps the nominal path for the body, which is what the robot
+runs when nothing goes wrong, and what an author reviews.
+
+A robot without a model we may ship (the PND Adam) is said once, as a warning, and not
+checked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from executive.mission.diagnostics import Diagnostics, Location
+from executive.mission.library import Library, Target
+from executive.mission.model import Composite, Decorator, Guard, Leaf, Node, Subtree
+from executive.mission.pacing import FORGETS
+from executive.mission.tree_checks import MOTION
+from executive.robots import body as bodies
+from executive.robots.profile import RobotProfile
+
+STEP = 0.05  # rad: the largest joint change between two samples of a path
+
+State = dict[str, float]  # joint -> nominal position; a joint not in it is at rest
+
+
+@dataclass
+class _Report:
+    """What one mission's walk found, each problem once."""
+
+    moves: int = 0
+    samples: int = 0
+    seen: set[tuple[Location, str]] = field(default_factory=set)
+
+
+def check(
+    root: Node,
+    where: Location,
+    profile: RobotProfile,
+    library: Library,
+    scene: bodies.Scene,
+    diags: Diagnostics,
+) -> None:
+    """Report every move of the mission that collides or leaves its pose's intent."""
+    moves = [n for n in _leaves(root) if n.kind in MOTION]
+    if not moves:
+        return
+    spec = profile.body
+    if isinstance(spec, bodies.NoBody):
+        diags.warning(where, "", f"poses and moves not checked against the body: {spec.why}")
+        return
+    if spec is None:
+        return
+    try:
+        body = bodies.load(profile, scene)
+    except bodies.BodyError as e:
+        diags.error(where, "", f"the profile's body cannot be loaded: {e}")
+        return
+    _Walk(body, profile, library, diags).node(root, {})
+
+
+def _leaves(node: Node) -> list[Leaf]:
+    if isinstance(node, Leaf):
+        return [node]
+    return [leaf for child in node.children() for leaf in _leaves(child)]
+
+
+class _Walk:
+    def __init__(
+        self, body: bodies.Body, profile: RobotProfile, library: Library, diags: Diagnostics
+    ) -> None:
+        self.body = body
+        self.profile = profile
+        self.library = library
+        self.diags = diags
+        self.report = _Report()
+
+    def node(self, node: Node, entry: State) -> State:
+        if isinstance(node, Leaf):
+            return self.leaf(node, entry)
+        if isinstance(node, Subtree):
+            return self.node(node.root, entry)
+        if isinstance(node, Guard):
+            return self.node(node.child, entry)
+        if isinstance(node, Decorator):
+            out = self.node(node.child, entry)
+            if node.kind in ("repeat", "retry"):
+                out = self.node(node.child, out)  # the way back to the first pose
+            return out
+        if isinstance(node, Composite):
+            if node.kind == "sequence":
+                here = entry
+                for child in node.nodes:
+                    here = self.node(child, here)
+                return here
+            outs = [self.node(child, entry) for child in node.nodes]
+            if node.kind == "fallback":
+                return outs[0] if outs else entry
+            merged = dict(entry)
+            for out in outs:
+                merged.update({j: q for j, q in out.items() if entry.get(j) != q})
+            return merged
+        return entry
+
+    def leaf(self, leaf: Leaf, entry: State) -> State:
+        if leaf.kind in FORGETS:
+            return {}
+        if leaf.kind not in MOTION:
+            return entry
+        targets = leaf.args.get("targets")
+        if not isinstance(targets, Mapping):
+            return entry
+        moved = {j: float(q) for j, q in targets.items() if j in self.body.qpos_of}
+        if not moved:
+            return entry
+        pose_name = leaf.args.get("pose")
+        pose = self.library.poses.get(pose_name) if isinstance(pose_name, str) else None
+        self.move(leaf, entry, moved, pose)
+        out = {**entry, **moved}
+        if pose is not None and pose.intent:
+            self.intents(leaf, pose, out)
+        return out
+
+    def move(self, leaf: Leaf, entry: State, moved: State, pose: Target | None) -> None:
+        body = self.body
+        start = {j: entry.get(j, self._rest(j)) for j in moved}
+        self.report.moves += 1
+        for k, sample in enumerate(bodies.path_samples(start, moved, STEP), 1):
+            self.report.samples += 1
+            body.pose({**entry, **sample})
+            hits = body.collisions() + body.scene_hits()
+            if not hits:
+                continue
+            worst = min(hits, key=lambda c: c.distance)
+            n = len(bodies.path_samples(start, moved, STEP))
+            along = "at the pose" if k == n else f"{100 * k / n:.0f}% of the way there"
+            target = (
+                f"pose {pose.name!r} ({pose.where.file}:{pose.where.line})"
+                if pose is not None
+                else "its joints"
+            )
+            kind = "hits the scene" if worst.b in body.scene.names else "collides with itself"
+            self._error(
+                leaf.spots.get("pose", leaf.where),
+                f"{leaf.path}",
+                f"the move to {target} {kind}: {worst.describe()} {along} "
+                f"(margin {body.spec.margin * 1000:.0f} mm; from {self._origin(entry, moved)})",
+            )
+            return
+
+    def intents(self, leaf: Leaf, pose: Target, state: State) -> None:
+        self.body.pose(state)
+        for intent in pose.intent.values():
+            got = self.body.point(intent.point)
+            miss = float(np.linalg.norm(got - np.asarray(intent.at)))
+            if miss <= intent.within:
+                continue
+            self._error(
+                intent.where,
+                f"poses.{pose.name}.intent.{intent.point}",
+                f"{intent.point} is at {_xyz(got)} m, {miss * 1000:.0f} mm from its intent "
+                f"{_xyz(np.asarray(intent.at))} m (within {intent.within * 1000:.0f} mm), "
+                f"reached by {leaf.name!r} ({leaf.where.file}:{leaf.where.line})",
+            )
+
+    def _rest(self, joint: str) -> float:
+        return float(self.body.rest[self.body.qpos_of[joint]])
+
+    def _origin(self, entry: State, moved: State) -> str:
+        known = [j for j in moved if j in entry]
+        if not known:
+            return "the body's rest pose (nothing before this move sets its joints)"
+        return "where the steps before it leave the joints"
+
+    def _error(self, where: Location, path: str, message: str) -> None:
+        key = (where, message)
+        if key in self.report.seen:
+            return
+        self.report.seen.add(key)
+        self.diags.error(where, path, message)
+
+
+def _xyz(p: np.typing.NDArray[np.float64]) -> str:
+    return "(" + ", ".join(f"{v:+.3f}" for v in p) + ")"
