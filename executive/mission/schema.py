@@ -29,6 +29,7 @@ from executive.mission.registry import (
     FieldType,
     NodeKind,
 )
+from executive.robots.body import BodySpec
 from executive.robots.profile import GROUPS, RobotProfile
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -71,6 +72,7 @@ def mission_schema(
                 "propertyNames": {"pattern": f"^{IDENT}$"},
                 "additionalProperties": {"$ref": "#/$defs/param"},
             },
+            "scene": _scene(),
             "tree": {"$ref": "#/$defs/node"},
         },
         "required": ["tree"],
@@ -90,6 +92,7 @@ def library_schema(section: str, profile: RobotProfile) -> Schema:
         "properties": {
             "description": {"type": "string"},
             field: gen.targets(fingers=fingers, refs=False),
+            **({} if fingers else {"intent": _intent(profile)}),
         },
         "required": [field],
         "additionalProperties": False,
@@ -109,6 +112,57 @@ def library_schema(section: str, profile: RobotProfile) -> Schema:
         },
         "required": [section],
         "additionalProperties": False,
+    }
+
+
+_XYZ: Schema = {"type": "array", "items": {"type": "number"}, "minItems": 3, "maxItems": 3}
+
+
+def _scene() -> Schema:
+    """A mission's ``scene:`` (executive/robots/body.py parse_scene)."""
+    box = {
+        "type": "object",
+        "properties": {"center": _XYZ, "size": _XYZ},
+        "required": ["center", "size"],
+        "additionalProperties": False,
+    }
+    plane = {
+        "type": "object",
+        "properties": {"z": {"type": "number"}},
+        "required": ["z"],
+        "additionalProperties": False,
+    }
+    obstacle = {
+        "type": "object",
+        "properties": {"box": box, "plane": plane},
+        "minProperties": 1,
+        "maxProperties": 1,
+        "additionalProperties": False,
+    }
+    return {
+        "description": "Obstacles every move is checked against (m, the robot's base frame).",
+        "type": "object",
+        "additionalProperties": obstacle,
+    }
+
+
+def _intent(profile: RobotProfile) -> Schema:
+    """A pose's ``intent:``: where points of the body should be (library.Intent)."""
+    body = profile.body
+    points = sorted(body.points) if isinstance(body, BodySpec) else []
+    return {
+        "description": "Where the pose puts points of the body (m, the robot's base frame).",
+        "type": "object",
+        **({"propertyNames": {"enum": points}} if points else {}),
+        "additionalProperties": {
+            "type": "object",
+            "properties": {
+                "at": _XYZ,
+                "within": {"type": "number", "exclusiveMinimum": 0, "maximum": 0.5},
+            },
+            "required": ["at", "within"],
+            "additionalProperties": False,
+        },
     }
 
 

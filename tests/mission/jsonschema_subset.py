@@ -22,8 +22,10 @@ KEYWORDS = ANNOTATIONS | {
     "additionalProperties",
     "propertyNames",
     "minProperties",
+    "maxProperties",
     "items",
     "minItems",
+    "maxItems",
     "minimum",
     "maximum",
     "exclusiveMinimum",
@@ -99,6 +101,8 @@ class Validator:
         if isinstance(value, list):
             if len(value) < schema.get("minItems", 0):
                 out.append(f"{path}: too few items")
+            if "maxItems" in schema and len(value) > schema["maxItems"]:
+                out.append(f"{path}: too many items")
             if "items" in schema:
                 for i, item in enumerate(value):
                     out += self.errors(item, schema["items"], f"{path}[{i}]")
@@ -144,6 +148,8 @@ class Validator:
         out = [f"{path}: missing {key}" for key in schema.get("required", []) if key not in value]
         if len(value) < schema.get("minProperties", 0):
             out.append(f"{path}: too few properties")
+        if "maxProperties" in schema and len(value) > schema["maxProperties"]:
+            out.append(f"{path}: too many properties")
         props = schema.get("properties", {})
         for key, item in value.items():
             if "propertyNames" in schema:

@@ -133,3 +133,19 @@ def test_empty_params_and_with_are_valid_to_the_schema_as_to_the_loader(ws: Work
     ws.write("subtrees/fetch_drink.yaml", "subtree: s\ntree: clear_errors\n")
     assert ws.check(text).ok
     assert Validator(MISSION_SCHEMA).errors(yaml.safe_load(text)) == []
+
+
+def test_a_scene_and_an_intent_are_in_the_schemas_as_the_loader_reads_them() -> None:
+    mission = {
+        "mission": "m",
+        "scene": {"table": {"box": {"center": [0.5, 0, -0.1], "size": [0.6, 1, 0.05]}}},
+        "tree": "success",
+    }
+    assert Validator(MISSION_SCHEMA).errors(mission) == []
+    mission["scene"] = {"table": {"box": {"center": [0.5, 0]}}}
+    assert Validator(MISSION_SCHEMA).errors(mission) != []
+    poses = Validator(library_schema("poses", PROFILE))
+    pose = {"joints": {"head_yaw": 0.0}, "intent": {"gaze": {"at": [0.5, 0, 0.4], "within": 0.05}}}
+    assert poses.errors({"poses": {"p": pose}}) == []
+    pose["intent"] = {"nose": {"at": [0.5, 0, 0.4], "within": 0.05}}
+    assert poses.errors({"poses": {"p": pose}}) != []
