@@ -139,7 +139,7 @@ def test_a_scene_and_an_intent_are_in_the_schemas_as_the_loader_reads_them() -> 
     mission = {
         "mission": "m",
         "scene": {"table": {"box": {"center": [0.5, 0, -0.1], "size": [0.6, 1, 0.05]}}},
-        "tree": "success",
+        "tree": {"wait": {"seconds": 1}},
     }
     assert Validator(MISSION_SCHEMA).errors(mission) == []
     mission["scene"] = {"table": {"box": {"center": [0.5, 0]}}}
