@@ -8,6 +8,7 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from types import SimpleNamespace
 from typing import Any
 
 import jsonschema  # type: ignore[import-untyped]  # no types-jsonschema in the dev extra
@@ -22,17 +23,21 @@ from behaviours.context import RobotContext
 from executive.core.safety import Cause, SafetyMonitor
 from executive.core.tree import Executive
 from executive.motion.streamer import MotionStreamer
-from executive.operator.watch import progress_of
+from executive.operator.commands import robot_lines
+from executive.operator.watch import motion_line, progress_of
 from executive.robots.atom.interface import Interface
 from executive.robots.atom.state import AtomState
 from executive.robots.ports import (
     BaseState,
+    Motion,
     NavStatus,
     NoCommands,
     ReaderHealth,
     RobotSnapshot,
     Source,
     Stamped,
+    TaskMotion,
+    Velocity,
 )
 from executive.robots.profile import load_profile
 from executive.service.status import RunningSince, schema, status_document, tree_nodes
@@ -100,9 +105,19 @@ class FakeAdapter:
                 for key in PROFILE.safety_sources
             },
         )
+        self.moves = Motion(False)
 
     def snapshot(self) -> RobotSnapshot:
         return replace(self.snap, taken=time.monotonic())
+
+    def motion(self) -> Motion:
+        return self.moves
+
+    def leftovers(self) -> tuple[str, ...] | None:
+        return ()
+
+    def make_safe(self) -> tuple[str, ...]:
+        return ()
 
     def wire_mismatches(self) -> list[str] | None:
         return None
@@ -251,3 +266,61 @@ def test_a_leaf_reports_progress_robot_neutrally() -> None:
 def test_watch_reads_no_progress_from_the_unknown_markers(value: float) -> None:
     node = {"path": "a", "status": "RUNNING", "progress": value, "time_left_s": value}
     assert progress_of(node) is None
+
+
+def test_a_robot_that_moves_while_idle_is_a_problem_and_motion_is_in_the_document() -> None:
+    """Issue 25, 4: a GRX walking with non-zero axes read IDLE / CLEAR. What the robot
+    reports about moving is in ``telemetry.motion``; moving with no mission is a problem."""
+    ex, adapter = executive()
+    ex.tick()
+    still = valid(status_document(ex))
+    assert still["telemetry"]["motion"]["moving"] is False and still["problems"] == []
+    now = time.monotonic()
+    walk = "task walk (965) in process, axes forward +0.50 lateral +0.00 yaw +0.00"
+    adapter.moves = Motion(
+        True,
+        (walk,),
+        task=Stamped(TaskMotion(965, "walk", True, True), now),
+        velocity_seen=Stamped(Velocity(0.5, 0.0, 0.0), now),
+        base_speed=Stamped((0.25, 0.0), now),
+        joint_speed={"upper": Stamped(0.3, now)},
+    )
+    doc = valid(
+        status_document(
+            ex,
+            recovery={
+                "policy": "release",
+                "outcome": "made_safe",
+                "found": [walk],
+                "sent": ["zero axes"],
+                "after_s": 1.6,
+            },
+        )
+    )
+    motion = doc["telemetry"]["motion"]
+    assert motion["task"]["name"] == "walk" and motion["task"]["drives"]
+    assert motion["velocity_seen"]["forward"] == 0.5 and motion["velocity_sent"] is None
+    assert motion["base_speed"]["linear"] == 0.25 and motion["joint_speed"]["upper"]["max"] == 0.3
+    assert doc["problems"] == [f"the robot moves while no mission runs (IDLE): {walk}"]
+    assert doc["recovery"]["outcome"] == "made_safe"
+    assert doc["robot_description"] == PROFILE.description
+
+    line = motion_line(doc)
+    assert line is not None and line.plain == (
+        f"motion: MOVING ({walk}) · task walk (965) in process · axes seen +0.50/+0.00/+0.00"
+        " · base 0.25 m/s 0.00 rad/s · joints up to 0.30/s (upper) · streams none"
+    )
+    sample = SimpleNamespace(document=json.dumps(doc))
+    assert robot_lines(sample).splitlines()[1:] == [  # type: ignore[arg-type]
+        f"robot: atom ({PROFILE.description})",
+        line.plain,
+    ]
+    assert motion_line(still).plain.startswith("motion: still · ")  # type: ignore[union-attr]
+
+    def broken() -> Motion:
+        raise RuntimeError("adapter bug")
+
+    adapter.motion = broken  # type: ignore[method-assign]
+    failed = valid(status_document(ex))
+    assert failed["telemetry"]["motion"] is None
+    assert "adapter bug" in failed["problems"][0]

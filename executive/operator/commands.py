@@ -24,7 +24,7 @@ import yaml
 
 from executive import logs
 from executive.operator.authoring import describe_missions, format_missions
-from executive.operator.watch import WATCHDOG_KINDS
+from executive.operator.watch import WATCHDOG_KINDS, motion_line
 from executive.service.auth import KeyFileError, load_keys
 from executive.service.client import ExecutiveClient, NoExecutiveError
 from executive.text import printable
@@ -89,6 +89,20 @@ def summary(status: Status_) -> str:
         if s.decode_errors
     ]
     return "\n".join(parts)
+
+
+def robot_lines(status: Status_) -> str:
+    """``robot: grx (Fourier GRX, ...)`` and the motion line (``watch.motion_line``), each
+    after a newline; '' for a status without a document (an older executive)."""
+    document = status_document(status)
+    if document is None:
+        return ""
+    p = printable
+    robot = p(str(document.get("robot", "?")))
+    described = document.get("robot_description")
+    out = f"\nrobot: {robot}" + (f" ({p(str(described))})" if described else "")
+    motion = motion_line(status)
+    return out + (f"\n{motion.plain}" if motion is not None else "")
 
 
 def status_document(status: Status_) -> dict[str, Any] | None:
@@ -216,7 +230,7 @@ def _dispatch(
                 return EXIT_REFUSED
             print(json.dumps(document, indent=2))
         else:
-            print(summary(status) + "\n\n" + render_tree(status))
+            print(summary(status) + robot_lines(status) + "\n\n" + render_tree(status))
         return 0
     if args.command == "watch":
         return _watch(client, args)

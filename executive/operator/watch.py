@@ -15,6 +15,9 @@ says changes):
   reports none) and the battery, when the document carries them and the terminal has
   room (the tree keeps ``MIN_TREE_ROWS`` first). It changes with every sample while the
   base moves, so, like the ages, it does not by itself print a new plain frame;
+- the motion line: what the robot itself reports about moving (``telemetry.motion``: the
+  firmware task, the axes sent and seen, the base's task and speed, joint speeds, the
+  streams the executive publishes), in red while it moves; kept like the robot line;
 - the tree, one node a line, with the time each RUNNING node has been running (from the
   sample in which this watch first saw it running; ``≥`` when it was already running
   when the watch began, or after a gap), how long finished nodes took, and a progress
@@ -351,6 +354,60 @@ def robot_line(status: Any) -> Text | None:
     return line
 
 
+def motion_line(status: Any) -> Text | None:
+    """``motion: MOVING (task walk (965) in process: ...) · task walk (965) in process · axes
+    sent +0.50/+0.00/+0.00 · seen ... · base task 12 · base 0.31 m/s 0.00 rad/s · joints up to
+    0.42/s (upper) · streams upper``: what the robot itself reports about moving (the status
+    document's ``telemetry.motion``), in red while it moves; None when the document has none
+    (an executive before it). Values, not ages: a line that changes with every sample."""
+    t = telemetry(status)
+    m = t.get("motion") if t is not None else None
+    if not isinstance(m, Mapping):
+        return None
+    moving = m.get("moving")
+    reasons = m.get("reasons")
+    why = "; ".join(printable(str(r)) for r in reasons) if isinstance(reasons, list) else ""
+    head = {True: "MOVING", False: "still"}.get(moving, "not reported")  # type: ignore[arg-type]
+    parts = [f"{head} ({why})" if moving and why else head]
+    task = m.get("task")
+    if isinstance(task, Mapping) and (tid := _number(task.get("id"))) is not None:
+        name = printable(str(task.get("name") or "unnamed"))
+        busy = " in process" if task.get("in_process") else ""
+        parts.append(f"task {name} ({tid:.0f}){busy}")
+    for key, label in (("velocity_sent", "sent"), ("velocity_seen", "seen")):
+        v = m.get(key)
+        if isinstance(v, Mapping):
+            rates = [
+                r for k in ("forward", "lateral", "yaw") if (r := _number(v.get(k))) is not None
+            ]
+            if len(rates) == 3:
+                parts.append(f"axes {label} " + "/".join(f"{r:+.2f}" for r in rates))
+    base_task = m.get("base_task")
+    if isinstance(base_task, Mapping) and (bid := _number(base_task.get("id"))) is not None:
+        parts.append(f"base task {bid:.0f}")
+    speed = m.get("base_speed")
+    if isinstance(speed, Mapping):
+        linear, angular = _number(speed.get("linear")), _number(speed.get("angular"))
+        if linear is not None and angular is not None:
+            parts.append(f"base {linear:.2f} m/s {angular:.2f} rad/s")
+    joints = m.get("joint_speed")
+    if isinstance(joints, Mapping):
+        speeds = [
+            (v, str(k))
+            for k, j in joints.items()
+            if isinstance(j, Mapping) and (v := _number(j.get("max"))) is not None
+        ]
+        if speeds:
+            fastest, stream = max(speeds)
+            parts.append(f"joints up to {fastest:.2f}/s ({printable(stream)})")
+    engaged = m.get("streams_engaged")
+    if isinstance(engaged, list):
+        parts.append("streams " + (", ".join(printable(str(e)) for e in engaged) or "none"))
+    line = Text("motion: ")
+    line.append(" · ".join(parts), style="bold red" if moving else "")
+    return line
+
+
 def tree_lines(status: Any, tracker: Tracker, now: float) -> list[tuple[Text, str]]:
     """One line per node, with the node's status: its mark and name indented by depth,
     then (aligned) its elapsed time or time taken, progress and feedback."""
@@ -468,11 +525,11 @@ def frame(
     top = [*header(status, tracker, now, stale_after), *summary_lines(status)]
     bottom = [Text(""), *legend()]
     rows = tree_lines(status, tracker, now)
-    robot = robot_line(status)
-    if robot is not None and (
-        height is None or height - len(top) - 2 - len(bottom) >= min(len(rows), MIN_TREE_ROWS)
-    ):
-        top.append(robot)
+    for line in (robot_line(status), motion_line(status)):
+        if line is not None and (
+            height is None or height - len(top) - 2 - len(bottom) >= min(len(rows), MIN_TREE_ROWS)
+        ):
+            top.append(line)
     top.append(Text(""))
     room = len(rows) if height is None else max(1, height - len(top) - len(bottom))
     tree = fit(rows, room)

@@ -172,6 +172,59 @@ class RobotSnapshot:
         return {k: s.health for k, s in self.sources.items()}
 
 
+@dataclass(frozen=True)
+class Velocity:
+    """A base velocity command: forward, lateral and yaw rates as fractions in [-1, 1] of the
+    robot's maximum (``RobotCommands.set_velocity``'s units), as sent or as seen on the wire."""
+
+    forward: float
+    lateral: float
+    yaw: float
+
+    @property
+    def zero(self) -> bool:
+        return not (self.forward or self.lateral or self.yaw)
+
+
+@dataclass(frozen=True)
+class TaskMotion:
+    """The firmware task the robot reports running (the GRX's task state), in the profile's
+    words: ``drives`` when it is a continuous task that moves the robot on the last velocity
+    it was sent (the GRX's walk) rather than on its own."""
+
+    id: int
+    name: str | None  # the profile's fsm name for it; None: an id the profile does not name
+    in_process: bool
+    drives: bool
+
+
+@dataclass(frozen=True)
+class Motion:
+    """What the robot itself reports about moving now (``None``: it does not report that).
+
+    Built by the adapter (``RobotAdapter.motion``) from what its wire says, so the status can
+    tell an operator the truth about motion without naming any robot's fields:
+
+    - ``moving``: the adapter's judgement (None: nothing the robot reports says either way);
+      ``reasons`` says why, in words an operator can check on the robot;
+    - ``task``: the firmware task running and whether it drives the robot (the GRX);
+    - ``velocity_sent``: the last base velocity this executive sent; ``velocity_seen``: the
+      last one seen on the robot's velocity command key from any sender (the GRX's joystick);
+    - ``base_speed``: (m/s, rad/s) from the base's reported pose; ``base_task``: the base's
+      task id while it is busy with one (the Atom's navigation);
+    - ``joint_speed``: the largest measured joint speed per joint stream (its units per s).
+    """
+
+    moving: bool | None
+    reasons: tuple[str, ...] = ()
+    task: Stamped[TaskMotion] | None = None
+    velocity_sent: Stamped[Velocity] | None = None
+    velocity_seen: Stamped[Velocity] | None = None
+    base_task: Stamped[int] | None = None
+    base_speed: Stamped[tuple[float, float]] | None = None
+    joint_speed: Mapping[str, Stamped[float]] = field(default_factory=dict)
+
+
 # -- ports ---------------------------------------------------------------------------------
 
 
@@ -309,6 +362,25 @@ class RobotAdapter(Protocol):
     def install_reflex(self, streamer: Any, on_trip: Callable[[Any], None]) -> Reflex | None:
         """Arm the robot's native e-stop reflex if it has one (None if not): it holds
         ``streamer``'s streams before Python runs, then calls ``on_trip(Trip)``."""
+        ...
+
+    def motion(self) -> Motion:
+        """What the robot reports about moving now (the status' truth about motion). Called
+        from the tick thread and, while the tick loop stalls, the supervisor's."""
+        ...
+
+    def leftovers(self) -> tuple[str, ...] | None:
+        """What a previous instance of the executive may have left commanding the robot, read
+        from the robot now (control on, a base task, a driving task, a moving body), one
+        sentence each; None until the robot has been heard enough to tell. Asked once at
+        start, before any mission of this instance (executive/service/recovery.py)."""
+        ...
+
+    def make_safe(self) -> tuple[str, ...]:
+        """Undo what a previous instance may have left (the robot-specific part: the Atom
+        hands control back and cancels its base's task, the GRX sends zero axes and its safe
+        task); what was sent, one sentence each. At start, before any mission; never sends
+        what would set the robot moving. Raises only what the wire raised."""
         ...
 
     def close(self) -> None: ...

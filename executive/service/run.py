@@ -251,6 +251,7 @@ def _wire(
 
     ex.on_change = on_change
     publisher.problems = lambda: recorder.problems() + previous.problems() + channels.problems()
+    publisher.recovery = previous.document  # what a previous instance left: found, sent
     runtime.while_stalled.append(publisher.maybe_publish)  # status goes on while no tick does
     ping_every = notify.watchdog_interval() or 1.0
     last_ping = [0.0]

@@ -7,7 +7,15 @@ with its result, once it has ended), the active node, every node with its feedba
 progress (fraction, elapsed, time left), the safety condition with every cause, the
 counters, the robot's telemetry from its robot-neutral snapshot (so every robot shows the
 same fields: the base's pose where the robot reports one) with the age of each source, the
-interface variant, profile, robot, version, and when it was produced. ``atom-executive status --json`` prints it.
+interface variant, profile, robot (and the profile's description of it), version, and when it
+was produced. ``atom-executive status --json`` prints it.
+
+The truth about motion (``telemetry.motion``): whatever the robot itself reports about moving
+(``RobotAdapter.motion``: the firmware task and whether it drives the robot, the velocity last
+sent and last seen, the base's task and speed, joint speeds) and which joint streams this
+executive is publishing. A robot that moves while no mission of ours runs is one of the
+``problems``. ``recovery`` is the look at start for what a previous instance left
+(executive/service/recovery.py).
 
 The DDS ``Status_`` carries it whole in ``document`` (JSON), beside the structured fields
 existing clients read (``watch`` renders the tree's, now with per-node progress). One
@@ -46,7 +54,7 @@ from cyclonedds.topic import Topic
 from behaviours.base import RobotLeaf
 from executive import __version__
 from executive.core.tree import ExecState, Executive, MissionRun, node_path
-from executive.robots.ports import RobotSnapshot, Stamped
+from executive.robots.ports import Motion, RobotSnapshot, Stamped
 from executive.wire.gen.own.atom_executive.msg import NodeStatus_, SourceStatus_, Status_
 
 STATUS_TOPIC = "atom/executive/status"
@@ -200,6 +208,62 @@ def telemetry(snap: RobotSnapshot, max_age: Mapping[str, float], now: float) -> 
     }
 
 
+VELOCITY: dict[str, Callable[[Any], Any]] = {  # a ports.Velocity's rates, rounded
+    "forward": lambda v: _round(v.forward),
+    "lateral": lambda v: _round(v.lateral),
+    "yaw": lambda v: _round(v.yaw),
+}
+
+
+def motion_document(motion: Motion, engaged: list[str], now: float) -> dict[str, Any]:
+    """``telemetry.motion``: what the robot reports about moving (``None``: not reported),
+    each value with its age, and the joint streams this executive publishes now."""
+
+    return {
+        "moving": motion.moving,
+        "reasons": list(motion.reasons),
+        "task": _stamped(
+            motion.task,
+            now,
+            id=lambda t: t.id,
+            name=lambda t: t.name,
+            in_process=lambda t: t.in_process,
+            drives=lambda t: t.drives,
+        ),
+        "velocity_sent": _stamped(motion.velocity_sent, now, **VELOCITY),
+        "velocity_seen": _stamped(motion.velocity_seen, now, **VELOCITY),
+        "base_task": _stamped(motion.base_task, now, id=int),
+        "base_speed": _stamped(
+            motion.base_speed,
+            now,
+            linear=lambda v: _round(v[0]),
+            angular=lambda v: _round(v[1]),
+        ),
+        "joint_speed": {
+            stream: {"max": _round(v.sample), "age_s": _round(now - v.received)}
+            for stream, v in motion.joint_speed.items()
+        },
+        "streams_engaged": sorted(engaged),
+    }
+
+
+def _motion(executive: Executive, now: float) -> tuple[dict[str, Any] | None, list[str]]:
+    """The motion document and the problems it makes: a robot that moves while no mission
+    of ours runs. An adapter that fails to say is a problem, never a silent status."""
+    ex = executive
+    try:
+        motion = ex.adapter.motion()
+    except Exception as e:  # noqa: BLE001 - a robot adapter's bug must not silence the status
+        return None, [f"motion: the robot adapter could not say ({type(e).__name__}: {e})"]
+    problems = []
+    if motion.moving and ex.run is None:
+        problems.append(
+            f"the robot moves while no mission runs ({ex.state.value}): "
+            + "; ".join(motion.reasons)
+        )
+    return motion_document(motion, ex.streamer.engaged(), now), problems
+
+
 def _pose(pose: tuple[float, float, float] | None) -> dict[str, float | None] | None:
     """The base's pose (x, y m; yaw rad) to the millimetre; None where the robot reports
     none (a non-finite value is already None in the snapshot, and ``_finite`` besides)."""
@@ -242,11 +306,13 @@ def status_document(
     counters: tuple[int, int] | None = None,
     problems: list[str] | None = None,
     running_since: Mapping[Any, float] | None = None,
+    recovery: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The status document (schema ``atom-executive/status``, version 1) of ``executive``
     now. Call it on the tick thread (it reads the tree). ``counters``: (ticks, overruns)
     from the runtime, which counts overruns; ``running_since``: a ``RunningSince``'s map
-    for the composites' elapsed times."""
+    for the composites' elapsed times; ``recovery``: the look at start for what a previous
+    instance left (``PreviousInstance.document``), None before the service has one."""
     ex = executive
     wall = time.time()
     mono = time.monotonic()
@@ -258,6 +324,8 @@ def status_document(
     kept = run or last
     tree = tree_document(ex.tree.root, clock, running_since or {})
     robot = telemetry(snap, ex.monitor.max_age, mono)
+    motion, moving = _motion(ex, mono)
+    robot["motion"] = motion
     doc = {
         "schema": SCHEMA,
         "version": VERSION,
@@ -283,7 +351,7 @@ def status_document(
             "causes": [{"code": c.code, "message": c.message} for c in causes],
         },
         "not_ready": ex.blockers(),
-        "problems": list(problems or ()),
+        "problems": list(problems or ()) + moving,
         "counters": {
             "ticks": ticks,
             "overruns": overruns,
@@ -292,6 +360,7 @@ def status_document(
             "runs": ex.counters.runs,
         },
         "robot": ex.adapter.name,
+        "robot_description": ex.context.profile.description or ex.context.profile.name,
         "interface_variant": ex.adapter.interface_name
         if interface_variant is None
         else interface_variant,
@@ -299,6 +368,8 @@ def status_document(
         "executive_version": __version__,
         "telemetry": robot,
     }
+    if recovery is not None:
+        doc["recovery"] = dict(recovery)
     return cast(dict[str, Any], _finite(doc))
 
 
@@ -374,6 +445,8 @@ class StatusPublisher:
         self._lock = threading.Lock()
         self.problems: Callable[[], list[str]] = list  # conditions to report (run records ...)
         self.running = RunningSince()  # when each node started RUNNING (elapsed times)
+        # the look at start for what a previous instance left (PreviousInstance.document)
+        self.recovery: Callable[[], Mapping[str, Any] | None] = lambda: None
 
     def document(self) -> dict[str, Any]:
         """The status document now (a new ``seq``)."""
@@ -387,6 +460,7 @@ class StatusPublisher:
             counters=self.counters() if self.counters else None,
             problems=self.problems(),
             running_since=self.running.since,
+            recovery=self.recovery(),
         )
 
     def snapshot(self) -> Status_:

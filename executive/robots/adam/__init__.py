@@ -21,6 +21,12 @@ What the Adam offers on DDS, and so what this adapter does:
   range does not load (``check_options``), so a mission's ``check_battery`` is refused at
   validation on a profile that cannot read one.
 
+After a restart (``leftovers``, ``make_safe``): a dead instance's body stream died with it,
+and the Adam has no control to hand back and no base to cancel. Its motors keep the last
+target they were sent (the simulated Adam PD-tracks it), as after any mission's end. So
+there is nothing to send: the adapter reports a body still moving (its measured ``dq``)
+and starts no stream of its own, which would take every motor with no mission to run.
+
 What it does not have, and so no port: control authority (publishing ``rt/lowcmd`` takes
 every motor), an FSM on DDS (the vendor's is gRPC), an e-stop signal, a base, battery
 alarms (``battery_data.status`` is free text). Missions that need any of these are refused
@@ -50,6 +56,7 @@ from executive.robots.adam.interface import (
 )
 from executive.robots.ports import (
     FloatArray,
+    Motion,
     NoCommands,
     RobotSnapshot,
     SafetyEvent,
@@ -71,6 +78,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "body_cmd": ("rt/lowcmd", "LowCmd_"),
     "hand_cmd": ("rt/handcmd", "HandCmd_"),
 }
+JOINT_MOVING = 0.1  # rad/s: a body measured faster than this is moving
 # the profile's ``adam:`` options
 OPTION_KEYS = ("battery_voltage",)
 BATTERY_KEYS = ("empty", "full")  # battery_voltage: {empty: V, full: V}
@@ -254,6 +262,32 @@ class AdamAdapter:
                 for key, (topic, _) in SOURCES.items()
             },
         )
+
+    def motion(self) -> Motion:
+        """The body's largest measured ``|dq|`` (the hands report positions only)."""
+        low = self.readers["low_state"].latest
+        if low is None:
+            return Motion(None)
+        dq = np.abs(np.asarray(low.sample["motor_state"]["dq"], dtype=np.float64))
+        i = int(np.nanargmax(dq)) if dq.size and not np.isnan(dq).all() else 0
+        fastest = float(dq[i]) if dq.size else 0.0
+        speed = {"body": Stamped(fastest, low.received)}
+        if fastest > JOINT_MOVING:
+            why = f"the body moves: {self.body[i]} at {fastest:.2f} rad/s"
+            return Motion(True, (why,), joint_speed=speed)
+        return Motion(False, joint_speed=speed)
+
+    def leftovers(self) -> tuple[str, ...] | None:
+        """A body still moving when this instance starts; None until rt/lowstate is heard."""
+        motion = self.motion()
+        if motion.moving is None:
+            return None
+        return motion.reasons
+
+    def make_safe(self) -> tuple[str, ...]:
+        """Nothing to send: the dead instance's stream has stopped with it, and a stream of
+        ours would take every motor (module docstring)."""
+        return ()
 
     def wire_mismatches(self) -> list[str] | None:
         """Discovery's types on the Adam's four topics against ours (executive.wire.typewatch):

@@ -29,15 +29,19 @@ from executive.robots.atom.interface import (
     Variant,
     VariantError,
 )
-from executive.robots.atom.state import AtomState, estop_flags
+from executive.robots.atom.state import AtomState, BaseSpeed, estop_flags
 from executive.robots.atom.streams import AtomStream
 from executive.robots.atom.topics import TOPICS, AtomIO
-from executive.robots.ports import RobotSnapshot, SafetyEvent
+from executive.robots.ports import Motion, RobotSnapshot, SafetyEvent, Stamped
 from executive.robots.profile import RobotProfile
 from executive.wire.robot_io import Kind, Side
 from executive.wire.typewatch import TypeWatch, type_ids
 
 ESTOP_KEY = "emergency_state"
+# rad/s: a joint stream measured faster than this is moving (well above the sim's and a
+# standing robot's noise, well below any move the streamer makes)
+JOINT_MOVING = 0.1
+BASE_MOVING = (0.02, 0.05)  # m/s, rad/s: a base reported faster than this is moving
 COMMAND_TOPICS = frozenset(s.name for s in TOPICS.values() if s.kind in (Kind.STREAM, Kind.EVENT))
 
 
@@ -77,6 +81,7 @@ class AtomAdapter:
         self.state = AtomState(interface, self.io.readers, layout, profile.sources)
         self.command_topics = COMMAND_TOPICS  # for executive.service.peers: who else commands it
         self._reflex: reflex.Reflex | None = None
+        self._base_speed = BaseSpeed()
         self._types: AtomTypeWatch | None = None
         self._participant = participant
 
@@ -117,6 +122,60 @@ class AtomAdapter:
     def safe_stop(self) -> None:
         """After the hold: cancel the base's task (and remote driving)."""
         self.commands.cancel_base()
+
+    def motion(self) -> Motion:
+        """The base's task and speed (from its pose) and each joint stream's speed (``dq``)."""
+        snap = self.state.snapshot()
+        speed = self._base_speed.update(snap.base)
+        joints = self.state.joint_speeds()
+        reasons = []
+        base_task = None
+        if snap.base is not None and snap.base.sample.busy:
+            b = snap.base.sample
+            base_task = Stamped(b.task_id, snap.base.received)
+            reasons.append(f"the base is on task {b.task_id} ({b.status.name})")
+        if speed is not None and (
+            speed.sample[0] > BASE_MOVING[0] or speed.sample[1] > BASE_MOVING[1]
+        ):
+            reasons.append(
+                f"the base moves at {speed.sample[0]:.2f} m/s, turns {speed.sample[1]:.2f} rad/s"
+            )
+        for stream, dq in joints.items():
+            if dq.sample > JOINT_MOVING:
+                reasons.append(f"{stream} joints move at up to {dq.sample:.2f} rad/s")
+        heard = snap.base is not None or bool(joints)
+        moving = bool(reasons) if heard else None
+        return Motion(
+            moving, tuple(reasons), base_task=base_task, base_speed=speed, joint_speed=joints
+        )
+
+    def leftovers(self) -> tuple[str, ...] | None:
+        """Upper-body control on (this instance has taken none yet) and a base task; None
+        until the upper state or the base has been heard."""
+        snap = self.state.snapshot()
+        if snap.control is None and snap.base is None:
+            return None
+        found = []
+        if snap.control is not None and snap.control.sample:
+            fsm = "" if snap.fsm is None else f", fsm {snap.fsm.sample}"
+            found.append(f"upper-body control is on{fsm}, and no mission of ours took it")
+        if snap.base is not None and snap.base.sample.busy:
+            b = snap.base.sample
+            found.append(f"the base is running task {b.task_id} ({b.status.name})")
+        return tuple(found)
+
+    def make_safe(self) -> tuple[str, ...]:
+        """Hand upper-body control back (the robot's own controller holds the arms) and cancel
+        the base's task, each only if the robot reports it."""
+        snap = self.state.snapshot()
+        done = []
+        if snap.control is not None and snap.control.sample:
+            self.commands.request_control(False)
+            done.append("upper-body control released")
+        if snap.base is not None and snap.base.sample.busy:
+            self.commands.cancel_base()
+            done.append(f"the base's task {snap.base.sample.task_id} canceled")
+        return tuple(done)
 
     def install_reflex(self, streamer: Any, on_trip: Callable[[reflex.Trip], None]) -> Any:
         measured = [

@@ -21,7 +21,9 @@ Numbers of the AMR enums come from the interface's generated enums, not literals
 from __future__ import annotations
 
 import math
+import threading
 import time
+from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -77,6 +79,37 @@ def base_pose(position: Any) -> tuple[float, float, float] | None:
     return (x, y, yaw)
 
 
+class BaseSpeed:
+    """The base's speed from its reported pose (``AMRState_`` has no velocity): the distance
+    and turn from the oldest kept pose to the newest, over the time between them, keeping
+    just enough poses that the oldest is about ``span`` s old. Thread-safe (the tick thread
+    and the stalled loop's supervisor both build status)."""
+
+    def __init__(self, span: float = 0.2) -> None:
+        self.span = span
+        self._lock = threading.Lock()
+        self._poses: deque[Stamped[tuple[float, float, float]]] = deque()
+
+    def update(self, base: Stamped[BaseState] | None) -> Stamped[tuple[float, float]] | None:
+        """(m/s, rad/s) as of ``base``'s pose; None without two poses ``span`` apart."""
+        with self._lock:
+            poses = self._poses
+            if base is not None and base.sample.pose is not None:
+                if not poses or base.received > poses[-1].received:
+                    poses.append(Stamped(base.sample.pose, base.received))
+                while len(poses) > 2 and poses[-1].received - poses[1].received >= self.span:
+                    poses.popleft()
+            if len(poses) < 2:
+                return None
+            old, new = poses[0], poses[-1]
+        dt = new.received - old.received
+        if dt < self.span:
+            return None
+        (x0, y0, a0), (x1, y1, a1) = old.sample, new.sample
+        turn = math.remainder(a1 - a0, math.tau)
+        return Stamped((math.hypot(x1 - x0, y1 - y0) / dt, abs(turn) / dt), new.received)
+
+
 def pressed(wireless_remote: Any) -> frozenset[str]:
     """The gamepad buttons held in a ``wireless_remote[40]`` array."""
     return frozenset(
@@ -106,6 +139,16 @@ class AtomState:
     def latest(self, key: str) -> Stamped[Any] | None:
         reader = self.readers.get(key)
         return None if reader is None else reader.latest
+
+    def joint_speeds(self) -> dict[str, Stamped[float]]:
+        """The largest measured ``|dq|`` (rad/s) of each joint stream, as the robot reports it."""
+        out: dict[str, Stamped[float]] = {}
+        for stream, (key, field) in JOINT_STATE.items():
+            s = self.latest(key)
+            if s is not None:
+                dq = np.abs(np.asarray(s.sample[field]["dq"], dtype=np.float64))
+                out[stream] = Stamped(float(np.nanmax(dq)) if dq.size else 0.0, s.received)
+        return out
 
     def base(self, amr: Stamped[Any] | None) -> Stamped[BaseState] | None:
         if amr is None:

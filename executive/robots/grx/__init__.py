@@ -10,6 +10,13 @@
 
 The interface variant is the schema (``seed`` or ``m4``). There is no joint stream, no
 control authority and no reflex: the safe stop is zero axes, then the profile's safe task.
+
+Motion (``motion``): the robot reports its task and whether it is in process, nothing about
+the axes it walks on, and it keeps the last axes it received (stopping is the sender's job).
+So a continuous task (``continuous_tasks``: walk) in process is motion unless the newest
+axes known here, the ones this adapter sent or the ones it saw on grx/client from anyone,
+are zero. After a restart none are known: a robot found walking may be walking on whatever
+a dead instance last sent, so ``make_safe`` sends zero axes, then the safe task.
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ from executive.robots.grx.session import ConfigSource, close_session, load_confi
 from executive.robots.grx.settings import GrxSettings
 from executive.robots.grx.settings import check as _check_settings
 from executive.robots.grx.state import GrxState
-from executive.robots.ports import RobotSnapshot, SafetyEvent
+from executive.robots.ports import Motion, RobotSnapshot, SafetyEvent, Stamped, TaskMotion, Velocity
 from executive.robots.profile import RobotProfile
 
 log = structlog.get_logger(__name__)
@@ -72,10 +79,15 @@ class GrxAdapter:
         self.state = GrxState(self.schema, self._problem)
         tasks = {name: s.id for name, s in profile.fsm.items()}
         self.commands = GrxCommands(session, self.schema, settings, tasks)
+        self._task_names = {s.id: name for name, s in profile.fsm.items()}
+        self._seen_sticks: dict[str, list[float]] = {}  # the axes last seen on grx/client
+        self._seen: Stamped[Velocity] | None = None
         self._subscribers = [
             session.declare_subscriber(wire.server_key(c), self._receiver(c))
             for c in wire.CATEGORIES
         ]
+        # the joystick key as the robot hears it: our puts and any other client's
+        self._subscribers.append(session.declare_subscriber(wire.client_key("grx"), self._on_axes))
         self._closed = False
 
     def _receiver(self, category: str) -> Callable[[zenoh.Sample], None]:
@@ -94,6 +106,29 @@ class GrxAdapter:
                     self._failed("marking a map undecodable", category, again)
 
         return receive
+
+    def _on_axes(self, sample: zenoh.Sample) -> None:
+        """zenoh's callback for a map on grx/client: the axes in it are what the robot now
+        walks on (it keeps each stick until told otherwise). Never raises: a map we cannot
+        read is counted and logged, the axes seen stay as they were."""
+        try:
+            fields = wire.decode(sample.payload.to_bytes())
+            sticks = {
+                key: [float(v) for v in fields[key]]
+                for key in (wire.AXIS_LEFT, wire.AXIS_RIGHT)
+                if isinstance(fields.get(key), list | tuple) and len(fields[key]) == 2
+            }
+            if not sticks:
+                return
+            with self._lock:
+                self._seen_sticks.update(sticks)
+                left = self._seen_sticks.get(wire.AXIS_LEFT, [0.0, 0.0])
+                right = self._seen_sticks.get(wire.AXIS_RIGHT, [0.0, 0.0])
+                self._seen = Stamped(
+                    Velocity(*self.settings.rates(left, right)), self.state.clock()
+                )
+        except Exception as e:  # noqa: BLE001 - a middleware callback: never raise
+            self._failed("reading the axes seen", "grx", e)
 
     def _problem(self, category: str, code: str, message: str) -> None:
         """From the receiving thread: an undecodable map on a safety source, an e-stop or a
@@ -159,6 +194,67 @@ class GrxAdapter:
         if fsm is not None and fsm.sample in passive:
             return None
         return self.profile.fsm[name].id
+
+    def motion(self) -> Motion:
+        """The task the robot reports and whether it walks: a continuous task in process
+        drives the robot on the newest axes known here (sent or seen), or on unknown ones."""
+        snap = self.state.snapshot()
+        with self._lock:
+            seen = self._seen
+        sent = self.commands.last_sent
+        if snap.task is None:
+            return Motion(None, (), None, sent, seen)
+        tid, in_process = snap.task.sample
+        name = self._task_names.get(tid)
+        drives = name is not None and name in self.settings.continuous_tasks
+        task = Stamped(TaskMotion(tid, name, in_process, drives), snap.task.received)
+        label = f"task {name or 'unnamed'} ({tid})"
+        known = [v for v in (sent, seen) if v is not None]
+        axes = max(known, key=lambda v: v.received) if known else None
+        if drives and in_process:
+            if axes is None:
+                why = (
+                    f"{label} in process: it walks on the last axes it was sent, which the "
+                    "robot does not report and this instance did not send"
+                )
+                return Motion(True, (why,), task, sent, seen)
+            v = axes.sample
+            if v.zero:
+                return Motion(False, (), task, sent, seen)
+            why = (
+                f"{label} in process, axes forward {v.forward:+.2f} lateral {v.lateral:+.2f} "
+                f"yaw {v.yaw:+.2f}"
+            )
+            return Motion(True, (why,), task, sent, seen)
+        if in_process:
+            return Motion(True, (f"{label} in process",), task, sent, seen)
+        return Motion(False, (), task, sent, seen)
+
+    def leftovers(self) -> tuple[str, ...] | None:
+        """A task the robot is still running (a walk on axes nobody here sent); None until
+        the robot's task map has been heard."""
+        motion = self.motion()
+        if motion.task is None:
+            return None
+        return motion.reasons if motion.moving else ()
+
+    def make_safe(self) -> tuple[str, ...]:
+        """Zero axes always (the robot keeps the last it received, and cannot say which: a
+        later walk task would set off on them), then the profile's safe task if the robot is
+        in a task in process or a driving one (never from a passive task, never over a robot
+        at rest: the safe task stands a robot up)."""
+        motion = self.motion()
+        self.commands.stop()
+        done = [
+            "zero axes sent (the robot keeps the last axes it received and does not report them)"
+        ]
+        task = motion.task.sample if motion.task is not None else None
+        safe = self._safe_task()
+        if task is not None and (task.in_process or task.drives) and safe not in (None, task.id):
+            assert safe is not None
+            self.commands.run_task(safe)
+            done.append(f"safe task {self.settings.safe_task} ({safe}) sent")
+        return tuple(done)
 
     def install_reflex(self, streamer: Any, on_trip: Callable[[Any], None]) -> JoystickLatch:
         """No native e-stop reflex (the robot's own e-stop, m4, acts on the robot). What the

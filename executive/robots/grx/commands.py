@@ -30,7 +30,7 @@ import zenoh
 
 from executive.robots.grx import schema as wire
 from executive.robots.grx.settings import GrxSettings
-from executive.robots.ports import NoCommands
+from executive.robots.ports import NoCommands, Stamped, Velocity
 
 ZERO_REPEATS = 3  # zero-axis maps after a walk: one lost best-effort sample cannot leave it walking
 
@@ -84,6 +84,7 @@ class GrxCommands(NoCommands):
         self._closed = False
         self.latched = False  # zero axes only, until unlatch (a trip until the reset)
         self.sent_axes = 0  # joystick maps put (for status and tests)
+        self.last_sent: Stamped[Velocity] | None = None  # the rates of the last axes put
         self._thread = threading.Thread(target=self._stream, name="grx-joystick", daemon=True)
         self._thread.start()
 
@@ -147,6 +148,7 @@ class GrxCommands(NoCommands):
                 priority=zenoh.Priority.REAL_TIME,  # the stream's: one queue, zenoh keeps order
             )
             self.sent_axes += 1
+            self.last_sent = Stamped(Velocity(0.0, 0.0, 0.0), self.clock())
 
     def unlatch(self) -> None:
         with self._stick:
@@ -200,3 +202,4 @@ class GrxCommands(NoCommands):
     def _put_axes(self, rates: tuple[float, float, float]) -> None:
         self._joystick.put(wire.encode(self.settings.axes(*rates)))
         self.sent_axes += 1
+        self.last_sent = Stamped(Velocity(*rates), self.clock())
