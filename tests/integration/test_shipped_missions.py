@@ -11,6 +11,12 @@ The docs' missions are the ```yaml blocks of docs/missions.md that are ``mission
 documents, written into a mission directory beside copies of the shipped libraries and
 subtrees (which the docs' examples use), so an example copied verbatim works.
 
+The other robots' shipped missions (``missions/adam``, ``missions/grx``) run through the real
+service as a process against their own sim process, one fresh sim and service per robot and
+that robot's missions back to back on it, with the same shortest parameters; each must end
+SUCCEEDED, and every mission file of the robot's directory must be listed by the service
+(none skipped). Nothing ran them before issue 25, and the GRX's ``wave`` always failed.
+
 Two lanes: the missions' own motions take about 110 s in all (their durations are real
 time), too long for one after the other. The cases are split by their expected time into
 two lanes of about a minute: this process runs lane 0, and a second pytest process, started
@@ -21,6 +27,7 @@ lane-1 case here reports the child's verdict for the same test id, failure text 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -37,7 +44,10 @@ import yaml
 
 from behaviours.conditions.robot import WaitForButton
 from executive.core.tree import ExecState
+from executive.harness.stack import Stack, running_stack
 from executive.mission.store import MissionStore
+from executive.robots.adam.sim.client import client_for
+from executive.robots.grx.demo import start as start_grx
 from tests.integration.conftest import ROOT, Live
 
 pytestmark = pytest.mark.dds
@@ -51,6 +61,9 @@ SHORT: dict[str, dict[str, object]] = {
     "greeting_wave": {"waves": 1},
     "head_scan": {"sweeps": 1},
     "pick_and_place": {"attempts": 1},
+    "arms_wave": {"waves": 1},
+    "hands_open_close": {"cycles": 1},
+    "walk_square": {"leg_seconds": 0.3, "turn_seconds": 0.3},
 }
 # seconds each case takes (measured), to balance the lanes; others count as 10
 SECONDS = {
@@ -259,3 +272,67 @@ def test_mission_succeeds_on_the_sim(
 def test_the_docs_have_missions_to_run() -> None:
     assert {"greeting_wave", "drive_to_table"} <= set(DOCS_MISSIONS)  # "A first mission"
     assert set(LANES.values()) == {0, 1}
+
+
+# -- the other robots, through the service -----------------------------------------------
+
+OTHER_ROBOTS = ("adam", "grx")
+OTHER_RUN_TIMEOUT = 40.0  # s for one mission (arms_wave with one wave takes about 12)
+
+
+def run_on_service(stack: Stack, robot: str, folder: Path) -> list[str]:
+    """Every mission file of ``folder`` (listed by the service: none skipped), started back
+    to back with its shortest parameters; what did not end SUCCEEDED, with its reason."""
+    client = stack.client
+    listed = json.loads(client.request("list_missions").payload)
+    assert listed == sorted(p.stem for p in folder.glob("*.yaml")), (robot, listed)
+    problems = []
+    started = int(client.status().runs)
+    for name in listed:
+        params = SHORT.get(name, {})
+        reply = client.request("start", {"mission": name, "params": params})
+        if reply.code != 0:
+            problems.append(f"{robot} {name}: start refused: {reply.message}")
+            continue
+        started += 1  # the status' run counter says which run it is about
+        done = client.wait_status(
+            lambda s, n=started: int(s.runs) >= n and s.state not in ("RUNNING", "IDLE"),
+            OTHER_RUN_TIMEOUT,
+        )
+        status = client.status()
+        if done is None or done.state != "SUCCEEDED":
+            problems.append(f"{robot} {name}: {status.state}: {status.last_reason}")
+            if status.safety == "SAFE_STOP":
+                client.request("reset")
+    return problems
+
+
+@pytest.mark.parametrize("robot", OTHER_ROBOTS)
+def test_every_shipped_mission_of_the_robot_succeeds_on_its_sim(robot: str, tmp_path: Path) -> None:
+    with running_stack(tmp_path / robot) as stack:
+        if robot == "adam":
+            folder = MISSIONS / "adam"
+            stack.write_config(profile="adam-pro", interface="sdk-1.2", missions_dir=str(folder))
+
+            def adam_ready(st: Stack, pid: int) -> bool:
+                return client_for(st.dds).wait_status(lambda s: s.pid == pid, 30) is not None
+
+            stack.start_sim(
+                *("--profile", "adam-pro", "--interface", "sdk-1.2", "--seed", "2"),
+                sim_ready=adam_ready,
+            )
+            stack.start_service()
+            problems = run_on_service(stack, robot, folder)
+        else:
+            folder = MISSIONS / "grx"
+            sim = start_grx(stack, task_seconds=0.2)
+            try:
+                problems = run_on_service(stack, robot, folder)
+                status = sim.cmd("status")
+            finally:
+                sim.close()
+            # wave's component reached the robot, and it ends standing, not walking
+            assert status["component_state"] != 0, status
+            assert status["accepted"][-1] == 960, status  # ready
+            assert status["axes"] == [[0.0, 0.0], [0.0, 0.0]], status
+    assert not problems, "\n".join(problems)
