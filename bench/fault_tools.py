@@ -328,3 +328,36 @@ def run_row(row: Any, label: str, body: Callable[[], None]) -> Any:
 
 def ms(value: float | None) -> str:
     return "-" if value is None or math.isnan(value) else f"{value:.0f}"
+
+
+def recovery_document(client: Any, pid: int, timeout: float) -> dict[str, Any] | None:
+    """The status document of the service ``pid`` once its look at start for what a previous
+    instance left is done (``recovery.outcome`` not ``looking``); None on timeout."""
+    own, found = f":{pid}", []
+
+    def done(s: Any) -> bool:
+        if not s.executive_id.endswith(own) or not s.document:
+            return False
+        doc = json.loads(s.document)
+        if doc.get("recovery", {}).get("outcome", "looking") == "looking":
+            return False
+        found.append(doc)
+        return True
+
+    client.wait_status(done, timeout)
+    return found[0] if found else None
+
+
+def judge_recovery(row: Any, doc: dict[str, Any] | None, sent: str) -> None:
+    """The restarted service's ``recovery``: made safe, having sent ``sent`` ('' for a robot
+    with nothing to send); what it found and sent go in the row's details."""
+    recovery = None if doc is None else doc.get("recovery")
+    row.details["recovery"] = recovery
+    row.expect(recovery is not None, "no recovery in the restarted service's status")
+    if recovery is None:
+        return
+    row.expect(recovery["outcome"] == "made_safe", f"recovery: {recovery['outcome']}")
+    if sent:
+        row.expect(any(sent in s for s in recovery["sent"]), f"not sent: {sent!r}: {recovery}")
+    else:
+        row.expect(recovery["sent"] == [], f"sent to a robot with nothing to send: {recovery}")

@@ -28,7 +28,10 @@ exits 1.
 
 Then the Fourier GRX's rows (``bench/grx_faults.py``): the service against the simulated
 GRX over loopback zenoh, walking when the fault hits (an error code, the heartbeat lost, a
-garbage map, and the m4 schema's e-stop flag); the hold there is zero joystick axes.
+garbage map, and the m4 schema's e-stop flag); the hold there is zero joystick axes. Last,
+the service killed mid-walk and restarted (``grx-killed``), and the same for the PND Adam
+mid-wave (``adam-killed``): each robot made safe within its profile's ``restart_safe_s``
+(``killed`` holds the Atom to it too; *time to hold* in those rows is restart to safe).
 
     python bench/faults.py                   # every row, about a minute
     python bench/faults.py --only estop-soft --only bad-requests
@@ -70,8 +73,10 @@ from bench.fault_tools import (  # noqa: E402
     Table,
     fault_time,
     hold_report,
+    judge_recovery,
     left_running,
     ms,
+    recovery_document,
     run_events,
     run_result,
     run_row,
@@ -757,7 +762,8 @@ def killed_row(m: Matrix, row: Row) -> None:
     st, client = m.stack, m.stack.client
     row.details["expected"] = (
         "restarted: READY=1, IDLE, no mission, nothing resumed; the killed run's record closed "
-        "ABORTED (crash); upper control released and the base task canceled; the start that "
+        "ABORTED (crash); upper control released and the base task canceled within the "
+        "profile's restart_safe_s (time to hold: restart to released); the start that "
         "was captured before the kill, replayed, refused as signed for another instance"
     )
     m.ready()
@@ -775,6 +781,16 @@ def killed_row(m: Matrix, row: Row) -> None:
     t_up = time.monotonic()
     pid = m.start_service(armed=True)  # armed for the tick-hang row that follows
     row.details["restart_s"] = round(time.monotonic() - t_up, 2)
+    # made safe within the profile's bound: control released, the base's task canceled
+    bound = load_profile().restart_safe_s
+    released = st.sim.wait_status(lambda s: not s.is_upper_control, bound + 5.0)
+    t_safe = time.monotonic()
+    row.hold_ms = (t_safe - t_up) * 1e3 if released is not None else None
+    row.details["restart_to_safe_s"] = round(t_safe - t_up, 3) if released else None
+    row.details["bound_s"] = bound
+    row.expect(released is not None, "upper-body control left on after the restart")
+    row.expect(t_safe - t_up <= bound, f"control released {t_safe - t_up:.2f} s after the restart")
+    judge_recovery(row, recovery_document(client, pid, TIMEOUT), "upper-body control released")
     row.expect(
         m.notify.wait_for("READY=1", after=t_up, timeout=TIMEOUT) is not None,
         "no READY=1 after the restart",
@@ -801,8 +817,6 @@ def killed_row(m: Matrix, row: Row) -> None:
         m.stays(lambda s: s.state == "IDLE" and not s.mission and s.runs == 0, 2.0),
         "something resumed (or the replay ran) after the restart",
     )
-    released = st.sim.wait_status(lambda s: not s.is_upper_control, TIMEOUT)
-    row.expect(released is not None, "upper-body control left on after the restart")
     end = run_result(run_events(st.data_dir, run_id))
     row.details["killed_run_record"] = end
     row.expect(
@@ -1065,6 +1079,79 @@ REVOKE_WHY = (
 RowBody = Callable[[Matrix, Row], None]
 
 
+ADAM_KILLED = ("adam-killed", "Adam service killed mid-wave, restarted (SIGKILL)")
+
+
+def adam_killed_row(row: Row, workdir: Path | None, keep: bool) -> None:
+    """The real service and the simulated Adam Pro in a stack of their own: SIGKILL mid-wave,
+    restart. The body stream stopped with the killed instance (the sim receives no
+    ``rt/lowcmd`` after it), the restarted one starts none and sends nothing, and its status
+    reports the body still (no joint above 0.1 rad/s) within the profile's restart_safe_s
+    (time to hold: restart to that status); recovery made_safe with nothing sent."""
+    from executive.robots.adam.sim.client import client_for
+
+    bound = load_profile("adam-pro").restart_safe_s
+    row.details["expected"] = (
+        f"no rt/lowcmd after the kill; restarted: within {bound:g} s (restart_safe_s) its "
+        "status reports the body still, no stream engaged; recovery made_safe, nothing sent"
+    )
+    with running_stack(workdir, keep=keep) as st:
+        st.write_config(
+            profile="adam-pro", interface="sdk-1.2", missions_dir=str(ROOT / "missions" / "adam")
+        )
+        st.start_sim(
+            *("--profile", "adam-pro", "--interface", "sdk-1.2", "--seed", "2"),
+            sim_ready=lambda s, pid: client_for(s.dds).wait_status(lambda x: x.pid == pid, 30)
+            is not None,
+        )
+        sim = client_for(st.dds)
+        st.start_service()
+        reply = st.client.request("start", {"mission": "arms_wave", "params": {"waves": 5}})
+        if reply.code != 0:
+            raise RuntimeError(f"start arms_wave refused: {reply.message}")
+        row.expect(
+            st.wait_for(lambda: sim.counters("body")["applied"] > 200, TIMEOUT),
+            "the body stream never ran",
+        )
+        old = st.pid("executive")
+        st.stop("executive", signal.SIGKILL)
+        time.sleep(0.5)  # the sim's status (5 Hz) has counted the last commands
+        received = sim.counters("body")["received"]
+        t_up = time.monotonic()
+        proc = st.start_service(wait=False)
+        own, docs = f":{proc.pid}", []
+
+        def still(s: Any) -> bool:
+            if not s.executive_id.endswith(own) or not s.document:
+                return False
+            doc = json.loads(s.document)
+            done = doc.get("recovery", {}).get("outcome", "looking") != "looking"
+            if done and doc["telemetry"]["motion"]["moving"] is False:
+                docs.append(doc)
+                return True
+            return False
+
+        safe = st.client.wait_status(still, bound + 5.0)
+        t_safe = time.monotonic()
+        row.hold_ms = (t_safe - t_up) * 1e3 if safe is not None else None
+        row.details["restart_to_safe_s"] = round(t_safe - t_up, 3) if safe else None
+        row.details["bound_s"] = bound
+        row.expect(safe is not None and t_safe - t_up <= bound, f"not still within {bound:g} s")
+        doc = docs[0] if docs else None
+        judge_recovery(row, doc, "")
+        if doc is not None:
+            motion = doc["telemetry"]["motion"]
+            row.details["motion"] = motion
+            row.expect(motion["streams_engaged"] == [], f"streams engaged: {motion}")
+        time.sleep(1.0)
+        row.motion_after = sim.counters("body")["received"] - received
+        row.expect(row.motion_after == 0, f"{row.motion_after} rt/lowcmd after the kill")
+        row.reaction = f"restarted {doc['state'] if doc else '?'}; nothing to send"
+        found = (doc or {}).get("recovery", {}).get("found", [])
+        row.reason = f"pid {old} killed; found: {'; '.join(found) or 'the body still'}"
+        row.latched = bool(doc and doc["safety"]["condition"] == "SAFE_STOP")
+
+
 def latch(spec: str, code: str, **kwargs: Any) -> RowBody:
     return lambda m, r: latch_row(m, r, spec, code, **kwargs)
 
@@ -1099,6 +1186,7 @@ ROWS: list[tuple[str, str, str, RowBody]] = [  # key, the fault as shown, interf
 # fmt: on
 KEYS = [key for key, *_ in ROWS]
 KEYS += grx_faults.KEYS  # the GRX's rows run after these, in a stack of their own
+KEYS.append(ADAM_KILLED[0])  # the Adam's, last, in a stack of its own
 
 
 def run_matrix(
@@ -1128,6 +1216,10 @@ def run_matrix(
     grx_only = None if not only else [k for k in only if k in grx_faults.KEYS]
     grx_dir = workdir / "grx" if workdir is not None else None
     rows += grx_faults.run_rows(grx_only, Row, grx_dir, keep=keep)
+    if not only or ADAM_KILLED[0] in only:
+        row = Row(*ADAM_KILLED)
+        adam_dir = workdir / "adam" if workdir is not None else None
+        rows.append(run_row(row, row.fault, lambda: adam_killed_row(row, adam_dir, keep)))
     return rows
 
 
@@ -1198,6 +1290,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{key:18s} {label} [{interface}]")
         for fault in grx_faults.FAULTS:
             print(f"{fault.key:18s} {fault.label} [grx, {fault.schema}]")
+        print(f"{ADAM_KILLED[0]:18s} {ADAM_KILLED[1]} [adam-pro, sdk-1.2]")
         return 0
     started = time.monotonic()
     rows = run_matrix(args.only, args.workdir, amr_speed=args.amr_speed)

@@ -25,20 +25,35 @@ Rows: an error code mid-walk (SAFE_STOP ``servo_error``), the heartbeat lost
 (``stale_state``), one garbage map on grx/server (``undecodable``), and, with the m4
 schema (service ``interface: m4``, sim ``--interface m4``), the robot's e-stop flag
 (``estop``).
+
+Then ``grx-killed`` (issue 25, 1): the service killed (SIGKILL) mid-walk and started again.
+The sim itself is the witness (the plain peer's link dies with the service): it must hold
+zero axes and have accepted the safe task within the profile's ``restart_safe_s`` of the
+restart (*time to hold* is restart to safe), its pose must not change after, no non-zero
+axes may reach it after, and the restarted service's ``recovery`` must say what it found.
 """
 
 from __future__ import annotations
 
+import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench.fault_tools import left_running, run_events, run_result, run_row
+from bench.fault_tools import (
+    judge_recovery,
+    left_running,
+    recovery_document,
+    run_events,
+    run_result,
+    run_row,
+)
 from executive.harness.stack import Stack, running_stack
 from executive.robots.grx.demo import Watcher, start
 from executive.robots.grx.sim.process import SimProcess
+from executive.robots.profile import load_profile
 
 if TYPE_CHECKING:
     from bench.faults import Row
@@ -66,7 +81,12 @@ FAULTS = (
     Fault("grx-estop", "GRX e-stop flag mid-walk (estop on, m4)", "m4", "estop on", "estop off", "estop"),
 )
 # fmt: on
+KILLED = Fault(
+    "grx-killed", "GRX service killed mid-walk, restarted (SIGKILL)", "seed", "", None, ""
+)
+FAULTS += (KILLED,)
 KEYS = [f.key for f in FAULTS]
+ZERO = [[0.0, 0.0], [0.0, 0.0]]
 
 
 def moving(fields: dict[str, Any]) -> bool:
@@ -162,6 +182,69 @@ def fault_row(g: GrxBench, row: Row, fault: Fault) -> None:
     judge_latch(g, row, fault)
 
 
+def killed_row(g: GrxBench, row: Row) -> None:
+    """SIGKILL mid-walk, restart: the sim holds zero axes and accepted the safe task within
+    the profile's ``restart_safe_s``, stands still after, and the status says what was found."""
+    st, sim = g.stack, g.sim
+    assert sim is not None and g.watcher is not None
+    bound = load_profile("grx").restart_safe_s
+    row.details["expected"] = (
+        f"restarted: within {bound:g} s (the profile's restart_safe_s) the sim holds zero axes "
+        "and has accepted the safe task (ready); it stands still after, no non-zero axes "
+        "reach it; recovery made_safe, naming the walk it found"
+    )
+    g.ready()
+    t_start = time.monotonic()
+    reply = st.client.request("start", {"mission": "walk_square", "params": {"leg_seconds": 20.0}})
+    if reply.code != 0:
+        raise RuntimeError(f"start walk_square refused: {reply.message}")
+    watcher = g.watcher
+    walking = st.wait_for(lambda: any(moving(f) for _, f in watcher.since(t_start, "grx")), 10)
+    row.expect(walking, "the service never streamed non-zero axes")
+    time.sleep(0.3)
+    old = st.pid("executive")
+    st.stop("executive", signal.SIGKILL)
+    killed = sim.cmd("status")
+    row.expect(killed["axes"] != ZERO, f"not walking when killed: {killed['axes']}")
+    accepted = len(killed["accepted"])
+    t_up = time.monotonic()
+    proc = st.start_service(wait=False)
+
+    def safe() -> bool:
+        s = sim.cmd("status")
+        return s["axes"] == ZERO and SAFE_TASK in s["accepted"][accepted:]
+
+    made_safe = st.wait_for(safe, bound + 5.0)
+    t_safe = time.monotonic()
+    row.hold_ms = (t_safe - t_up) * 1e3 if made_safe else None
+    row.details["restart_to_safe_s"] = round(t_safe - t_up, 3) if made_safe else None
+    row.details["bound_s"] = bound
+    row.expect(made_safe and t_safe - t_up <= bound, f"not safe within {bound:g} s")
+    at_safe = sim.cmd("status")
+    row.details["walked_after_kill_m"] = round(
+        sum((a - b) ** 2 for a, b in zip(at_safe["pose"][:2], killed["pose"][:2], strict=True))
+        ** 0.5,
+        3,
+    )
+    time.sleep(1.0)
+    later = sim.cmd("status")
+    row.motion_after = later["nonzero_axes_received"] - at_safe["nonzero_axes_received"]
+    row.expect(later["pose"] == at_safe["pose"], f"moved after safe: {later['pose']}")
+    row.expect(row.motion_after == 0, f"{row.motion_after} non-zero axes after safe")
+    doc = recovery_document(st.client, proc.pid, TIMEOUT)
+    judge_recovery(row, doc, "safe task ready (960)")
+    found = (doc or {}).get("recovery", {}).get("found", [])
+    row.expect(any("walk (965)" in f for f in found), f"the walk not reported: {found}")
+    row.reaction = f"restarted {doc['state'] if doc else '?'}; made safe"
+    row.reason = f"pid {old} killed; found: {'; '.join(found) or 'nothing'}"
+    row.latched = bool(doc and doc["safety"]["condition"] == "SAFE_STOP")
+    # the plain peer's link went with the killed service: a new one for the next rows
+    watcher.close()
+    assert sim.service_port is not None
+    g.watcher = Watcher(sim.service_port)
+    time.sleep(0.3)
+
+
 def judge_stop(g: GrxBench, row: Row, t_fault: float) -> None:
     """Zero axes after the fault and nothing non-zero after them; the safe task; the sim
     holding zero axes."""
@@ -249,7 +332,10 @@ def run_rows(
                 def attempt(fault: Fault = fault, row: Row = row) -> None:
                     if g.schema != fault.schema:
                         g.boot(fault.schema)
-                    fault_row(g, row, fault)
+                    if fault is KILLED:
+                        killed_row(g, row)
+                    else:
+                        fault_row(g, row, fault)
 
                 rows.append(run_row(row, fault.label, attempt))
         finally:

@@ -101,6 +101,10 @@ def test_fsm_overrides_confirm_placeholders() -> None:
         (lambda d: d.update(colour="red"), "colour"),
         (lambda d: d["joint_sets"]["left_arm"].append("nose"), "joint_sets.left_arm[7]"),
         (lambda d: d["velocity_caps"].pop("head"), "velocity_caps.head"),
+        (lambda d: d.update(restart_safe_s=0), "restart_safe_s"),
+        (lambda d: d.update(restart_safe_s=float("inf")), "restart_safe_s"),
+        (lambda d: d.update(restart_safe_s=3600), "restart_safe_s"),
+        (lambda d: d.update(restart_safe_s="soon"), "restart_safe_s"),
     ],
 )
 def test_bad_profile_names_the_key(tmp_path: Path, mutate: object, key: str) -> None:

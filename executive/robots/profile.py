@@ -53,6 +53,7 @@ _TOP_KEYS = {
     "safety_sources",
     "tags",
     "tolerance",
+    "restart_safe_s",
     "body",
     *robots.SPECS,  # the profile's robot's own options, under its name (``grx:``)
 }
