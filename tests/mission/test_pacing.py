@@ -65,17 +65,19 @@ def test_greeting_wave_as_shipped_is_refused_where_the_robot_refused_it(ws: Work
     raise_, hand, out, in_ = durations(r)
     line = (ws.root / "m.yaml").read_text().splitlines()[raise_.where.line - 1]
     assert line[raise_.where.col - 1 :].startswith("1.8,")  # points at the duration
+    # the figures are the corrected library's (issue 20): the raise turns the upper arm
+    # (right_shoulder_yaw to -1.57) and a wave is the elbow (right_elbow_pitch +-0.3)
     assert raise_.message.startswith(
-        "duration 1.800 s is too short: the joints' speed caps need 4.087 s "
-        "(right_shoulder_pitch may start anywhere within its limits [-2.97, 2.97]"
+        "duration 1.800 s is too short: the joints' speed caps need 5.675 s "
+        "(right_shoulder_yaw may start anywhere within its limits [-2.97, 2.97]"
     )
-    assert "give at least 4.1 s, or pace the move with speed" in raise_.message
+    assert "give at least 5.7 s, or pace the move with speed" in raise_.message
     assert "right_index may start anywhere" in hand.message
     # a wave starts where the raise or an earlier wave left the arm (within tolerance)
     assert out.message.startswith("duration 0.600 s is too short: the joints' speed caps need")
-    assert "right_shoulder_yaw may start at 0.350 rad" in out.message
+    assert "right_elbow_pitch may start at -0.350 rad" in out.message
     assert "'Move to pose wave_in'" in out.message
-    assert "right_shoulder_yaw may start at -0.400 rad" in in_.message
+    assert "right_elbow_pitch may start at 0.350 rad" in in_.message
 
 
 def test_pick_and_place_pinch_as_shipped_is_refused(ws: Workspace) -> None:
@@ -124,7 +126,7 @@ def test_timed_after_a_paced_first_move_passes(ws: Workspace) -> None:
         ws,
         """
         - move_joints: {pose: home, timeout: 12}
-        - move_joints: {pose: wave_raise, duration: 1.8, timeout: 6}
+        - move_joints: {pose: wave_raise, duration: 2.2, timeout: 6}
         - move_joints: {pose: wave_out, duration: 0.9, timeout: 3}
         - move_joints: {pose: home, duration: 2.5, timeout: 8}
         """,
@@ -276,7 +278,7 @@ def test_a_paced_move_that_may_outlast_its_timeout_is_a_warning(ws: Workspace) -
 
 
 def test_start_arguments_are_checked_too(ws: Workspace) -> None:
-    text = PRELUDE.replace("tree:", "params:\n  d: {type: number, default: 5.0}\ntree:")
+    text = PRELUDE.replace("tree:", "params:\n  d: {type: number, default: 6.0}\ntree:")
     text += "    - move_joints: {pose: wave_raise, duration: '${d}', timeout: 10}\n"
     assert ws.check(text).ok
     assert not ws.check(text, args={"d": 1.0}).ok
