@@ -6,10 +6,11 @@ from __future__ import annotations
 import numpy as np
 
 from executive.robots import body, bodyframes
+from executive.robots.body import FloatArray
 from executive.robots.profile import load_profile
 
 
-def _rot(q: np.ndarray) -> np.ndarray:
+def _rot(q: FloatArray) -> FloatArray:
     w, x, y, z = q
     return np.array(
         [
@@ -24,12 +25,12 @@ def test_local_frames_compose_to_the_world_pose() -> None:
     b = body.load(load_profile("atom-sdk"))
     rng = np.random.default_rng(7)
     b.pose({n: float(rng.uniform(-0.5, 0.5)) for n in b.qpos_of})
-    tree = bodyframes.links(b)
+    tree = bodyframes.tree(b)
     translation, rotation = bodyframes.local_frames(b, tree)
     top = bodyframes.root(b)
     assert top == "pelvis"
     world = {top: (np.zeros(3), np.eye(3))}
-    for link, t, q in zip(tree, translation, rotation, strict=True):
+    for link, t, q in zip(tree.links, translation, rotation, strict=True):
         assert link.parent in world  # parents come first
         p, r = world[link.parent]
         world[link.name] = (p + r @ t, r @ _rot(q))

@@ -35,6 +35,7 @@ class LiveView:
     """A ``Sink`` of ``RunChannels`` that publishes every message to Foxglove clients."""
 
     def __init__(self, channels: Iterable[Channel], host: str = "127.0.0.1", port: int = 8765):
+        channels = list(channels)  # read twice: the channels, their static messages
         self._context = foxglove.Context()
         self._server = foxglove.start_server(
             name=SERVER_NAME, host=host, port=port, context=self._context
@@ -51,6 +52,7 @@ class LiveView:
             )
             for c in channels
         }
+        self._static = {c.topic: c.static for c in channels if c.static}
         self.errors = 0
         self.last_error = ""
         log.info("foxglove live view", url=f"ws://{host}:{self.port}")
@@ -61,7 +63,10 @@ class LiveView:
         return int(self._server.port)
 
     def begin(self, run_id: str, info: dict[str, str], log_ns: int) -> None:
-        """Nothing to do: the live view is not per run (the events channel says it)."""
+        """The channels' static messages (the robot's model), so a viewer that connected
+        since the last run has them; the live view is otherwise not per run."""
+        for topic, data in self._static.items():
+            self.write(Message(topic, log_ns, log_ns, data))
 
     def end(self, run_id: str, info: dict[str, str], log_ns: int) -> None:
         """Nothing to do: the live view is not per run."""

@@ -13,7 +13,8 @@ and ``TAIL_S`` after its end (an e-stop's hold settling, the base stopping). A n
 that starts within the tail ends the previous file there. Every channel is registered
 when the file opens, so each file lists all of them, whether or not they carried
 messages. The file's ``run`` metadata names the run, the mission, the profile and the
-version; the ``result`` metadata, written at the end, the result and reason.
+version; the ``result`` metadata, written at the end, the result and reason. A channel's
+``static`` message (the robot's model) is the file's first message, stamped at its start.
 
 Like ``RunRecorder``: no file I/O happens on the thread that calls ``begin``/``write``/
 ``end`` (the encoder thread of ``RunChannels``): they queue, bounded, and a writer thread
@@ -169,6 +170,10 @@ class McapRecorder:
         preroll = [m for m in self._preroll if m.log_ns >= log_ns - self.preroll_ns]
         try:
             self._open(run_id, info)
+            start = min([log_ns, *(m.log_ns for m in preroll)])
+            for channel in self.channels:
+                if channel.static:  # what holds for the whole run: from the file's start
+                    self._add(Message(channel.topic, start, start, channel.static))
             for message in preroll:
                 self._add(message)
         except Exception as e:  # noqa: BLE001 - no file for this run; the next may work

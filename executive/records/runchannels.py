@@ -32,6 +32,12 @@ channels; joint streams are the profile's (``profile.topics``: ``upper``, ``lowe
 - ``/executive/events``: state changes (with the result, reason and safety causes at a
   run's end) and safety latches and clears with every cause.
 - ``/executive/log``: the same events as ``foxglove.Log`` lines, for the Log panel.
+- ``/robot/transforms`` and ``/robot/model``, where the profile has a body model: every
+  link's transform (``foxglove.FrameTransforms``, forward kinematics of the measured
+  joints, at most ``bodychannels.TRANSFORMS_HZ``) and the model's collision shapes
+  (``foxglove.SceneUpdate``), so Foxglove's 3D panel shows the robot moving
+  (``executive.records.bodychannels``). A profile without one gets neither, said once in
+  the log.
 
 Threads. The hooks run where things happen: ``on_tick``/``on_change`` on the tick thread,
 the publish tap on the motion streamer's thread, the command tap wherever a command is
@@ -65,6 +71,7 @@ from executive import __version__
 from executive.core.tree import Executive, MissionRun
 from executive.motion.streamer import MotionStreamer
 from executive.motion.trajectory import FloatArray
+from executive.records import bodychannels
 from executive.records.batches import Batches
 from executive.records.taps import CommandTap, chain_publish
 from executive.robots.ports import BaseState, RobotSnapshot, Stamped
@@ -102,11 +109,15 @@ _LOG_SCHEMA = {
 
 @dataclass(frozen=True)
 class Channel:
-    """A topic with its JSON Schema (encoding ``json``, schema encoding ``jsonschema``)."""
+    """A topic with its JSON Schema (encoding ``json``, schema encoding ``jsonschema``).
+
+    ``static``: a message (JSON) that holds for a whole run, which every run file starts
+    with and the live view sends at each run's start (the robot's model); empty: none."""
 
     topic: str
     schema_name: str
     schema: dict[str, Any]
+    static: bytes = b""
 
     @property
     def schema_data(self) -> bytes:
@@ -332,6 +343,20 @@ def catalogue(profile: RobotProfile) -> dict[str, Channel]:
         )
     )
     channels.append(Channel("/executive/log", "foxglove.Log", _LOG_SCHEMA))
+    model = bodychannels.model_scene(profile)
+    if model is not None:  # the robot's body: where its links are, and their shapes
+        from executive.records.foxglove_schemas import json_schema
+
+        channels.append(
+            Channel(
+                bodychannels.TRANSFORMS,
+                "foxglove.FrameTransforms",
+                json_schema("FrameTransforms"),
+            )
+        )
+        channels.append(
+            Channel(bodychannels.MODEL, "foxglove.SceneUpdate", json_schema("SceneUpdate"), model)
+        )
     return {c.topic: c for c in channels}
 
 
@@ -392,6 +417,15 @@ class RunChannels:
         self.channels = catalogue(profile)
         self.notes: list[str] = []  # problems found when it was set up (a live view refused)
         self._names = dict(profile.topics)
+        self._frames: bodychannels.Frames | None = None  # the encoder thread's
+        if bodychannels.TRANSFORMS in self.channels:
+            self._frames = bodychannels.Frames(profile)
+        else:
+            log.info(
+                "run channels: no robot model or transforms", why=bodychannels.why_none(profile)
+            )
+        self._frames_gap = 0.8e9 / bodychannels.TRANSFORMS_HZ  # ns, as the joints' gap
+        self._frames_at = 0  # log_ns of the last transforms sent
         # producers' state: each touched by one thread only (see the hooks)
         self._state_gap = 0.8 / state_hz  # 0.8: a tick's jitter must not halve the rate
         self._command_gap = 0.95 / command_hz  # 500 Hz publishes: a 2 ms grid, no jitter
@@ -652,7 +686,14 @@ class RunChannels:
         if names is None:  # a stream the profile does not name: nothing to key it by
             return
         payload = {"position": _by_name(names, stamped.sample)}
-        self._emit(f"/robot/joints/{stream}", log_ns, payload, _wall_ns(stamped.received))
+        received_ns = _wall_ns(stamped.received)
+        self._emit(f"/robot/joints/{stream}", log_ns, payload, received_ns)
+        if self._frames is not None:
+            self._frames.measured(names, stamped.sample)
+            if log_ns - self._frames_at >= self._frames_gap:
+                self._frames_at = log_ns
+                transforms = self._frames.message(received_ns)
+                self._emit(bodychannels.TRANSFORMS, log_ns, transforms, received_ns)
 
     def _encode_estop(self, log_ns: int, stamped: Stamped[tuple[str, ...]]) -> None:
         payload = {"on": list(stamped.sample), "any": bool(stamped.sample)}

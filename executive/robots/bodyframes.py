@@ -12,9 +12,10 @@ validation and the simulator do not carry drawing concerns.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 
 from executive.robots.body import Body, FloatArray
 
@@ -59,6 +60,16 @@ def _root_id(body: Body) -> int:
     return roots[0]
 
 
+@dataclass(frozen=True)
+class LinkTree:
+    """The links below the root, each after its parent, and their body ids as arrays
+    (what ``local_frames`` indexes with, many times a second)."""
+
+    links: tuple[Link, ...]
+    child: npt.NDArray[np.intp] = field(repr=False)
+    parent: npt.NDArray[np.intp] = field(repr=False)
+
+
 def links(body: Body) -> list[Link]:
     """Every link below the root, each after its parent (MuJoCo numbers bodies depth
     first), with its parent link."""
@@ -73,6 +84,16 @@ def links(body: Body) -> list[Link]:
     return out
 
 
+def tree(body: Body) -> LinkTree:
+    """The body's :func:`links` with their ids ready for :func:`local_frames`."""
+    found = tuple(links(body))
+    return LinkTree(
+        found,
+        np.array([link.id for link in found], dtype=np.intp),
+        np.array([link.parent_id for link in found], dtype=np.intp),
+    )
+
+
 def _quat_conj_mul(p: FloatArray, q: FloatArray) -> FloatArray:
     """conj(p) * q for rows of unit quaternions (w, x, y, z)."""
     pw, pv = p[:, :1], -p[:, 1:]
@@ -82,12 +103,11 @@ def _quat_conj_mul(p: FloatArray, q: FloatArray) -> FloatArray:
     return np.asarray(np.hstack([w, v]), dtype=np.float64)
 
 
-def local_frames(body: Body, tree: list[Link]) -> tuple[FloatArray, FloatArray]:
-    """Each link of ``tree`` relative to its parent at the body's current pose (after
+def local_frames(body: Body, links: LinkTree) -> tuple[FloatArray, FloatArray]:
+    """Each link of ``links`` relative to its parent at the body's current pose (after
     ``Body.pose``): translations (n, 3, m) and rotations (n, 4, w x y z)."""
     d = body.data
-    child = np.array([link.id for link in tree], dtype=np.intp)
-    parent = np.array([link.parent_id for link in tree], dtype=np.intp)
+    child, parent = links.child, links.parent
     rot_parent = d.xmat[parent].reshape(-1, 3, 3)
     offset = d.xpos[child] - d.xpos[parent]
     translation = np.einsum("nji,nj->ni", rot_parent, offset)  # R_parent^T (x_c - x_p)

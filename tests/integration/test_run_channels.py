@@ -143,6 +143,17 @@ def test_a_run_is_an_mcap_file_and_a_live_view(live: Live, recorded: RunChannels
     assert counts["/robot/status"] > 0 and counts["/executive/tree"] > 0
     assert counts["/robot/sources"] > 0
     assert counts["/cmd/joints/lower"] == 0  # the legs were never commanded: never recorded
+    # the robot's body: its model first, then every link's transform from the measured
+    # joints (as often as the joints), the head turning through the scan
+    assert messages[0][1].topic == "/robot/model" and counts["/robot/model"] == 1
+    assert 10 * span_s < counts["/robot/transforms"] <= 55 * span_s, counts["/robot/transforms"]
+    head = {
+        round(t["rotation"]["z"], 3)
+        for m in decoded["/robot/transforms"]
+        for t in m["transforms"]
+        if t["child_frame_id"] == "head_yaw_link"
+    }
+    assert len(head) > 5, head
 
     # one-shot commands in full: control and FSM from the mission, the reaction's cancel
     oneshot = decoded["/cmd/oneshot"]
