@@ -152,3 +152,23 @@ def test_bad_key_files_are_one_printable_line(tmp_path: Path, text: str, words: 
         load_keys(path)
     message = str(err.value)
     assert "\n" not in message and "\x1b" not in message, message
+
+
+def test_a_client_id_given_twice_is_refused_naming_the_line(tmp_path: Path) -> None:
+    """Two ``alice:`` lines were accepted, the last one winning without a word."""
+    path = tmp_path / "keys.yaml"
+    path.write_text(f"alice: {'ab' * 32}\nbob: {'cd' * 32}\nalice: {'ef' * 32}\n")
+    path.chmod(0o600)
+    with pytest.raises(KeyFileError) as err:
+        load_keys(path)
+    assert str(err.value) == f"{path}: line 3: client 'alice' is given twice (first on line 1)"
+
+
+def test_a_fifo_or_a_device_is_no_key_file(tmp_path: Path) -> None:
+    """A FIFO as keys_file hung start-up without a log line: refused before any open."""
+    fifo = tmp_path / "keys.fifo"
+    os.mkfifo(fifo, 0o600)
+    with pytest.raises(KeyFileError, match="keys.fifo: a FIFO, not a key file"):
+        load_keys(fifo)
+    with pytest.raises(KeyFileError, match="/dev/null: a character device, not a key file"):
+        load_keys("/dev/null")

@@ -152,3 +152,113 @@ def test_run_with_a_data_dir_it_cannot_use_is_one_line_and_exit_2(
     source = str(config) if from_config else "config"
     assert done.stdout == f"atom-executive: {source}: data_dir: {file} is not a directory\n"
     assert "Traceback" not in done.stderr and "READY" not in done.stderr, done.stderr
+
+
+# -- issue 25: config checked like missions -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("data", "key", "words"),
+    [  # each as reported: accepted, and then a flapping battery cause, a dead tick thread...
+        ({"safety": {"battery_hysteresis": -50}}, "safety.battery_hysteresis", ">= 0"),
+        ({"safety": {"battery_critical": 200}}, "safety.battery_critical", "<= 100"),
+        ({"safety": {"battery_critical": 100}}, "safety.battery_hysteresis", "below 100"),
+        ({"safety": {"battery_critical": 90, "battery_hysteresis": 10}}, "safety.battery_h", "100"),
+        ({"safety": {"max_state_age": 1e9}}, "safety.max_state_age", "<= 5 s"),
+        ({"tick_hz": 1.0e-300}, "tick_hz", ">= 5"),
+        ({"tick_hz": 1.0e5}, "tick_hz", "<= 1000 Hz"),
+        ({"stream_hz": 1.0e-6}, "stream_hz", ">= 10"),
+        ({"stream_hz": 1.0e5}, "stream_hz", "<= 4000 Hz"),
+        ({"status_hz": 1e-3}, "status_hz", ">= 0.5"),
+        ({"status_hz": 1e6}, "status_hz", "<= 50"),
+        ({"dds_retry_s": 0}, "dds_retry_s", "> 0"),
+        ({"dds_retry_s": 1e12}, "dds_retry_s", "<= 3600"),
+        ({"dds_retry_s": float("inf")}, "dds_retry_s", "must be a number"),
+    ],
+)
+def test_numbers_out_of_their_range_are_refused(
+    data: dict[str, object], key: str, words: str
+) -> None:
+    with pytest.raises(ConfigError) as err:
+        parse_config(data, "svc.yaml")
+    assert [p for p in err.value.problems if p.startswith(key) and words in p], err.value.problems
+
+
+def test_the_edges_of_every_range_are_taken() -> None:
+    cfg = parse_config(
+        {
+            "tick_hz": 5,
+            "stream_hz": 4000,
+            "status_hz": 0.5,
+            "dds_retry_s": 3600,
+            "safety": {"battery_critical": 0, "battery_hysteresis": 0, "max_state_age": 5},
+        }
+    )
+    assert (cfg.tick_hz, cfg.stream_hz, cfg.safety.battery_critical) == (5, 4000, 0)
+    assert parse_config({"safety": {"battery_critical": 94.5, "battery_hysteresis": 5}})
+
+
+@pytest.fixture
+def specials(tmp_path: Path) -> dict[str, str]:
+    """A FIFO, a socket, a character device (and a symbolic link to it), a directory."""
+    import os
+    import socket
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    sock_path = tmp_path / "sock"
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.bind(str(sock_path))
+    sock.close()  # the socket file stays
+    link = tmp_path / "zero-link"
+    link.symlink_to("/dev/zero")
+    return {
+        "a FIFO": str(fifo),
+        "a socket": str(sock_path),
+        "a character device": "/dev/zero",
+        "a character device ": str(link),
+    }
+
+
+@pytest.mark.parametrize(
+    "key", ["profile", "zenoh_config", "keys_file", "missions_dir", "data_dir"]
+)
+def test_special_files_are_refused_for_every_path_key_in_one_line(
+    specials: dict[str, str], key: str
+) -> None:
+    """Before any open: /dev/zero as the profile grew the service by ~200 MB/s (and it
+    ignored SIGTERM); a FIFO keys_file hung start-up without a line."""
+    for what, path in specials.items():
+        data: dict[str, object] = {key: path}
+        if key == "profile":
+            data["interface"] = "seed"  # the interface check loads the profile: not this one
+        with pytest.raises(ConfigError) as err:
+            parse_config(data, "svc.yaml")
+        assert err.value.problems == [f"{key}: {path} is {what.strip()}"], err.value.problems
+        assert "\n" not in str(err.value)
+
+
+def test_a_directory_where_a_file_belongs_and_a_file_where_a_directory_does(
+    tmp_path: Path,
+) -> None:
+    file = tmp_path / "f"
+    file.write_text("")
+    with pytest.raises(ConfigError, match=f"keys_file: {tmp_path} is a directory"):
+        parse_config({"keys_file": str(tmp_path)})
+    with pytest.raises(ConfigError, match=f"missions_dir: {file} is not a directory"):
+        parse_config({"missions_dir": str(file)})
+
+
+def test_the_config_file_itself_must_be_a_regular_file(specials: dict[str, str]) -> None:
+    for what, path in specials.items():
+        with pytest.raises(ConfigError) as err:
+            load_config(path)  # returns at once: nothing waits on the FIFO or reads /dev/zero
+        assert err.value.problems == [f"cannot read: {what.strip()}, not a file"]
+
+
+def test_a_key_given_twice_is_refused_naming_both_lines(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text("tick_hz: 50\nprofile: atom-sdk\ntick_hz: 100\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert err.value.problems == ["tick_hz: given twice (lines 1 and 3)"]

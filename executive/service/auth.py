@@ -63,6 +63,7 @@ from typing import Any
 
 import yaml
 
+from executive.service import files
 from executive.text import printable, yaml_problem
 
 WINDOW_NS = 30 * 10**9  # accepted clock difference between client and service
@@ -124,19 +125,30 @@ def other_instance(bound: str) -> str:
 
 
 def load_keys(path: str | Path) -> dict[str, bytes]:
-    """Read ``{client_id: hex key}``; refuse files readable by group or others."""
+    """Read ``{client_id: hex key}``; refuse files readable by group or others, anything
+    but a regular file (a FIFO hung start-up; checked before the open, which does not
+    wait either: ``files.read_text``), and a client id given twice (the last one won,
+    silently), naming its line."""
     p = Path(path)
     try:
         mode = p.stat().st_mode
     except OSError as e:
         raise KeyFileError(f"{p}: cannot read: {e.strerror}") from None
+    if what := files.special(p):
+        raise KeyFileError(f"{p}: {what}, not a key file")
     if mode & (stat.S_IRWXG | stat.S_IRWXO):
         raise KeyFileError(f"{p}: permissions {stat.filemode(mode)} are too open; chmod 600 it")
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+        data = files.load_unique(files.read_text(p))
+    except files.DuplicateKeyError as e:
+        raise KeyFileError(
+            f"{p}: line {e.line}: client {e.key!r} is given twice (first on line {e.first})"
+        ) from None
     except yaml.YAMLError as e:
         raise KeyFileError(f"{p}: not a readable YAML key file: {yaml_problem(e)}") from None
-    except (OSError, UnicodeDecodeError, RecursionError) as e:
+    except OSError as e:
+        raise KeyFileError(f"{p}: cannot read: {e.strerror or e}") from None
+    except (ValueError, RecursionError) as e:  # files.NotAFileError, a NUL
         raise KeyFileError(f"{p}: not a readable YAML key file: {e}") from None
     if not isinstance(data, dict) or not data:
         raise KeyFileError(f"{p}: must map client ids to hex keys")

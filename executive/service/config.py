@@ -7,6 +7,13 @@ DDS network settings are not here: they are CycloneDDS's own (``CYCLONEDDS_URI``
 Every problem is one line, control characters shown escaped (``executive.text``): the
 file may hold anything, and its keys and values end up on a terminal. ``data_dir`` is
 checked at start-up too (``check_data_dir``): a directory the service can write in.
+
+Config is checked as missions are: every number has a range that makes sense (``RANGES``,
+each bound saying why), a key given twice is refused naming both lines, and every path
+key is looked at before anything opens it: a device, a FIFO or a socket is refused in
+one line naming the key (``executive.service.files``: ``profile: /dev/zero`` grew the
+service without bound, a FIFO ``keys_file`` hung start-up). Any YAML either loads or is
+a ``ConfigError`` whose lines each name a key (``tests/fuzz/test_fuzz_config.py``).
 """
 
 from __future__ import annotations
@@ -23,7 +30,8 @@ import yaml
 
 from executive import robots
 from executive.core.safety import SafetyConfig
-from executive.robots.profile import DEFAULT_PROFILE, ProfileError, load_profile
+from executive.robots.profile import DEFAULT_PROFILE, ProfileError, builtin_profiles, load_profile
+from executive.service import files
 from executive.text import printable, yaml_problem
 
 
@@ -75,15 +83,65 @@ class ServiceConfig:
     foxglove: FoxgloveConfig = field(default_factory=FoxgloveConfig)
 
 
+@dataclass(frozen=True)
+class Range:
+    """A number key's accepted values: ``low`` (``> low`` when ``open_low``) to ``high``."""
+
+    low: float
+    high: float
+    open_low: bool = False
+    unit: str = ""
+
+    def refuses(self, value: float) -> bool:
+        too_low = value <= self.low if self.open_low else value < self.low
+        return too_low or value > self.high
+
+    def __str__(self) -> str:
+        low = f"> {self.low:g}" if self.open_low else f">= {self.low:g}"
+        return f"{low} and <= {self.high:g}{self.unit}"
+
+
+RANGES: dict[str, Range] = {
+    # the tick loop runs the tree and the safety watchdog: below 5 Hz a period nears the
+    # 1 s after which the loop counts as stalled (core.runtime.STALL_S), and a tree ticked
+    # that slowly reacts in seconds; above 1 kHz Python cannot keep up
+    "tick_hz": Range(5.0, 1000.0, unit=" Hz"),
+    # joint streams: below 10 Hz a stream steps the joints instead of moving them (and the
+    # robots' own command timeouts are shorter); a few kHz is what the robots take
+    "stream_hz": Range(10.0, 4000.0, unit=" Hz"),
+    # the status heartbeat: watch and status clients read silence as a dead service
+    "status_hz": Range(0.5, 50.0, unit=" Hz"),
+    "dds_retry_s": Range(0.0, 3600.0, open_low=True, unit=" s"),
+    # a silence tolerated longer than 5 s is no safety check; 0 would trip at once
+    "safety.max_state_age": Range(0.0, 5.0, open_low=True, unit=" s"),
+    # percent: a critical level of 100 or more trips at a full battery, and never clears
+    "safety.battery_critical": Range(0.0, 100.0, unit=" %"),
+    # percent: a negative hysteresis clears the cause below the level that trips it, so it
+    # flapped each tick and a reset went through at a critical battery
+    "safety.battery_hysteresis": Range(0.0, 100.0, unit=" %"),
+}
+
+
 def _check_number(
-    problems: list[str], key: str, value: Any, *, positive: bool = True, allow_none: bool = False
-) -> None:
+    problems: list[str], key: str, value: Any, *, allow_none: bool = False
+) -> float | None:
+    """Append why ``value`` is not a number in ``RANGES[key]``; the number, or None."""
     if value is None and allow_none:
-        return
+        return None
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         problems.append(f"{key}: must be a number, got {value!r}")
-    elif positive and value <= 0:
-        problems.append(f"{key}: must be > 0, got {value}")
+        return None
+    if RANGES[key].refuses(value):
+        problems.append(f"{key}: must be {RANGES[key]}, got {value:g}")
+        return None
+    return float(value)
+
+
+def _check_path(problems: list[str], key: str, value: Any, *, directory: bool = False) -> None:
+    """Refuse a path key naming a device, a FIFO or a socket (or a directory where a file
+    belongs, a file where a directory does), before anything opens it."""
+    if isinstance(value, str) and (what := files.special(value, directory=directory)):
+        problems.append(f"{key}: {value} is {what}")
 
 
 def _safety(raw: Any, problems: list[str]) -> SafetyConfig:
@@ -97,15 +155,23 @@ def _safety(raw: Any, problems: list[str]) -> SafetyConfig:
         if k not in known:
             problems.append(f"safety.{k}: unknown key (known: {', '.join(sorted(known))})")
     values = {k: v for k, v in raw.items() if k in known}
-    for k in ("max_state_age", "battery_critical", "battery_hysteresis"):
-        if k in values:
-            _check_number(
-                problems,
-                f"safety.{k}",
-                values[k],
-                positive=k != "battery_hysteresis",
-                allow_none=k == "max_state_age",  # null: each source's age from the profile
-            )
+    checked = {
+        k: _check_number(
+            problems,
+            f"safety.{k}",
+            values[k],
+            allow_none=k == "max_state_age",  # null: each source's age from the profile
+        )
+        for k in ("max_state_age", "battery_critical", "battery_hysteresis")
+        if k in values
+    }
+    critical = checked.get("battery_critical", SafetyConfig.battery_critical)
+    hysteresis = checked.get("battery_hysteresis", SafetyConfig.battery_hysteresis)
+    if critical is not None and hysteresis is not None and critical + hysteresis >= 100:
+        problems.append(  # the cause would clear only above a full battery: never
+            f"safety.battery_hysteresis: battery_critical + battery_hysteresis must be "
+            f"below 100 %, got {critical:g} + {hysteresis:g}"
+        )
     if "servo_errors" in values and not isinstance(values["servo_errors"], bool):
         problems.append("safety.servo_errors: must be true or false")
     return SafetyConfig(**values) if not problems else SafetyConfig()
@@ -137,8 +203,10 @@ def _foxglove(raw: Any, problems: list[str]) -> FoxgloveConfig:
 
 
 def _interface(values: dict[str, Any], problems: list[str]) -> None:
-    if not isinstance(values.get("interface"), str):
-        return
+    if not isinstance(values.get("interface"), str) or any(
+        p.startswith(("profile:", "fsm_ids:")) for p in problems
+    ):
+        return  # a profile refused (a FIFO, a device) is never opened here either
     try:  # the variants are the robot's: its profile says which robot
         profile = load_profile(str(values.get("profile", DEFAULT_PROFILE)))
     except (ProfileError, ValueError):
@@ -153,6 +221,7 @@ def _scalars(values: dict[str, Any], problems: list[str]) -> None:
             _check_number(problems, k, values[k])
     if "stream_hz" in values:
         _check_number(problems, "stream_hz", values["stream_hz"], allow_none=True)
+    _paths(values, problems)
     priority = values.get("stream_priority")
     if priority is not None and (
         isinstance(priority, bool) or not isinstance(priority, int) or not 1 <= priority <= 99
@@ -164,7 +233,7 @@ def _scalars(values: dict[str, Any], problems: list[str]) -> None:
     if values.get("keys_file") is not None and not isinstance(values["keys_file"], str):
         problems.append("keys_file: must be a path")
     zenoh = values.get("zenoh_config")
-    if zenoh is not None and (not isinstance(zenoh, str) or not Path(zenoh).is_file()):
+    if zenoh is not None and (not isinstance(zenoh, str) or not Path(zenoh).exists()):
         problems.append(f"zenoh_config: must be the path of a zenoh JSON5 file, got {zenoh!r}")
     if values.get("previous_control", "release") not in ("release", "report"):
         problems.append(
@@ -182,6 +251,18 @@ def _scalars(values: dict[str, Any], problems: list[str]) -> None:
     ):
         problems.append("fsm_ids: must map FSM state names to integers 0..65535")
     _interface(values, problems)
+
+
+def _paths(values: dict[str, Any], problems: list[str]) -> None:
+    """Every path key: a regular file or a directory as the key wants, never a device, a
+    FIFO or a socket (``files.special``); a built-in profile name is no path."""
+    profile = values.get("profile")
+    if isinstance(profile, str) and profile not in builtin_profiles():
+        _check_path(problems, "profile", profile)
+    _check_path(problems, "zenoh_config", values.get("zenoh_config"))
+    _check_path(problems, "keys_file", values.get("keys_file"))
+    _check_path(problems, "missions_dir", values.get("missions_dir"), directory=True)
+    _check_path(problems, "data_dir", values.get("data_dir"), directory=True)
 
 
 def parse_config(data: Any, source: str = "<config>") -> ServiceConfig:
@@ -210,12 +291,15 @@ def load_config(path: str | Path | None) -> ServiceConfig:
         return ServiceConfig()
     source = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
-        data = yaml.safe_load(text)
+        data = files.load_unique(files.read_text(path))
     except OSError as e:
         raise ConfigError(source, [f"cannot read: {e.strerror}"]) from None
-    except UnicodeDecodeError:
-        raise ConfigError(source, ["not UTF-8 text"]) from None
+    except ValueError as e:  # files.NotAFileError (a FIFO, a device, too large), a NUL
+        raise ConfigError(source, [f"cannot read: {e}"]) from None
+    except files.DuplicateKeyError as e:
+        raise ConfigError(
+            source, [f"{e.key}: given twice (lines {e.first} and {e.line})"]
+        ) from None
     except yaml.YAMLError as e:
         raise ConfigError(source, [f"not valid YAML: {yaml_problem(e)}"]) from None
     except RecursionError:  # "[[[[...": nested deeper than the parser goes
