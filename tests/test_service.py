@@ -70,7 +70,9 @@ def test_ready_watchdog_status_then_sigterm(tmp_path: Path, dds_domain: int) -> 
 @pytest.mark.parametrize(
     ("config", "words"),
     [
-        ("tick_hz: -1\n", "tick_hz: must be > 0"),
+        ("tick_hz: -1\n", "tick_hz: must be >= 5 and <= 1000 Hz, got -1"),
+        ("profile: /dev/zero\n", "profile: /dev/zero is a character device"),
+        ("keys_file: {fifo}\n", "keys_file: {fifo} is a FIFO"),
         ("safety: {max_state_age: x}\n", "safety.max_state_age: must be a number"),
         ("profile: /nonexistent.yaml\n", "/nonexistent.yaml: cannot read"),
         ("keys_file: {keys}\n", "too open"),
@@ -82,12 +84,14 @@ def test_bad_start_up_input_stops_it_naming_the_key(
     keys = tmp_path / "keys.yaml"
     keys.write_text("operator: " + "ab" * 32 + "\n")
     keys.chmod(0o644)
+    fifo = tmp_path / "keys.fifo"  # hung start-up without a line (issue 25)
+    os.mkfifo(fifo, 0o600)
     path = tmp_path / "config.yaml"
-    path.write_text(config.replace("{keys}", str(keys)))
+    path.write_text(config.replace("{keys}", str(keys)).replace("{fifo}", str(fifo)))
     proc = start(tmp_path, "--config", str(path))
-    out, _ = proc.communicate(timeout=60)
+    out, _ = proc.communicate(timeout=60)  # /dev/zero grew it by ~200 MB/s, never ending
     assert proc.returncode == 2
-    assert words in out and "Traceback" not in out
+    assert words.replace("{fifo}", str(fifo)) in out and "Traceback" not in out
 
 
 def test_killed_mid_mission_and_restarted_it_comes_up_idle(
@@ -186,3 +190,53 @@ def test_at_boot_it_waits_for_the_network_then_comes_up(tmp_path: Path) -> None:
         if proc.poll() is None:
             proc.kill()
         sock.close()
+
+
+def test_the_reload_request_follows_starts_rules_and_rereads_the_keys(
+    tmp_path: Path, dds_domain: int
+) -> None:
+    """Issue 25: start skipped a bad mission file and reported it; ``reload`` refused the
+    whole directory for it, so a new valid mission needed a restart. Now a reload lists
+    what a restart would, says what it skipped, and takes a client added to the keys file."""
+    import shutil
+
+    missions = tmp_path / "missions"
+    shutil.copytree(ROOT / "missions", missions)
+    key, carol = os.urandom(32), os.urandom(32)
+    write_key_file(tmp_path / "keys.yaml", {"operator": key})
+    config = tmp_path / "config.yaml"
+    config.write_text(f"keys_file: {tmp_path / 'keys.yaml'}\n")
+    proc = start(tmp_path, "--config", str(config), "--missions", str(missions))
+    try:
+        with dds.open_participant(dds_domain) as participant:
+            client = ExecutiveClient(participant, key=key)
+            assert client.wait_status(lambda s: s.executive_id.endswith(f":{proc.pid}"), 30)
+            before = json.loads(client.request("list_missions", timeout=10).payload)
+            scan = (missions / "head_scan.yaml").read_text()
+            (missions / "head_nod.yaml").write_text(scan.replace("head_scan", "head_nod"))
+            (missions / "typo.yaml").write_text(scan.replace("head_center", "head_centre"))
+            write_key_file(tmp_path / "keys.yaml", {"operator": key, "carol": carol})
+            reply = client.request("reload", timeout=10)
+            assert reply.code == 0, reply.message
+            assert "skipped with errors (typo" in reply.message, reply.message
+            assert (
+                "unknown pose 'head_centre'" in reply.message and "2 client keys" in reply.message
+            )
+            names = json.loads(client.request("list_missions", timeout=10).payload)
+            assert names == sorted([*before, "head_nod"])
+            typo = client.request("validate", {"mission": "typo"}, timeout=10)
+            assert typo.code == 6 and "head_centre" in typo.message + typo.payload  # INVALID
+            as_carol = ExecutiveClient(participant, key=carol, client_id="carol")
+            assert as_carol.request("reload", timeout=10).code == 0
+    finally:
+        proc.terminate()
+        proc.wait(30)
+    restarted = start(tmp_path, "--config", str(config), "--missions", str(missions))
+    try:
+        with dds.open_participant(dds_domain) as participant:
+            client = ExecutiveClient(participant, key=key)
+            assert client.wait_status(lambda s: s.executive_id.endswith(f":{restarted.pid}"), 30)
+            assert json.loads(client.request("list_missions", timeout=10).payload) == names
+    finally:
+        restarted.terminate()
+        restarted.wait(30)

@@ -2,17 +2,21 @@
 
 Files are read when the store is (re)loaded, through one ``MissionLoader``; a start
 builds from that snapshot, so editing a file on disk changes nothing until ``reload``.
-A reload that finds a real error (an unknown pose, a file that is not YAML) is refused and
-the store keeps what it had: a bad file never replaces a good one, and a typo in a new
-mission is said at once, not skipped in silence. Another robot's missions are not errors:
-a directory may be shared by several robots, and a mission that needs a capability this
-robot lacks (its other errors, a pose this robot's library lacks, follow from that) is
-skipped and reported. The first load takes the directory whatever it holds (the service
-starts on what it can run) and reports the rest.
 
-Only missions valid for this robot are listed (``names``); the others are skipped and
-``skipped()`` says why (each load logs them once): an Adam service pointed at a directory
-of Atom missions lists none of them, and says which capability or joint each lacks.
+One rule for the first load (the service's start) and every reload: the store takes the
+directory, lists the missions this robot can run and skips the others, each reported
+with why (the load's message, ``skipped()``, a log line each). A mission file with an
+error (an unknown pose, not YAML) is skipped and said at once, in the reload's answer;
+another robot's mission (one needing a capability this robot lacks, a directory shared
+by several robots) is skipped and counted apart. Before, a reload refused the whole
+directory for one bad file that a start would have skipped, so a new valid mission
+needed a restart (issue 25); and what a reload kept differed from what a restart would
+load. Only a directory that cannot be read refuses a reload (and the start), keeping
+what was loaded.
+
+Only missions valid for this robot are listed (``names``): an Adam service pointed at a
+directory of Atom missions lists none of them, and says which capability or joint each
+lacks.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from executive.mission.validate import NEEDS_CAPABILITY
 from executive.robots.profile import RobotProfile
 
 log = structlog.get_logger(__name__)
+SHOWN_ERRORS = 5  # files whose first error a load's message repeats (skipped() has them all)
 
 
 def _errors(result: LoadResult) -> list[str]:
@@ -80,19 +85,15 @@ class MissionStore:
             return False, f"{self.directory}: not a directory"
         loader = MissionLoader(self.profile, self.directory)
         files, problems = self._scan(loader)
-        real = {n: errs for n, errs in problems.items() if not _another_robots(errs)}
-        if real and self._files:
-            lines = [f"{name}: {e}" for name, errs in real.items() for e in errs]
-            return (
-                False,
-                f"refused: {len(lines)} problems in {', '.join(real)}; keeping the loaded "
-                "missions: " + "; ".join(lines[:5]),
-            )
         self._loader, self._files, self._problems = loader, files, problems
         for name, why in problems.items():
             log.warning("mission skipped", mission=name, robot=self.profile.robot, problems=why[:3])
+        real = {n: errs for n, errs in problems.items() if not _another_robots(errs)}
         others = len(problems) - len(real)
-        notes = [f"{len(real)} with errors"] if real else []
+        notes = []
+        if real:  # said at once, as the first load logs them: a typo is never silent
+            first = [f"{errs[0]}" for errs in real.values()][:SHOWN_ERRORS]
+            notes.append(f"{len(real)} skipped with errors ({', '.join(real)}): {'; '.join(first)}")
         if others:
             notes.append(f"{others} skipped (another robot's: not valid for {self.profile.name})")
         return True, f"{len(files) - len(problems)} missions loaded" + "".join(

@@ -1,6 +1,6 @@
-"""The service's mission store: what it lists, what it skips and why, and when a reload
-is refused (a real error in a mission: an unknown pose, a file that is not YAML) or
-accepted (another robot's missions in the same directory are skipped, not problems)."""
+"""The service's mission store: what it lists, what it skips and why. A reload follows
+the first load's rule (the service's start): a mission with an error is skipped and
+reported, another robot's is skipped and counted apart, the rest is listed."""
 
 from __future__ import annotations
 
@@ -53,16 +53,25 @@ def test_more_of_another_robots_missions_reload_too(mixed: Path) -> None:
     assert sorted(store.skipped()) == ["deliver_drink", "greeting_wave", "head_scan"]
 
 
-def test_a_reload_that_breaks_a_runnable_mission_is_refused_and_keeps_it(mixed: Path) -> None:
+def _as_a_start_would(store: MissionStore) -> None:
+    """What a reload left is what a fresh store (the service's start) loads from the same
+    directory: the same missions listed, the same skipped, for the same reasons."""
+    fresh = MissionStore(store.directory, store.profile)
+    assert store.names() == fresh.names()
+    assert store.skipped() == fresh.skipped()
+
+
+def test_a_reload_that_breaks_a_runnable_mission_skips_and_reports_it(mixed: Path) -> None:
+    """As a restart would: the broken file is skipped and said at once, the rest stays."""
     store = MissionStore(mixed, ADAM)
     good = (mixed / "arms_wave.yaml").read_text()
     (mixed / "arms_wave.yaml").write_text(good.replace("wave_out", "no_such_pose", 1))
     ok, message = store.reload()
-    assert not ok and "refused" in message and "arms_wave" in message
+    assert ok and "1 skipped with errors (arms_wave)" in message, message
     assert "no_such_pose" in message
-    assert store.names() == ["arms_wave", "hands_open_close"]  # kept what it had
-    root, errors = store.build("arms_wave", {})
-    assert root is not None and errors == []  # from the loaded snapshot, not the bad file
+    assert store.names() == ["hands_open_close"]
+    assert store.build("arms_wave", {})[0] is None
+    _as_a_start_would(store)
 
 
 ADAM_MISSION = """\
@@ -85,46 +94,63 @@ tree:
     ],
     ids=["unknown-pose", "not-yaml", "empty-sequence"],
 )
-def test_a_new_file_with_a_real_error_refuses_the_reload(
+def test_a_new_valid_mission_loads_beside_a_new_file_with_an_error(
     mixed: Path, text: str, error: str
 ) -> None:
+    """Issue 25: the reload refused the whole directory for the bad file, so the new valid
+    mission needed a restart; a start skipped the bad file and reported it. One rule now."""
     store = MissionStore(mixed, ADAM)
     (mixed / "stray.yaml").write_text(text)
+    (mixed / "new.yaml").write_text(ADAM_MISSION.format(name="new", pose="wave_out"))
     ok, message = store.reload()
-    assert not ok and message.startswith("refused:") and "stray" in message, message
-    assert error in message
-    assert "greeting_wave" not in message  # the other robot's mission is no problem
-    assert store.names() == ["arms_wave", "hands_open_close"]  # kept what it had
-    assert list(store.skipped()) == ["greeting_wave"]
+    assert ok and "3 missions loaded, 1 skipped with errors (stray): " in message, message
+    assert error in message and "greeting_wave" not in message  # counted apart
+    assert message.endswith("1 skipped (another robot's: not valid for adam-pro)"), message
+    assert store.names() == ["arms_wave", "hands_open_close", "new"]
+    assert sorted(store.skipped()) == ["greeting_wave", "stray"]
+    _as_a_start_would(store)
     (mixed / "stray.yaml").write_text(ADAM_MISSION.format(name="stray", pose="wave_out"))
-    ok, message = store.reload()  # fixed: accepted, and the new mission listed
+    ok, message = store.reload()  # fixed: listed
     assert ok, message
-    assert store.names() == ["arms_wave", "hands_open_close", "stray"]
+    assert store.names() == ["arms_wave", "hands_open_close", "new", "stray"]
+    _as_a_start_would(store)
 
 
-def test_an_atom_store_refuses_a_reload_with_an_unknown_pose(tmp_path: Path) -> None:
-    """The same rule for the Atom's store: its mission reloads, and a pose its library
-    lacks in it refuses the reload."""
+def test_an_atom_store_reloads_skipping_a_mission_with_an_unknown_pose(tmp_path: Path) -> None:
+    """The same rule for the Atom's store."""
     atom = load_profile()
     for folder in ("poses", "gestures", "subtrees"):
         shutil.copytree(ROOT / "missions" / folder, tmp_path / folder)
-    shutil.copy(ROOT / "missions" / "greeting_wave.yaml", tmp_path / "greeting_wave.yaml")
+    shutil.copy(ROOT / "missions" / "head_scan.yaml", tmp_path / "head_scan.yaml")
     store = MissionStore(tmp_path, atom)
-    assert store.names() == ["greeting_wave"]
+    assert store.names() == ["head_scan"]
     ok, message = store.reload()
     assert ok and message == "1 missions loaded", message
-    wave = (tmp_path / "greeting_wave.yaml").read_text()
-    (tmp_path / "greeting_wave.yaml").write_text(wave.replace("pose: home", "pose: hom", 1))
+    scan = (tmp_path / "head_scan.yaml").read_text()
+    (tmp_path / "head_scan.yaml").write_text(scan.replace("pose: head_center", "pose: hed", 1))
     ok, message = store.reload()
-    assert not ok and "unknown pose 'hom'" in message, message
-    assert store.names() == ["greeting_wave"]
+    assert ok and "unknown pose 'hed'" in message, message
+    assert store.names() == []
+    _as_a_start_would(store)
 
 
-def test_the_first_load_takes_the_directory_and_reports_its_errors(mixed: Path) -> None:
+def test_the_first_load_and_a_reload_skip_and_report_alike(mixed: Path) -> None:
     (mixed / "stray.yaml").write_text(ADAM_MISSION.format(name="stray", pose="no_such_pose"))
     store = MissionStore(mixed, ADAM)  # the service starts on what it can run
     assert store.names() == ["arms_wave", "hands_open_close"]
     assert sorted(store.skipped()) == ["greeting_wave", "stray"]
     assert any("unknown pose 'no_such_pose'" in why for why in store.validate("stray"))
-    ok, message = store.reload()  # until the file is fixed, a reload is refused
-    assert not ok and "stray" in message and "greeting_wave" not in message, message
+    ok, message = store.reload()
+    assert ok and "(stray)" in message, message
+    _as_a_start_would(store)
+
+
+def test_a_directory_that_is_gone_refuses_the_reload_and_keeps_what_was_loaded(
+    mixed: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    store = MissionStore(mixed, ADAM)
+    moved = tmp_path_factory.mktemp("moved") / "missions"
+    mixed.rename(moved)
+    ok, message = store.reload()
+    assert not ok and "not a directory" in message
+    assert store.names() == ["arms_wave", "hands_open_close"]
