@@ -109,7 +109,8 @@ def test_servo_error_shows_in_main_nodes_and_clear_errors_clears_it(
 
 
 def test_a_joint_whose_servo_is_in_error_stops_until_cleared(start_sim: Callable[..., Sim]) -> None:
-    sim = start_sim(record=False)
+    # the lag: the stopped joint is compared to the micro-radian (the body: test_physics.py)
+    sim = start_sim("--physics", "kinematic", record=False)
     sim.set_fsm("joint_control")
     sim.upper_control(True)
     sim.wait_state("upper_state", lambda s: bool(s["is_upper_control"]))

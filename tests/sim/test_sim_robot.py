@@ -13,6 +13,9 @@ from tests.sim.conftest import Sim, wait_until
 pytestmark = pytest.mark.dds
 
 TOL = 0.01  # rad
+# Tests of what the sim obeys that compare positions to the micro-radian run the first-order
+# lag: the body sags under gravity (that is tested in test_physics.py and test_sim_body.py).
+KINEMATIC = ("--physics", "kinematic")
 
 
 def test_publishes_every_state_topic_with_heartbeats_and_draining_battery(
@@ -85,7 +88,7 @@ def test_upper_control_on_off_and_refused_or_revoked_by_fault(
 def test_upper_and_lower_joints_move_to_target_with_control_and_joint_fsm(
     start_sim: Callable[..., Sim],
 ) -> None:
-    sim = start_sim()
+    sim = start_sim(*KINEMATIC)
     sim.set_fsm("joint_control")
     sim.upper_control(True)
     sim.wait_state("upper_state", lambda s: bool(s["is_upper_control"]))
@@ -108,7 +111,7 @@ def test_upper_and_lower_joints_move_to_target_with_control_and_joint_fsm(
 def test_joint_commands_are_ignored_in_zero_torque_or_without_upper_control(
     start_sim: Callable[..., Sim],
 ) -> None:
-    sim = start_sim()
+    sim = start_sim(*KINEMATIC)
     start = sim.q("upper")
     target = sim.target("upper", {"left_elbow_pitch": 0.6})
     rec = sim.command_record("upper_cmd", target)
@@ -145,7 +148,7 @@ INVALID: list[tuple[str, Callable[[np.ndarray], None]]] = [
 
 
 def test_invalid_joint_commands_are_counted_and_ignored(start_sim: Callable[..., Sim]) -> None:
-    sim = start_sim(record=False)
+    sim = start_sim(*KINEMATIC, record=False)
     sim.set_fsm("joint_control")
     sim.upper_control(True)
     sim.wait_state("upper_state", lambda s: bool(s["is_upper_control"]))

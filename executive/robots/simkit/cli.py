@@ -3,7 +3,8 @@
 A robot's ``sim/cli.py`` builds its own parser (its own options, in its own order) from
 these, so a flag that every sim has is spelt, typed and documented once:
 ``--domain``, ``--seed``, ``--rate``, ``--noise``, ``--joint-speed-scale``, ``--battery``,
-``--battery-drain``, ``--fault``, ``--record``, ``--log-level``; ``serve`` runs the sim it
+``--battery-drain``, ``--fault``, ``--record``, ``--log-level``, and for a robot with a
+body ``--physics``, ``--scene``, ``--contact-fault``; ``serve`` runs the sim it
 is given until SIGINT or SIGTERM.
 """
 
@@ -107,6 +108,31 @@ def add_joint_args(p: argparse.ArgumentParser) -> None:
         type=float,
         default=2.0,
         help="joint speed limit as a multiple of the profile's velocity cap (default 2)",
+    )
+
+
+def add_body_args(p: argparse.ArgumentParser) -> None:
+    """``--physics``, ``--scene`` and ``--contact-fault`` (``simkit.physics``)."""
+    p.add_argument(
+        "--physics",
+        choices=["mujoco", "kinematic"],
+        default="mujoco",
+        help="how joints move: the robot's model in MuJoCo (PD at the commanded gains, "
+        "gravity, limits, contacts) or a first-order lag, for speed (default mujoco)",
+    )
+    p.add_argument(
+        "--scene",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="scene YAML, {NAME: {box: {center: [x, y, z], size: [x, y, z]}} | {plane: {z: Z}}} "
+        "in m, base frame (or that under scene:), beside the profile's floor",
+    )
+    p.add_argument(
+        "--contact-fault",
+        action="store_true",
+        help="a contact (self or scene) raises a servo error on the joint that made it, as a "
+        "firmware's collision detection would (default: recorded and published only)",
     )
 
 

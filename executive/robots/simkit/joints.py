@@ -126,6 +126,10 @@ class JointGroup:
         self.target: FloatArray | None = None  # None: hold where it is, no torque
         self.kp: FloatArray = self.default_kp.copy()
         self.kd: FloatArray = self.default_kd.copy()
+        # the command's dq and tau (columns), a new array when they change: the firmware's
+        # law has them (``simkit.physics``); the kinematic model does not use them
+        self.ff: FloatArray = np.zeros((len(joints), 2))
+        self.halts = 0  # e-stops so far: ``simkit.physics`` brakes on each
         self._omega: FloatArray = np.full(len(joints), OMEGA)
         self.frozen: npt.NDArray[np.bool_] = np.zeros(len(joints), dtype=bool)
         self._any_frozen = False
@@ -169,6 +173,9 @@ class JointGroup:
         if raw == self._last_command and self.target is not None:
             return  # a repeat: 500 Hz holds cost nothing
         self._last_command = raw
+        ff = cmd[:, 1:3].astype(np.float64)
+        if not np.array_equal(ff, self.ff):
+            self.ff = ff
         target = np.clip(cmd[:, 0].astype(np.float64), self.lower, self.upper)
         if self.target is None or not np.array_equal(target, self.target):
             self.target = target
@@ -191,6 +198,7 @@ class JointGroup:
         """Stop dead where it is (an e-stop brakes; it does not decelerate gently)."""
         self.target = None
         self._last_command = b""
+        self.halts += 1
         self.dq.fill(0.0)
         self.ddq.fill(0.0)
         self.tau.fill(0.0)

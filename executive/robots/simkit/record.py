@@ -26,6 +26,10 @@ Lines (every line has ``t``, the sim's ``time.monotonic()`` when it took the com
   command with no q to write), with what the sim did about it.
 - ``{"t", "fault": {"action", "kind", "target", "value", "duration", "source"}}``: a
   fault set, cleared or expired (to correlate with commands).
+- ``{"t", "contact": {"action", "a", "b", "kind", "distance", "fault"}}``: a contact of a
+  sim with a body (``simkit.physics``) began or ended: ``a`` a link (or a named point),
+  ``b`` a link (``kind`` "self") or an obstacle of the scene ("scene"), ``distance`` in m
+  (negative: overlapping); ``fault`` the servo node it set in error, or null.
 - ``{"t", "counters": {...}}``: last line, the command counters per stream.
 
 Python's json writes a non-finite number as ``NaN``/``Infinity``; ``Recording`` reads them.
@@ -174,6 +178,7 @@ class Recording:
         self.streams: list[StreamCommand] = []
         self.events: list[EventCommand] = []
         self.faults: list[tuple[float, dict[str, Any]]] = []
+        self.contacts: list[tuple[float, dict[str, Any]]] = []
         self.counters: dict[str, dict[str, int]] | None = None
         last: dict[str, StreamCommand] = {}
         for obj in lines:
@@ -182,6 +187,8 @@ class Recording:
                 self.header = obj["sim"]
             elif "fault" in obj:
                 self.faults.append((t, obj["fault"]))
+            elif "contact" in obj:
+                self.contacts.append((t, obj["contact"]))
             elif "counters" in obj:
                 self.counters = obj["counters"]
             elif "fields" in obj:  # before streams: a stream command with no q is an event
@@ -243,6 +250,13 @@ class Recording:
         command repeats it. That is what a controller sends when it stops (freeze at the
         measured position), so "no motion after the e-stop was seen" passes with one hold
         and fails on a trajectory that keeps streaming, however slowly.
+
+        The repeats of a hold do not pull, however far the joints then are from it: a body
+        under gravity sags away from a hold at its measured position until its loop's error
+        carries the load (``simkit.physics``: 0.02-0.08 rad at the Atom's gains), and that is
+        the body settling, not the controller asking for motion. A controller that never
+        sent a hold in the window, and keeps repeating a target away from the measured
+        position, still pulls.
         """
         topics = [topic] if topic is not None else list(self.stream_topics)
         out: list[StreamCommand] = []
@@ -252,8 +266,10 @@ class Recording:
             ]
             changes = [i for i, c in enumerate(window) if not c.repeat]
             last_change = changes[-1] if changes else -1
+            hold = last_change >= 0 and window[last_change].dev <= tol
             for i, c in enumerate(window):
-                pulls = not (c.dev <= tol)  # NaN counts as pulling
+                settling = hold and i > last_change  # a repeat of the hold
+                pulls = not (c.dev <= tol) and not settling  # NaN counts as pulling
                 retarget = not c.repeat and not (i == last_change and c.dev <= tol)
                 if pulls or retarget:
                     out.append(c)

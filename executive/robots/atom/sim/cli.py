@@ -3,6 +3,8 @@
     atom-executive sim                                 # the default robot, profile rates
     atom-executive sim --interface sdk-1.1.0 --seed 7 --record /tmp/sim.jsonl
     atom-executive sim --fault estop-soft --fault dropout:upper_state@3
+    atom-executive sim --scene executive/resources/scenes/atom-lab.yaml --contact-fault
+    atom-executive sim --physics kinematic             # the first-order lag: no body
     atom-executive sim fault servo-error:left_elbow_pitch=0x2310   # into a running sim
     atom-executive sim fault --clear servo-error
     atom-executive sim fault --clear-all
@@ -52,6 +54,7 @@ def configure(p: argparse.ArgumentParser) -> None:
         "--fsm", default="zero_torque", help="FSM state at start, name or id (default zero_torque)"
     )
     kit.add_joint_args(p)
+    kit.add_body_args(p)
     p.add_argument(
         "--amr-speed", type=float, default=1.0, help="AMR driving speed, m/s (default 1.0)"
     )
@@ -118,11 +121,15 @@ def run(args: argparse.Namespace) -> int:
         amr_speed=args.amr_speed,
         amr_turn_rate=args.amr_turn_rate,
         tags=args.tags,
+        physics=args.physics,
+        scene=args.scene,
+        contact_fault=args.contact_fault,
     )
     return kit.serve(
         args.domain,
         lambda participant: SimAtom(participant, config),
-        # a bad profile, variant, tag map, fault or rate; a record file it cannot write
+        # a bad profile, variant, tag map, fault, rate or scene; a record file it cannot
+        # write (BodyError is a ValueError)
         errors=(ProfileError, VariantError, TagMapError, FaultError, ValueError, OSError),
         name="the simulated Atom",
         prog="atom-executive sim",

@@ -2,7 +2,9 @@
 
 The defaults make a robot that behaves like the real one at the real rates (the profile's
 ``rates.state_hz``) and is quick enough for tests: a tag-to-tag trip of the default map
-takes 1-3 s, a battery drains half a percent a minute.
+takes 1-3 s, a battery drains half a percent a minute. Joints move in MuJoCo with the
+vendor's model (``executive.robots.simkit.physics``); ``physics="kinematic"`` is the
+first-order lag of ``simkit.joints``, for tests that need speed more than a body.
 """
 
 from __future__ import annotations
@@ -34,3 +36,6 @@ class SimConfig:
     battery_drain: float = 0.5  # percent per minute
     faults: tuple[FaultSpec, ...] = ()  # active from start
     record: Path | None = None  # JSON-lines record of every command received
+    physics: str = "mujoco"  # how joints move: the body in MuJoCo, or "kinematic" (the lag)
+    scene: Path | None = None  # scene YAML (simkit.physics.load_scene) beside the profile's
+    contact_fault: bool = False  # a contact raises a servo error on the joint that made it

@@ -28,6 +28,13 @@ What the robot obeys (the firmware's rules as the seeds describe them):
   the injected servo errors.
 - invalid joint commands are rejected whole and counted (see ``executive.robots.simkit.joints``).
 - ``rt/remote/control`` (joystick walking) is recorded but moves nothing.
+- joints move in MuJoCo with the vendor's model (``executive.robots.simkit.physics``: PD
+  at the commanded gains, gravity, limits, the legs held standing), the fingers as before;
+  ``physics="kinematic"`` keeps the first-order lag for every joint.
+- a contact of the body with itself or the scene is logged, recorded (``contact`` lines),
+  listed in the status; with ``contact_fault`` it is also the servo error a firmware's
+  collision detection would raise on the joint that made it (``CONTACT_ERROR``), cleared
+  as any servo error (``rt/clear/errors``).
 - the operator's gamepad (``wireless_remote``) shows the BUTTON and STICK "faults".
 """
 
@@ -64,6 +71,7 @@ from executive.robots.simkit.battery import Battery
 from executive.robots.simkit.faults import FaultSpec
 from executive.robots.simkit.joints import JointGroup, StreamCounters, Verdict, command_floats
 from executive.robots.simkit.node import RawReader, SimNode, state_rates
+from executive.robots.simkit.physics import TIMESTEP, ContactEvent, Physics, load_scene
 from executive.robots.simkit.scheduler import Scheduler
 from executive.wire.codec import Codec, Record, raw_write
 from executive.wire.robot_io import Side
@@ -77,6 +85,10 @@ STREAMS: dict[str, tuple[str, str, str, str]] = {
     "hands": ("hands_cmd", "hands_state", "hands", "hands"),
 }
 EVENT_TOPICS = ("set_fsm_id", "switch_upper_control", "clear_errors", "amr_cmd", "remote_control")
+# The servo error a contact raises with ``contact_fault``: CiA 402's "following error", what
+# a position-controlled drive reports when its joint is held off its target (the Atom's own
+# code for a collision is not published).
+CONTACT_ERROR = 0x8611
 
 
 class _JointStateView:
@@ -223,6 +235,9 @@ class SimAtom(SimNode):
             )
             for name, rng in zip(STREAMS, rngs, strict=True)
         }
+        self.physics = self._physics(cfg)
+        self._kinematic = set(self.groups) if self.physics is None else set(self.physics.kinematic)
+        self._contact_since: dict[tuple[str, str], float] = {}
         self.counters = {name: StreamCounters() for name in STREAMS}
         self.events_received = 0
         self.fsm_id = self._fsm_id(cfg.fsm)
@@ -264,6 +279,8 @@ class SimAtom(SimNode):
             self.io.readers[key].add_callback(self._enqueuer(key))
 
         self.scheduler = Scheduler(before_each=self._drain, clock=clock)
+        if self.physics is not None:  # first: the state topics publish what it stepped to
+            self.scheduler.add("physics", 1.0 / TIMESTEP, self._step_physics)
         for key in STATE_TOPICS:
             self.scheduler.add(key, self.rates[key], getattr(self, f"_publish_{key}"))
         self._schedule_sim_jobs(cfg.status_hz)
@@ -277,6 +294,8 @@ class SimAtom(SimNode):
             fsm_id=self.fsm_id,
             faults=[f.describe() for f in cfg.faults],
             record=str(cfg.record) if cfg.record else None,
+            physics=cfg.physics,
+            scene=list(self.physics.body.scene.names) if self.physics else None,
         )
 
     # -- set-up ---------------------------------------------------------------------------
@@ -293,6 +312,16 @@ class SimAtom(SimNode):
                 f"unknown FSM state {state!r}; known: {', '.join(self.profile.fsm)} or a number"
             ) from None
 
+    def _physics(self, cfg: SimConfig) -> Physics | None:
+        """The body for ``cfg.physics``; ValueError (BodyError) for a bad mode or scene."""
+        if cfg.physics == "kinematic":
+            if cfg.scene is not None:
+                raise ValueError("a scene needs the body: --scene with --physics mujoco")
+            return None
+        if cfg.physics != "mujoco":
+            raise ValueError(f"physics must be mujoco or kinematic, not {cfg.physics!r}")
+        return Physics.for_profile(self.profile, self.groups, load_scene(cfg.scene))
+
     def _header(self) -> dict[str, Any]:
         return {
             "pid": os.getpid(),
@@ -300,6 +329,8 @@ class SimAtom(SimNode):
             "profile": self.profile.name,
             "interface": self.interface.variant.name,
             "joints": {name: group.names for name, group in self.groups.items()},
+            "physics": self.config.physics,
+            "scene": list(self.physics.body.scene.names) if self.physics else [],
         }
 
     def _init_static_fields(self) -> None:
@@ -420,6 +451,36 @@ class SimAtom(SimNode):
                 log.info("joint commands no longer obeyed", stream=name, estop=estop)
             self._permitted[name] = permitted
 
+    # -- the body -------------------------------------------------------------------------
+
+    def _step_physics(self, now: float, periods: int) -> None:
+        assert self.physics is not None
+        for event in self.physics.step(periods):
+            self._on_contact(now, event)
+
+    def _on_contact(self, now: float, event: ContactEvent) -> None:
+        """A contact began or ended: log, record, status; with ``contact_fault`` a servo
+        error on the joint that made it (once per contact, not again while it is set)."""
+        info = event.as_dict()
+        key = (event.a, event.b)
+        if event.action == "begin":
+            self._contact_since[key] = now
+            log.warning("contact", **info)
+        else:
+            self._contact_since.pop(key, None)
+            log.info("contact", **info)
+        fault = None
+        if event.action == "begin" and self.config.contact_fault:
+            joint = self.physics.culprit(event) if self.physics else None
+            node = self._axes.get(joint) if joint else None
+            if node is not None and not self.faults.has("servo-error", node):
+                fault = node
+        if self.recorder is not None:
+            self.recorder.note(now, "contact", {**info, "fault": fault})
+        if fault is not None:
+            self.apply_fault("set", FaultSpec("servo-error", fault, CONTACT_ERROR), now, "contact")
+        self._status_dirty = True
+
     # -- faults ---------------------------------------------------------------------------
 
     def _validate(self, spec: FaultSpec) -> FaultSpec:
@@ -466,7 +527,8 @@ class SimAtom(SimNode):
         group = self.groups[name]
         if not self._permitted[name] and group.target is not None:
             group.release()
-        group.step(periods / self.rates[key])
+        if name in self._kinematic:
+            group.step(periods / self.rates[key])
         state = self._states[key]
         self._joint_views[name].fill(group)
         if key in self._bms:
@@ -541,8 +603,25 @@ class SimAtom(SimNode):
             "events_received": self.events_received,
             "fsm_id": self.fsm_id,
             "is_upper_control": self.upper_control,
+            "physics": self.config.physics,
+            "contacts": self._contacts(now),
+            "contact_events": self.physics.events if self.physics else 0,
         }
         return t.Status_(**fields)
+
+    def _contacts(self, now: float) -> list[Any]:
+        if self.physics is None:
+            return []
+        return [
+            types.Contact_(
+                a=a,
+                b=b,
+                kind=c.kind,
+                distance=c.distance,
+                since=self._contact_since.get((a, b), now),
+            )
+            for (a, b), c in self.physics.active.items()
+        ]
 
 
 def _fields(sample: Any) -> dict[str, Any]:

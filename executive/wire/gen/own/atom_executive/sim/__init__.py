@@ -6,5 +6,5 @@
 """
 
 from ._sim_fault import FaultAction, FaultKind, Fault_
-from ._sim_status import ActiveFault_, Status_, StreamCounters_
-__all__ = ["FaultAction", "FaultKind", "Fault_", "ActiveFault_", "Status_", "StreamCounters_", ]
+from ._sim_status import ActiveFault_, Contact_, Status_, StreamCounters_
+__all__ = ["FaultAction", "FaultKind", "Fault_", "ActiveFault_", "Contact_", "Status_", "StreamCounters_", ]

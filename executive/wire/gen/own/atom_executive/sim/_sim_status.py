@@ -43,6 +43,17 @@ class ActiveFault_(idl.IdlStruct, typename="atom_executive.sim.ActiveFault_"):
 @dataclass
 @annotate.final
 @annotate.autoid("sequential")
+class Contact_(idl.IdlStruct, typename="atom_executive.sim.Contact_"):
+    a: str
+    b: str
+    kind: str
+    distance: types.float64
+    since: types.float64
+
+
+@dataclass
+@annotate.final
+@annotate.autoid("sequential")
 class Status_(idl.IdlStruct, typename="atom_executive.sim.Status_"):
     pid: types.int32
     seed: types.uint64
@@ -59,5 +70,8 @@ class Status_(idl.IdlStruct, typename="atom_executive.sim.Status_"):
     events_received: types.uint32
     fsm_id: types.uint16
     is_upper_control: bool
+    physics: str
+    contacts: types.sequence['executive.wire.gen.own.atom_executive.sim.Contact_']
+    contact_events: types.uint32
 
 
