@@ -27,8 +27,6 @@ from executive.operator.posepreview import HAND_STUB, Robot
 from executive.robots.profile import load_profile
 from tests.mission.conftest import MISSIONS
 
-pytest.importorskip("yourdfpy")  # pose preview's extra
-
 PROFILE = load_profile("atom-sdk")
 LIBRARY: dict[str, dict[str, float]] = {}
 for _file in ("arms.yaml", "shelf.yaml"):

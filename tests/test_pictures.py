@@ -1,9 +1,11 @@
 """``atom-executive pose preview`` and ``atom-executive timeline``: the PNGs are made, and
 show what they should (two poses are two different pictures), through the real CLI.
 
-The profile-to-URDF joint map is held to the vendor URDF: every body joint maps to one
-of its revolute joints whose limits contain the profile's (the profile's are the
-intersection of the vendor's two sources), and no URDF joint is left unmapped.
+The profile's joint map (``body:``, the one place it is written) is held to the vendor
+URDF as MuJoCo loads it: every body joint maps to one of its hinges whose limits contain
+the profile's (the profile's are the intersection of the vendor's two sources), and no
+hinge of the model is left unmapped. A robot with a model but no shipped poses (the
+Fourier GR-3): tests/test_gr3_body.py.
 """
 
 from __future__ import annotations
@@ -11,13 +13,15 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 from matplotlib.image import imread
 
 from executive import cli
-from executive.operator.posepreview import URDF_PATH, Robot, urdf_joint
+from executive.operator.posepreview import Robot
+from executive.robots.body import model_path
 from executive.robots.profile import load_profile
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,33 +29,29 @@ REFERENCE_URDF = ROOT.parent / "shared" / "reference" / "atom.urdf"
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
-@pytest.fixture(scope="module")
-def robot() -> Robot:
-    return Robot(load_profile())
-
-
 @pytest.mark.parametrize("profile_name", ["atom-sdk", "atom-seed001"])
 def test_every_body_joint_maps_to_a_urdf_joint_whose_limits_contain_it(
-    profile_name: str, robot: Robot
+    profile_name: str,
 ) -> None:
     profile = load_profile(profile_name)
-    urdf = {j.name: j for j in robot.urdf.robot.joints}
+    body = Robot(profile).body
+    m, hinge = body.model, body.mujoco.mjtJoint.mjJNT_HINGE
+    joint_at = {int(m.jnt_qposadr[j]): j for j in range(m.njnt)}
     mapped = []
     for name, joint in profile.joints.items():
-        target = urdf_joint(profile, name)
         if joint.group == "hands":
-            assert target is None  # the URDF has no fingers
+            assert name not in body.qpos_of  # the URDF has no fingers
             continue
-        assert target in urdf, f"{name} -> {target}: not in the URDF"
-        limit = urdf[target].limit
-        assert urdf[target].type == "revolute"
-        assert limit.lower - 1e-4 <= joint.lower and joint.upper <= limit.upper + 1e-4, name
-        mapped.append(target)
-    assert sorted(mapped) == sorted(robot.urdf.actuated_joint_names)  # one to one
+        j = joint_at[body.qpos_of[name]]  # the load refuses a joint the model lacks
+        lower, upper = m.jnt_range[j]
+        assert m.jnt_type[j] == hinge and m.jnt_limited[j], name
+        assert lower - 1e-4 <= joint.lower and joint.upper <= upper + 1e-4, name
+        mapped.append(j)
+    assert sorted(mapped) == [j for j in range(m.njnt) if m.jnt_type[j] == hinge]  # 1:1
 
 
-def test_the_shipped_urdf_is_the_vendors_with_a_note(robot: Robot) -> None:
-    shipped = URDF_PATH.read_text()
+def test_the_shipped_urdf_is_the_vendors_with_a_note() -> None:
+    shipped = model_path("atom.urdf").read_text()
     assert "Apache-2.0" in shipped.split("<robot", 1)[0]  # source and license, on top
     if not REFERENCE_URDF.is_file():
         pytest.skip("no shared/reference beside the repository")
@@ -59,7 +59,7 @@ def test_the_shipped_urdf_is_the_vendors_with_a_note(robot: Robot) -> None:
     assert ours == REFERENCE_URDF.read_text().split("\n", 1)[1]
 
 
-def _pixels(path: Path) -> np.ndarray:
+def _pixels(path: Path) -> np.ndarray[Any, Any]:
     assert path.read_bytes()[:8] == PNG and path.stat().st_size > 10_000
     return np.asarray(imread(path))
 
@@ -115,15 +115,16 @@ def test_an_unknown_name_is_refused_with_the_known_ones(
 def test_a_preview_for_another_robot_is_refused_not_drawn_as_the_atom(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """It drew the Atom's URDF with the Adam's joints dropped, silently."""
+    """It drew the Atom's URDF with the Adam's joints dropped, silently. The Adam has no
+    model we may ship: the profile says why, and so does the answer."""
     out = tmp_path / "rest.png"
     missions = str(ROOT / "missions" / "adam")
-    code = cli.main(["pose", "preview", "rest", "--profile", "adam-pro", "--missions", missions])
-    assert code == 1 and not out.exists()
-    assert (
-        "profile adam-pro is for the robot 'adam': pose preview draws the Dobot Atom"
-        in capsys.readouterr().err
+    code = cli.main(
+        ["pose", "preview", "rest", "--profile", "adam-pro", "--missions", missions, "-o", str(out)]
     )
+    assert code == 1 and not out.exists()
+    err = capsys.readouterr().err
+    assert "profile adam-pro has no body model to draw: the PND Adam has no licensed model" in err
 
 
 def _record(runs: Path, run_id: str) -> None:

@@ -2,23 +2,27 @@
 
 An author sees what ``right_reach_forward`` looks like before the robot moves. The pose
 comes from the mission directory's library (``missions/poses/*.yaml``, checked against
-the profile's limits as a mission would load it), the kinematics from the vendor's URDF
-(``executive/resources/atom.urdf``, Apache-2.0, Dobot-Arm/dobot_atom_ros2) through
-``yourdfpy``, loaded without meshes: the figure is a stick figure, one segment per URDF
-joint from parent to child frame, in three views (front, side, three-quarter).
+the profile's limits as a mission would load it), the kinematics from the robot's
+vendor model as the profile names it (``body:``; ``executive.robots.body``: the Atom's
+shipped URDF, the GR-3's from its package), loaded into MuJoCo as validation loads it.
+The figure is a stick figure, one segment from each moving link's parent to the link
+(children of a branching link, the hips, the shoulders, the neck, hang off its axis: a
+spine, not an X), with the model's collision shapes drawn thin around it (what
+validation checks for self-collision) and the profile's points (the hands, the gaze)
+as stubs, in three views (front, side, three-quarter). Any robot whose profile has a
+body is drawn; one without (the PND Adam: no licensed model) is refused with the
+profile's reason. The profile maps its joint names to the model's: nothing here names a
+robot's joint or link.
 
 A pose may name only some joints ("the others keep their targets"): the others are drawn
-at the library's ``home`` pose (the start of every shipped mission), or zero without one,
-and that starting pose is drawn faint behind the pose, so the motion shows too.
+at the library's ``home`` pose (the start of every shipped mission), or at the profile's
+rest (``body.rest``: how the robot stands when handed over) without one, and that
+starting pose is drawn faint behind the pose, so the motion shows too.
 
-Gestures move the fingers, which the URDF does not model: a gesture is drawn as the arm
-at ``home`` with that hand highlighted, beside a schematic of the hand in which each
-finger curls by the share of its range the gesture asks for (the joint values are motor
-angles, not phalanx angles; the schematic says so).
-
-The profile names joints as the executive does, the URDF as the vendor's exporter did:
-``URDF_JOINTS`` maps one to the other (legs are ``leg_l1..6`` in the URDF, the wrist's
-roll is its ``wrist_yaw``), and a test holds the map to the URDF's joints and limits.
+Gestures move the fingers, which the models do not carry: a gesture is drawn as the arm
+at ``home`` with that hand's point highlighted, beside a schematic of the hand in which
+each finger curls by the share of its range the gesture asks for (the joint values are
+motor angles, not phalanx angles; the schematic says so).
 """
 
 from __future__ import annotations
@@ -33,45 +37,20 @@ from typing import Any
 
 import numpy as np
 
+from executive.robots import bodyframes
+from executive.robots.body import Body, BodyError, BodySpec, FloatArray, NoBody, load
 from executive.robots.profile import DEFAULT_PROFILE, RobotProfile, load_profile
 
-URDF_PATH = Path(__file__).resolve().parents[1] / "resources" / "atom.urdf"
 HOME = "home"
-
-# profile joint -> URDF joint, where the names differ; every other profile joint that is
-# not a finger is ``<name>_joint`` in the URDF. The leg order is the SDK's (hip pitch,
-# roll, yaw, knee, ankle pitch, roll), which the URDF's limits confirm joint by joint.
-_LEGS = ("hip_pitch", "hip_roll", "hip_yaw", "knee", "ankle_pitch", "ankle_roll")
-URDF_JOINTS: dict[str, str] = {
-    **{f"left_{j}": f"leg_l{i}_joint" for i, j in enumerate(_LEGS, 1)},
-    **{f"right_{j}": f"leg_r{i}_joint" for i, j in enumerate(_LEGS, 1)},
-    "left_wrist_roll": "left_wrist_yaw_joint",
-    "right_wrist_roll": "right_wrist_yaw_joint",
-}
-HAND_STUB = 0.09  # m beyond the wrist frame along its x: the URDF ends at the wrist
-HEAD_STUB = 0.12  # m: the gaze along the head frame's x, so yaw and pitch show
-HEAD_ABOVE = 0.11  # m: the head's centre above its pitch joint (the URDF's frame is the neck)
-FOOT_STUB = 0.12
-TRUNK = ("pelvis", "torso_link")  # links whose children hang off a spine, hips, shoulders
-STUBS = {  # link -> m along its x: what the URDF ends before (hands) or does not draw
-    "left_wrist_yaw_link": HAND_STUB,
-    "right_wrist_yaw_link": HAND_STUB,
-    "leg_l6_link": FOOT_STUB,
-    "leg_r6_link": FOOT_STUB,
-}
+HAND_STUB = 0.09  # m beyond the Atom's wrist frame: its profile's hand points (body.points)
+STUB_MAX = 0.2  # m: a point further from its link (the gaze) is drawn dotted, not a limb
+SIDE = 0.02  # m off the mid-plane at the model's zero pose: a left or a right link
 LEFT, RIGHT, CENTRE = "#337ab7", "#d9534f", "#444444"
 FINGERS = ("index", "middle", "ring", "little")
 
 
 class PreviewError(ValueError):
-    """The name is not in the library, or the library has errors."""
-
-
-def urdf_joint(profile: RobotProfile, name: str) -> str | None:
-    """The URDF joint of a profile joint (None for fingers: the URDF has no hands)."""
-    if profile.joints[name].group == "hands":
-        return None
-    return URDF_JOINTS.get(name, f"{name}_joint")
+    """The name is not in the library, the library has errors, or the robot no model."""
 
 
 @dataclass(frozen=True)
@@ -112,71 +91,154 @@ def find(missions_dir: Path, profile: RobotProfile, name: str, kind: str | None 
     return Preview(name, found_kind, target.description, dict(target.joints), start)
 
 
+def body_of(profile: RobotProfile) -> Body:
+    """The profile's body model, or a PreviewError saying why there is none."""
+    spec = profile.body
+    if isinstance(spec, NoBody):
+        raise PreviewError(f"profile {profile.name} has no body model to draw: {spec.why}")
+    if not isinstance(spec, BodySpec):
+        raise PreviewError(f"profile {profile.name} has no body model to draw (no body: key)")
+    try:
+        return load(profile)
+    except BodyError as e:
+        raise PreviewError(f"profile {profile.name}: {e}") from None
+
+
 class Robot:
-    """The URDF's kinematics: link frames for a configuration by profile joint names."""
+    """The profile's body model: link frames for a configuration by profile joint names."""
 
-    def __init__(self, profile: RobotProfile, urdf_path: Path = URDF_PATH) -> None:
-        import yourdfpy
-
+    def __init__(self, profile: RobotProfile) -> None:
         self.profile = profile
-        self.urdf = yourdfpy.URDF.load(
-            str(urdf_path),
-            load_meshes=False,
-            build_collision_scene_graph=False,
-            load_collision_meshes=False,
-        )
+        self.body = body_of(profile)
+        self.root = bodyframes.root(self.body)
+        self.links = bodyframes.links(self.body)
+        self.shapes = bodyframes.shapes(self.body)
+        m = self.body.model
+        self.moving = {link.name for link in self.links if int(m.body_jntnum[link.id]) > 0}
+        children: dict[str, int] = {}
+        for link in self.links:
+            children[link.parent] = children.get(link.parent, 0) + 1
+        self.branching = {name for name, n in children.items() if n > 1}
+        self.body.set_qpos(np.array(m.qpos0))  # which side a link is on: at the zero pose
+        self.side = {
+            name: _colour(float(self.body.link_pose(name)[0][1]))
+            for name in [self.root, *(link.name for link in self.links)]
+        }
 
-    def frames(self, joints: Mapping[str, float]) -> dict[str, Any]:
-        """Every link's 4x4 transform from the base (pelvis) for ``joints`` (others 0)."""
-        cfg = {}
-        for name, q in joints.items():
-            urdf_name = urdf_joint(self.profile, name)
-            if urdf_name is not None:
-                cfg[urdf_name] = q
-        full = [cfg.get(j, 0.0) for j in self.urdf.actuated_joint_names]
-        self.urdf.update_cfg(np.array(full))
-        return {link: self.urdf.get_transform(link) for link in self.urdf.link_map}
-
-    def segments(self, joints: Mapping[str, float]) -> list[tuple[Any, Any, str]]:
-        """(from, to, colour) of the stick figure: each moving URDF joint's parent to child
-        origin (from the trunk by way of its axis: a spine, shoulders and hips, not an X),
-        plus the head, the hands' and the feet's stubs."""
-        frames = self.frames(joints)
-        out = []
-        for joint in self.urdf.robot.joints:
-            if joint.type == "fixed":  # the IMU: not part of the body's shape
-                continue
-            parent = frames[joint.parent]
-            child = frames[joint.child][:3, 3]
-            a = parent[:3, 3]
-            if joint.parent in TRUNK:
-                up = parent @ np.array([0.0, 0.0, joint.origin[2, 3], 1.0])
-                out.append((a, up[:3], CENTRE))
-                a = up[:3]
-            if not np.allclose(a, child):
-                out.append((a, child, _side(joint.child)))
-        for link, length in STUBS.items():
-            if link in frames:
-                t = frames[link]
-                out.append((t[:3, 3], t[:3, 3] + t[:3, 0] * length, _side(link)))
-        head = frames["head_pitch_link"]
-        centre = (head @ np.array([0.0, 0.0, HEAD_ABOVE, 1.0]))[:3]
-        out.append((head[:3, 3], centre, CENTRE))  # the neck
-        out.append((centre, centre + head[:3, 0] * HEAD_STUB, CENTRE))  # the gaze
+    def frames(self, joints: Mapping[str, float]) -> dict[str, FloatArray]:
+        """Every link's 4x4 transform in the base frame (the model's root link) for
+        ``joints`` (profile names; the others at the profile's rest)."""
+        self.body.pose(joints)
+        out = {}
+        for name in [self.root, *(link.name for link in self.links)]:
+            position, rotation = self.body.link_pose(name)
+            t = np.eye(4)
+            t[:3, :3], t[:3, 3] = rotation, position
+            out[name] = t
         return out
 
-    def head(self, joints: Mapping[str, float]) -> Any:
-        """The head's centre, for a circle around it."""
-        head = self.frames(joints)["head_pitch_link"]
-        return (head @ np.array([0.0, 0.0, HEAD_ABOVE, 1.0]))[:3]
+    def segments(self, joints: Mapping[str, float]) -> list[tuple[Any, Any, str]]:
+        """(from, to, colour) of the stick figure: each moving link's parent to the link
+        (from a branching parent by way of its axis), plus each point's stub."""
+        frames = self.frames(joints)
+        out = []
+        for link in self.links:
+            if link.name not in self.moving:
+                continue  # a sensor's or an end's fixed frame: not the body's shape
+            parent = frames[link.parent]
+            a, child = parent[:3, 3], frames[link.name][:3, 3]
+            if link.parent in self.branching:
+                local = np.linalg.inv(parent) @ np.append(child, 1.0)
+                up = parent @ np.array([0.0, 0.0, local[2], 1.0])
+                out.append((a, up[:3], self.side[link.parent]))
+                a = up[:3]
+            if not np.allclose(a, child):
+                out.append((a, child, self.side[link.name]))
+        for name in self.body.point_bodies:
+            point = self.body.point(name)
+            on = self.body.spec.points[name].link
+            origin = frames[on][:3, 3]
+            if np.linalg.norm(point - origin) <= STUB_MAX:
+                out.append((origin, point, self.side[on]))
+        return out
+
+    def outlines(self, joints: Mapping[str, float]) -> list[tuple[FloatArray, str]]:
+        """The collision shapes as polylines (n, 3) in the base frame, with colours."""
+        frames = self.frames(joints)
+        out = []
+        for shape in self.shapes:
+            frame = frames[shape.link]
+            local = np.eye(4)
+            local[:3, :3] = _matrix(shape.rotation)
+            local[:3, 3] = shape.position
+            world = frame @ local
+            for line in _outline(shape):
+                pts = (world[:3, :3] @ line.T).T + world[:3, 3]
+                out.append((pts, self.side[shape.link]))
+        return out
+
+    def dotted(self, joints: Mapping[str, float]) -> list[tuple[Any, Any, str]]:
+        """The points too far from their links for a stub (the gaze): drawn dotted."""
+        self.body.pose(joints)
+        out = []
+        for name in self.body.point_bodies:
+            link = self.body.spec.points[name].link
+            origin = self.body.link_pose(link)[0]
+            point = self.body.point(name)
+            if np.linalg.norm(point - origin) > STUB_MAX:
+                out.append((origin, point, self.side[link]))
+        return out
+
+    def extent(self) -> tuple[float, float, float]:
+        """What the views show (m): half the width, the lowest and the highest z, from
+        the links at rest and an arm's reach around them (any robot's size)."""
+        frames = self.frames({})
+        origins = np.array([t[:3, 3] for t in frames.values()])
+        half_y = max(0.5, float(np.max(np.abs(origins[:, 1]))) + 0.3)
+        return half_y, float(np.min(origins[:, 2])) - 0.1, float(np.max(origins[:, 2])) + 0.4
+
+    def point(self, name: str, joints: Mapping[str, float]) -> FloatArray | None:
+        """A named point of the profile (``right_hand``) for ``joints``; None: not named."""
+        if name not in self.body.point_bodies:
+            return None
+        self.body.pose(joints)
+        return self.body.point(name)
 
 
-def _side(link: str) -> str:
-    if link.startswith(("left", "leg_l")):
-        return LEFT
-    if link.startswith(("right", "leg_r")):
-        return RIGHT
-    return CENTRE
+def _colour(y: float) -> str:
+    return LEFT if y > SIDE else RIGHT if y < -SIDE else CENTRE
+
+
+def _matrix(wxyz: tuple[float, float, float, float]) -> FloatArray:
+    w, x, y, z = wxyz
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+        ]
+    )
+
+
+def _outline(shape: bodyframes.Shape) -> list[FloatArray]:
+    """A shape's outline in its own frame: a box's 12 edges, a cylinder's end circles and
+    four sides, a sphere's three great circles."""
+    sx, sy, sz = (v / 2 for v in shape.size)
+    if shape.kind == "box":
+        c = np.array([[x, y, z] for x in (-sx, sx) for y in (-sy, sy) for z in (-sz, sz)])
+        edges = [(0, 1), (2, 3), (4, 5), (6, 7), (0, 2), (1, 3), (4, 6), (5, 7)]
+        edges += [(0, 4), (1, 5), (2, 6), (3, 7)]
+        return [c[[a, b]] for a, b in edges]
+    angle = np.linspace(0, 2 * math.pi, 25)
+    ring = np.stack([np.cos(angle), np.sin(angle), np.zeros_like(angle)], axis=1)
+    if shape.kind in ("sphere", "ellipsoid"):
+        scale = np.array([sx, sy, sz])
+        return [ring[:, order] * scale for order in ([0, 1, 2], [0, 2, 1], [2, 0, 1])]
+    lines = [ring * [sx, sy, 0] + [0, 0, end] for end in (-sz, sz)]
+    for k in range(4):
+        x, y = sx * math.cos(k * math.pi / 2), sy * math.sin(k * math.pi / 2)
+        lines.append(np.array([[x, y, -sz], [x, y, sz]]))
+    return lines
 
 
 VIEWS = (("front", 8, 0), ("side (from the right)", 8, -90), ("three-quarter", 18, -50))
@@ -193,23 +255,37 @@ def draw(preview: Preview, profile: RobotProfile, out: Path, robot: Robot | None
     pose = {**preview.start, **preview.joints} if preview.kind == "pose" else dict(preview.start)
     start = robot.segments(preview.start)
     now = robot.segments(pose)
+    outlines = robot.outlines(pose)
+    dotted = robot.dotted(pose)
+    limits = robot.extent()
+    hand = None
+    if preview.kind == "gesture":
+        side = "left" if any(n.startswith("left") for n in preview.joints) else "right"
+        hand = robot.point(f"{side}_hand", pose), LEFT if side == "left" else RIGHT
     columns = len(VIEWS) + (1 if preview.kind == "gesture" else 0)
     fig = plt.figure(figsize=(4.2 * columns, 6.8))
     for i, (title, elev, azim) in enumerate(VIEWS):
         ax = fig.add_subplot(1, columns, i + 1, projection="3d")
         for a, b, _ in start:
             ax.plot(*zip(a, b, strict=True), color="#cccccc", lw=2.0)
+        for line, colour in outlines:
+            ax.plot(*line.T, color=colour, lw=0.6, alpha=0.55)
         for a, b, colour in now:
             ax.plot(*zip(a, b, strict=True), color=colour, lw=2.8, solid_capstyle="round")
-        ax.scatter(*robot.head(pose), s=900, color=CENTRE, alpha=0.25)
-        if preview.kind == "gesture":
-            side = "left" if any(n.startswith("left") for n in preview.joints) else "right"
-            wrist = robot.frames(pose)[f"{side}_wrist_yaw_link"][:3, 3]
-            ax.scatter(*wrist, s=220, color=LEFT if side == "left" else RIGHT, alpha=0.5)
-        _frame(ax, title, elev, azim)
+        for a, b, colour in dotted:
+            ax.plot(*zip(a, b, strict=True), color=colour, lw=1.0, ls=":")
+        if hand is not None and hand[0] is not None:
+            ax.scatter(*hand[0], s=220, color=hand[1], alpha=0.5)
+        _frame(ax, title, elev, azim, limits)
     if preview.kind == "gesture":
         _hand(fig.add_subplot(1, columns, columns), preview, profile)
     moved = ", ".join(f"{n} {q:+.2f}" for n, q in preview.joints.items())
+    points = "; ".join(
+        f"{name} ({p[0]:+.2f}, {p[1]:+.2f}, {p[2]:+.2f})"
+        for name in robot.body.point_bodies
+        if (p := robot.point(name, pose)) is not None
+    )
+    model = robot.body.spec.model.rsplit("/", 1)[-1]
     fig.suptitle(
         f"{preview.kind} {preview.name}: {preview.description}", fontsize=12, x=0.01, ha="left"
     )
@@ -217,8 +293,9 @@ def draw(preview: Preview, profile: RobotProfile, out: Path, robot: Robot | None
         0.01,
         0.015,
         _wrap(f"sets (rad): {moved}", 170)
-        + f"\nfaint: the start ({HOME if preview.start else 'zero'}); blue left, red right"
-        "; from the vendor URDF (no meshes)",
+        + f"\npoints (m, base frame {robot.root}: x forward, y left, z up): {points}"
+        + f"\nfaint: the start ({HOME if preview.start else 'rest'}); blue left, red right"
+        + f"; thin: the collision shapes; from the vendor's model ({model})",
         fontsize=7.5,
         color="dimgrey",
         va="bottom",
@@ -230,11 +307,14 @@ def draw(preview: Preview, profile: RobotProfile, out: Path, robot: Robot | None
     return out
 
 
-def _frame(ax: Any, title: str, elev: float, azim: float) -> None:
+def _frame(
+    ax: Any, title: str, elev: float, azim: float, limits: tuple[float, float, float]
+) -> None:
+    half_y, low, high = limits
     ax.set_xlim(-0.4, 0.6)  # a reach goes forward
-    ax.set_ylim(-0.5, 0.5)
-    ax.set_zlim(-1.0, 0.8)
-    ax.set_box_aspect((1.0, 1.0, 1.8), zoom=1.15)
+    ax.set_ylim(-half_y, half_y)
+    ax.set_zlim(low, high)
+    ax.set_box_aspect((1.0, 2 * half_y, high - low), zoom=1.15)
     ax.view_init(elev=elev, azim=azim)
     ax.set_title(title, fontsize=10)
     ax.tick_params(labelsize=6)
@@ -335,7 +415,7 @@ def add_parser(sub: Any) -> None:
     pose = sub.add_parser("pose", help="poses of the library: preview")
     verbs = pose.add_subparsers(dest="pose_command", required=True, metavar="VERB")
     p = verbs.add_parser(
-        "preview", help="draw a pose or gesture on the robot (from its URDF) as a PNG"
+        "preview", help="draw a pose or gesture on the robot (from its vendor model) as a PNG"
     )
     p.add_argument("name", metavar="NAME", help="a pose (missions/poses) or gesture name")
     p.add_argument("-o", "--output", type=Path, help="the PNG to write (default: NAME.png)")
@@ -348,28 +428,15 @@ def add_parser(sub: Any) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    try:
-        import yourdfpy  # noqa: F401 - only to say how to get it
-    except ImportError:
-        print(  # noqa: T201 - the user's answer
-            "atom-executive pose preview: needs the 'preview' extra: "
-            "pip install 'atom-executive[preview]'",
-            file=sys.stderr,
-        )
-        return 1
     from executive.robots.profile import ProfileError
 
     try:
         profile = load_profile(args.profile)
-        if profile.robot != "atom":  # the only URDF shipped is the Atom's
-            raise PreviewError(
-                f"profile {profile.name} is for the robot {profile.robot!r}: pose preview draws the Dobot "
-                "Atom (its vendor URDF) only"
-            )
+        robot = Robot(profile)  # first: a robot without a model is told so, whatever the name
         preview = find(args.missions, profile, args.name, args.kind)
     except (PreviewError, ProfileError) as e:
         print(f"atom-executive pose preview: {e}", file=sys.stderr)  # noqa: T201 - the answer
         return 1
-    out = draw(preview, profile, args.output or Path(f"{args.name}.png"))
+    out = draw(preview, profile, args.output or Path(f"{args.name}.png"), robot)
     print(out)  # noqa: T201 - where the picture is
     return 0
