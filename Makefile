@@ -52,6 +52,9 @@ $(VENV)/.installed: pyproject.toml setup.py executive/reflex/_reflex.c | system-
 	ln -sfn /usr/bin/idlc $(CDDS_HOME)/bin/idlc
 	$(BIN)/pip install -q --upgrade pip==25.2
 	CYCLONEDDS_HOME=$(CDDS_HOME) $(BIN)/pip install -q --no-binary cyclonedds -c constraints.txt -e '.[dev]'
+	# the Fourier GR-3's URDF (tests/test_gr3_body.py, the Aurora): the file only, not its
+	# loaders' dependencies (Pinocchio...); pyproject.toml says why it is no extra
+	$(BIN)/pip install -q --no-deps -c constraints.txt fourier-robot-descriptions==0.2.7
 	touch $@
 
 venv: $(VENV)/.installed
