@@ -89,3 +89,30 @@ def test_faults_show_in_motor_state(start_adam: Callable[..., Adam]) -> None:
     adam.low_state.take(N=256)
     hands = adam.fresh(adam.hand_state)  # hand state still flows ...
     assert hands is not None and not adam.low_state.take(N=256)  # ... low state does not
+
+
+def test_atom_executive_sim_fault_reaches_the_adam(start_adam: Callable[..., Adam]) -> None:
+    """``atom-executive sim --profile adam-pro fault SPEC`` as for the Atom (issue 25): the
+    Adam's sim had no ``fault`` command, only faults on its stdin when started for them."""
+    import json
+    import subprocess
+    import sys
+
+    adam = start_adam()
+    elbow = adam.index("left_elbow")
+
+    def cli(*words: str) -> subprocess.CompletedProcess[str]:
+        argv = [sys.executable, "-m", "executive.cli", "sim", "--profile", "adam-pro", *words]
+        return subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+
+    done = cli("fault", "servo-error:left_elbow=0x21")
+    assert done.returncode == 0, done
+    assert json.loads(done.stdout)["faults"][0]["target"] == "left_elbow"
+    assert adam.fresh(adam.low_state).motor_state[elbow].state == 0x21
+    status = cli("status")
+    assert status.returncode == 0 and json.loads(status.stdout)["pid"] == adam.proc.pid
+    assert cli("fault", "--clear-all").returncode == 0
+    assert wait_until(lambda: adam.fresh(adam.low_state).motor_state[elbow].state == 0)
+    refused = cli("fault", "servo-error:no_such_joint=1")
+    assert refused.returncode == 1 and "no_such_joint" in refused.stderr, refused
+    assert cli("fault").returncode == 2

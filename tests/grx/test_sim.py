@@ -218,3 +218,33 @@ def test_atom_executive_sim_profile_grx_from_its_config_file_runs_until_sigterm(
         if proc.poll() is None:
             proc.kill()
         proc.communicate()
+
+
+def test_atom_executive_sim_fault_reaches_the_grx_as_it_reaches_the_other_sims(
+    sim: SimProcess,
+) -> None:
+    """``atom-executive sim --profile grx fault ...`` from another process (issue 25): the
+    GRX sim took faults only on its own stdin, so a newcomer who started it by hand had no
+    way to inject one; the Atom's and the Adam's take ``sim fault`` over their own topics."""
+    peer = [
+        "--cfg",
+        "listen/endpoints:[]",
+        "--cfg",
+        f'connect/endpoints:["{endpoint(sim.port)}"]',
+    ]
+
+    def cli(*words: str) -> subprocess.CompletedProcess[str]:
+        argv = [sys.executable, "-m", "executive.cli", "sim", "--profile", "grx", *peer, *words]
+        return subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+
+    done = cli("fault", "error", "0x2310")
+    assert done.returncode == 0 and json.loads(done.stdout) == {"ok": True}, done
+    assert sim.cmd("status")["error_codes"] == [0x2310]  # the model has it
+    status = cli("status")
+    assert status.returncode == 0 and json.loads(status.stdout)["error_codes"] == [0x2310]
+    assert cli("fault", "clear-error").returncode == 0
+    assert sim.cmd("status")["error_codes"] == [0]
+    refused = cli("fault", "nonsense")
+    assert refused.returncode == 1 and "unknown command 'nonsense'" in refused.stdout
+    assert cli("fault", "quit").returncode == 1 and sim.cmd("status")  # still there
+    assert cli("fault").returncode == 2

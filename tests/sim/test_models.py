@@ -16,6 +16,7 @@ from executive.robots.atom.sim.faults import validate
 from executive.robots.atom.sim.record import Recording
 from executive.robots.atom.sim.servos import axis_targets, node_joint, node_names
 from executive.robots.profile import load_profile
+from executive.robots.simkit import cli as kit
 from executive.robots.simkit.faults import (
     FaultBook,
     FaultError,
@@ -401,9 +402,9 @@ def test_cli_parses_sim_options_and_subcommands() -> None:
     assert args.handler is cli.run and args.seed == 3 and args.rate == [("upper_state", 250.0)]
     assert [f.kind for f in args.fault] == ["estop-soft", "battery-level"]
     args = parser.parse_args(["--domain", "7", "fault", "--clear", "estop-soft"])
-    assert args.handler is cli.fault_cmd and args.domain == 7 and args.clear
+    assert args.handler.func is kit.fault_command and args.domain == 7 and args.clear
     args = parser.parse_args(["status", "--domain", "9"])
-    assert args.handler is cli.status_cmd and args.domain == 9
+    assert args.handler.func is kit.status_command and args.domain == 9
     with pytest.raises(SystemExit):
         parser.parse_args(["--fault", "nonsense"])
 

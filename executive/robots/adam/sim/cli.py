@@ -4,6 +4,9 @@
     python -m executive.robots.adam.sim --profile adam-lite --interface seed --record /tmp/a.jsonl
     python -m executive.robots.adam.sim --fault servo-error:left_elbow=0x21 --fault dropout:hand_state@3
     python -m executive.robots.adam.sim --stdin-faults     # then type: servo-error:left_knee=7
+    atom-executive sim --profile adam-pro fault servo-error:left_knee=7   # into a running sim
+    atom-executive sim --profile adam-pro fault --clear-all
+    atom-executive sim --profile adam-pro status                          # its status as JSON
 
 The DDS domain comes from ``--domain`` or ``ATOM_DDS_DOMAIN`` (the vendor's examples use
 1); network settings from ``CYCLONEDDS_URI``. ``atom-executive sim --profile adam-*``
@@ -15,6 +18,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from executive.robots.adam.interface import DEFAULT_VARIANT, VARIANTS, AdamVariantError
 from executive.robots.adam.sim.faults import HELP as FAULT_HELP
@@ -56,7 +60,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="read fault requests from stdin, one per line (see below)",
     )
     kit.add_output_args(p, record="executive/robots/adam/sim/record.py")
+    p.set_defaults(handler=run)
+    kit.add_sim_commands(p, _client, robot="Adam", prog="atom-executive sim --profile adam-*")
     return p
+
+
+def _client(participant: Any, timeout: float) -> Any:
+    from executive.robots.adam.sim.client import AdamSimClient
+
+    return AdamSimClient(participant, timeout=timeout)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -78,5 +90,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m executive.robots.adam.sim [options]``."""
-    return run(build_parser().parse_args(argv))
+    """``python -m executive.robots.adam.sim [options] [fault SPEC... | status]``."""
+    args = build_parser().parse_args(argv)
+    result: int = args.handler(args)
+    return result

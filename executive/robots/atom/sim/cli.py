@@ -17,8 +17,6 @@
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -27,8 +25,7 @@ from executive.robots.atom.interface import DEFAULT_PRESET, PRESETS, VariantErro
 from executive.robots.atom.sim.faults import HELP as FAULT_HELP
 from executive.robots.profile import STATE_TOPICS, ProfileError, builtin_profiles
 from executive.robots.simkit import cli as kit
-from executive.robots.simkit.faults import FaultError, parse_clear, parse_fault
-from executive.wire import dds
+from executive.robots.simkit.faults import FaultError
 
 # --help shows the module docstring (with its examples), without the reST quoting.
 DESCRIPTION = (__doc__ or "").replace("``", "")
@@ -72,28 +69,13 @@ def configure(p: argparse.ArgumentParser) -> None:
     kit.add_fault_arg(p, see="'atom-executive sim fault --help'")
     kit.add_output_args(p, record="executive/robots/simkit/record.py")
     p.set_defaults(handler=run)
+    kit.add_sim_commands(p, _client, robot="Atom", prog="atom-executive sim")
 
-    sub = p.add_subparsers(dest="sim_command", metavar="{fault,status}")
-    f = sub.add_parser(
-        "fault",
-        help="set or clear a fault in a running sim",
-        description="Set (default) or clear faults in a running simulated Atom.",
-        epilog=FAULT_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    kit.add_domain(f, sub=True)
-    f.add_argument("specs", nargs="*", metavar="SPEC", help="fault specs (see below)")
-    mode = f.add_mutually_exclusive_group()
-    mode.add_argument("--clear", action="store_true", help="clear the given faults instead")
-    mode.add_argument("--clear-all", action="store_true", help="clear every fault")
-    f.add_argument(
-        "--timeout", type=float, default=10.0, help="seconds to wait for the sim (default 10)"
-    )
-    f.set_defaults(handler=fault_cmd)
-    s = sub.add_parser("status", help="print a running sim's status as JSON")
-    kit.add_domain(s, sub=True)
-    s.add_argument("--timeout", type=float, default=10.0, help="seconds to wait (default 10)")
-    s.set_defaults(handler=status_cmd)
+
+def _client(participant: Any, timeout: float) -> Any:
+    from executive.robots.atom.sim.client import SimClient
+
+    return SimClient(participant, timeout=timeout)
 
 
 def add_parser(sub: Any) -> None:
@@ -134,65 +116,6 @@ def run(args: argparse.Namespace) -> int:
         name="the simulated Atom",
         prog="atom-executive sim",
     )
-
-
-def fault_cmd(args: argparse.Namespace) -> int:
-    from executive.robots.atom.sim.client import SimClient
-    from executive.robots.simkit.client import FaultRejectedError
-
-    kit.configure_logging("warning")
-    if not args.clear_all and not args.specs:
-        print("atom-executive sim fault: give a SPEC or --clear-all", file=sys.stderr)  # noqa: T201
-        return 2
-    try:
-        specs = (
-            []
-            if args.clear_all
-            else [parse_clear(s) if args.clear else parse_fault(s) for s in args.specs]
-        )
-    except FaultError as e:
-        print(f"atom-executive sim fault: {e}", file=sys.stderr)  # noqa: T201 - CLI output
-        return 2
-    with dds.open_participant(args.domain) as participant:
-        client = SimClient(participant, timeout=args.timeout)
-        try:
-            client.wait_ready()
-            if args.clear_all:
-                client.clear_all()
-            for spec in specs:
-                client.request("clear" if args.clear else "set", spec)
-        except (TimeoutError, FaultRejectedError) as e:
-            print(f"atom-executive sim fault: {e}", file=sys.stderr)  # noqa: T201 - CLI output
-            return 1
-        print(json.dumps(_status_dict(client.status())))  # noqa: T201 - CLI output
-    return 0
-
-
-def status_cmd(args: argparse.Namespace) -> int:
-    from executive.robots.atom.sim.client import SimClient
-
-    kit.configure_logging("warning")
-    with dds.open_participant(args.domain) as participant:
-        try:
-            status = SimClient(participant, timeout=args.timeout).wait_ready()
-        except TimeoutError as e:
-            print(f"atom-executive sim status: {e}", file=sys.stderr)  # noqa: T201 - CLI output
-            return 1
-        print(json.dumps(_status_dict(status)))  # noqa: T201 - CLI output
-    return 0
-
-
-def _status_dict(status: Any) -> Any:
-    """A Status_ sample as JSON-able data (enums by name)."""
-    if status is None:
-        return None
-    if hasattr(status, "__dataclass_fields__"):
-        return {n: _status_dict(getattr(status, n)) for n in status.__dataclass_fields__}
-    if isinstance(status, list):
-        return [_status_dict(v) for v in status]
-    if hasattr(status, "name") and hasattr(status, "value"):
-        return status.name
-    return status
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -2,12 +2,18 @@
 
     python -m executive.robots.grx.sim --profile grx --zenoh-config FILE [--cfg KEY:VALUE]
     atom-executive sim --profile grx --zenoh-config FILE          # the same
+    atom-executive sim --profile grx fault error 0x2310           # into a running sim
+    atom-executive sim --profile grx fault clear-error
+    atom-executive sim --profile grx status                       # its state as JSON
 
 Publishes the four server maps (comm, robot, task, grx; msgpack, string keys) every 20 ms,
 applies what arrives on the four client keys to ``model.GrxModel`` (the two-step task
-protocol, walking from the virtual joystick), and takes fault commands on stdin, one per
-line, answering each with one JSON line on stdout (``model.HELP``). The first line on
-stdout is ``{"ready": true, ...}`` once the session is open and publishing.
+protocol, walking from the virtual joystick), and takes fault commands (``model.HELP``)
+on stdin, one per line, answering each with one JSON line on stdout, and from another
+process as zenoh queries on ``COMMAND_KEY`` (``fault``, ``status``: the same commands, the
+same answers), so ``atom-executive sim --profile P fault ...`` reaches every robot's sim
+the same way, over the sim's own channel (the Atom's and the Adam's are DDS topics). The
+first line on stdout is ``{"ready": true, ...}`` once the session is open and publishing.
 
 Like the other simulators it runs until SIGINT, SIGTERM (or a ``quit`` line): a stdin that
 is empty or closed (``< /dev/null``, started in the background, under a service manager)
@@ -39,6 +45,7 @@ from executive.robots.grx.sim.model import HELP, CommandError, GrxModel
 from executive.robots.profile import ProfileError, load_profile
 
 GARBAGE = b"\xc1 not msgpack"  # 0xc1 is never used in msgpack
+COMMAND_KEY = "atom-executive/sim/grx/command"  # the sim's own: no robot has it
 _OUT = threading.Lock()
 
 
@@ -76,6 +83,21 @@ class GrxSim:
             session.declare_subscriber(wire.client_key(c), self._receiver(c))
             for c in wire.CATEGORIES
         ]
+        self.queryable = session.declare_queryable(COMMAND_KEY, self._on_query)
+
+    def _on_query(self, query: zenoh.Query) -> None:
+        """A command from ``fault``/``status`` in another process: answered as on stdin (a
+        zenoh callback: nothing raises out of it)."""
+        try:
+            line = query.payload.to_bytes().decode("utf-8") if query.payload else "status"
+            if line.strip() == "quit":  # a signal or the sim's own stdin ends it
+                answer: dict[str, Any] = {"ok": False, "error": "quit: not from another process"}
+            else:
+                answer = self.command(line)
+            say({"event": "command", "line": line.strip(), "answer": answer})
+            query.reply(query.key_expr, json.dumps(answer, default=str).encode())
+        except Exception as e:  # noqa: BLE001 - a zenoh callback must not raise
+            say({"event": "command failed", "error": f"{type(e).__name__}: {e}"})
 
     def _receiver(self, category: str) -> Any:
         def receive(sample: zenoh.Sample) -> None:
@@ -159,6 +181,14 @@ def parser() -> argparse.ArgumentParser:
         "--record", type=Path, default=None, help="write every client map as JSON lines here"
     )
     p.add_argument(
+        "command",
+        nargs="*",
+        metavar="fault CMD... | status",
+        help="send a command (the list below) to the running sim over zenoh (COMMAND_KEY) "
+        "instead of running one; the sim's answer is printed as JSON",
+    )
+    p.add_argument("--timeout", type=float, default=10.0, help="fault/status: seconds to wait (10)")
+    p.add_argument(
         "--until-stdin-closes",
         action="store_true",
         help="quit when stdin closes (the process driving the sim went away); without it "
@@ -175,8 +205,39 @@ def _terminate(signum: int, frame: FrameType | None) -> None:
     raise _SigtermError
 
 
+def send(args: argparse.Namespace) -> int:
+    """``fault CMD...`` or ``status`` to a running sim: its answer as JSON on stdout; 1 if
+    it refused the command or no sim answered, 2 on a bad command line."""
+    verb, words = args.command[0], args.command[1:]
+    if verb not in ("fault", "status") or (verb == "fault") != bool(words):
+        sys.stderr.write("grx sim: expected 'fault CMD...' or 'status' (the commands: --help)\n")
+        return 2
+    line = " ".join(words) if verb == "fault" else "status"
+    try:
+        session = open_session(load_config(args.zenoh_config, args.cfg))
+    except ConfigError as e:
+        sys.stderr.write(f"grx sim {verb}: {e}\n")
+        return 2
+    try:
+        deadline = time.monotonic() + args.timeout
+        while time.monotonic() < deadline:  # the session may not have met the sim yet
+            for reply in session.get(COMMAND_KEY, payload=line.encode(), timeout=1.0):
+                if reply.ok is None:
+                    continue
+                answer = json.loads(reply.ok.payload.to_bytes())
+                say(answer)
+                return 0 if answer.get("ok", True) else 1
+            time.sleep(0.2)
+    finally:
+        close_session(session)
+    sys.stderr.write(f"grx sim {verb}: no simulated GRX answered within {args.timeout:g} s\n")
+    return 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if args.command:
+        return send(args)
     try:
         profile = load_profile(args.profile)
         config = load_config(args.zenoh_config, args.cfg)
