@@ -65,6 +65,12 @@ def test_no_executive_is_a_clear_message_and_exit_3(dds_domain: int) -> None:
     [
         (["start", "head_scan", "--param", "novalue"], "--param 'novalue' must be name=value"),
         (["stop", "--key-file", "{keys}", "--client-id", "nobody"], "no key for client 'nobody'"),
+        # keygen's file holds its one client, not the default 'operator': say which to use
+        (
+            ["start", "head_scan", "--key-file", "{alice}"],
+            "it holds 'alice': add --client-id alice",
+        ),
+        (["stop", "--key-file", "{two}"], "it holds 'alice', 'bob': choose one with --client-id"),
         (["stop", "--key-file", "{open}"], "too open; chmod 600 it"),
         (["stop", "--key-file", "/nonexistent/keys.yaml"], "/nonexistent/keys.yaml"),
     ],
@@ -75,7 +81,10 @@ def test_bad_command_line_input_is_one_line_and_exit_2(
     loose = tmp_path / "open.yaml"
     loose.write_text(keys.read_text())
     loose.chmod(0o644)
-    done = cli(*(a.format(keys=keys, open=loose) for a in args))
+    alice, two = tmp_path / "alice.yaml", tmp_path / "two.yaml"
+    write_key_file(alice, {"alice": os.urandom(32)})
+    write_key_file(two, {"bob": os.urandom(32), "alice": os.urandom(32)})
+    done = cli(*(a.format(keys=keys, open=loose, alice=alice, two=two) for a in args))
     assert done.returncode == 2, done
     assert words in done.stderr and "Traceback" not in done.stderr + done.stdout
 

@@ -124,11 +124,20 @@ def _key(args: argparse.Namespace) -> bytes | None:
     if not getattr(args, "key_file", None):
         return None
     try:
-        key = load_keys(args.key_file).get(args.client_id)
+        keys = load_keys(args.key_file)
     except KeyFileError as e:
         raise UsageError(str(e)) from None
-    if key is None:
-        raise UsageError(f"no key for client {args.client_id!r} in {args.key_file}")
+    key = keys.get(args.client_id)
+    if key is None:  # keygen's file holds one client, rarely the default 'operator': say it
+        held = sorted(keys)
+        hint = (
+            f"; it holds {held[0]!r}: add --client-id {held[0]}"
+            if len(held) == 1
+            else f"; it holds {', '.join(map(repr, held))}: choose one with --client-id"
+        )
+        raise UsageError(
+            printable(f"no key for client {args.client_id!r} in {args.key_file}{hint}")
+        )
     return key
 
 
