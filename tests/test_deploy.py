@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shutil
 import subprocess
 from pathlib import Path
 
+import yaml
+
 from bench.common import REALTIME_PRIORITY
 from executive.motion import realtime
-from executive.service.config import load_config
+from executive.service.config import ServiceConfig, load_config
 
 DEPLOY = Path(__file__).resolve().parents[1] / "deploy"
 
@@ -51,6 +54,47 @@ def test_unit_essentials() -> None:
 def test_example_config_loads() -> None:
     cfg = load_config(DEPLOY / "config.example.yaml")
     assert cfg.keys_file == "/etc/atom-executive/keys.yaml" and cfg.tick_hz == 50.0
+
+
+def _example_lines() -> dict[str, tuple[object, object]]:
+    """Each key of the example (nested ``safety.x``) -> (its value, its ``# default: X``
+    comment's value, or its value when the line has none)."""
+    shown: dict[str, tuple[object, object]] = {}
+    parent = ""
+    for line in (DEPLOY / "config.example.yaml").read_text().splitlines():
+        m = re.match(r"^( *)([a-z_]+):(.*)$", line)
+        if not m:
+            continue
+        indent, key, rest = m.groups()
+        value_text, _, comment = rest.partition("#")
+        if not indent:
+            parent = key
+        name = f"{parent}.{key}" if indent else key
+        value = yaml.safe_load(value_text) if value_text.strip() else None
+        said = re.match(r"\s*default: (\S+)", comment)
+        shown[name] = (value, yaml.safe_load(said.group(1)) if said else value)
+    return shown
+
+
+def test_the_example_config_shows_every_key_and_its_real_default() -> None:
+    """deploy/config.example.yaml is where a newcomer reads the config: every key of
+    ServiceConfig (and of safety, foxglove) is in it, with the default the code has (or
+    what a deployment sets, its default beside it), so the two cannot drift apart. It
+    showed interface: seed (the default is the robot's own) and no zenoh_config."""
+    defaults: dict[str, object] = {}
+    for f in dataclasses.fields(ServiceConfig):
+        value = getattr(ServiceConfig(), f.name)
+        if dataclasses.is_dataclass(value):
+            defaults[f.name] = None  # a section: its keys below
+            defaults |= {
+                f"{f.name}.{g.name}": getattr(value, g.name) for g in dataclasses.fields(value)
+            }
+        else:
+            defaults[f.name] = value
+    shown = _example_lines()
+    assert sorted(shown) == sorted(defaults)
+    for key, default in defaults.items():
+        assert shown[key][1] == default, (key, shown[key], default)
 
 
 def _syscalls(group: str, analyze: str) -> set[str]:

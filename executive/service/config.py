@@ -229,6 +229,8 @@ def _scalars(values: dict[str, Any], problems: list[str]) -> None:
         problems.append(f"stream_priority: must be a SCHED_FIFO priority 1..99, got {priority!r}")
     for k in ("interface", "profile", "missions_dir", "data_dir"):
         if k in values and not isinstance(values[k], str):
+            if k == "interface" and values[k] is None:  # its default: the robot's own
+                continue
             problems.append(f"{k}: must be a string, got {values[k]!r}")
     if values.get("keys_file") is not None and not isinstance(values["keys_file"], str):
         problems.append("keys_file: must be a path")
