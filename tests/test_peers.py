@@ -282,3 +282,48 @@ def test_the_one_standing_by_takes_over_at_once_when_the_first_is_killed(
         first.wait(10)
     v = _poll_until(watch, lambda v: v.leftovers, timeout=5)  # well within the lease
     assert v.conflicts == () and v.stand_by == ""
+
+
+@pytest.mark.dds
+def test_alone_counts_discovery_from_the_participant_and_waits_for_everyone_seen(
+    dds_domain: int, participant: DomainParticipant
+) -> None:
+    """Recovery acts on ``alone`` (executive/service/recovery.py): it may answer as soon as
+    ``SETTLE_S`` of discovery have passed since the participant was made (not since the
+    watch's first poll, which comes after the whole start-up), but never over a participant
+    whose writers it has seen and not judged yet (younger than the grace)."""
+    now = [1000.0]
+    watch = PeerWatch(
+        participant,
+        command_topics=COMMAND_TOPICS,
+        grace=1.0,
+        pid=-1,
+        clock=lambda: now[0],
+        since=now[0] - 1.0,  # the participant was made 1 s ago
+    )
+    assert watch.alone(1.5) is None  # never polled
+    watch.poll()
+    assert watch.alone(1.5) is None  # 1 s of discovery
+    now[0] += 0.6
+    assert watch.alone(1.5) is None  # the newest verdict is still from 1 s
+    watch.poll()
+    assert watch.alone(1.5) is True  # its first poll was 0.6 s ago: from since, it is 1.6 s
+
+    # an executive's participant whose command writer came before its status writer
+    other = DomainParticipant(dds_domain, qos=dds.participant_qos())
+    spec = TOPICS["amr_cmd"]
+    amr = DataWriter(other, Topic(other, spec.name, getattr(Interface(), spec.type_name)))
+    try:
+        deadline = time.monotonic() + 10
+        while watch.alone(1.5) is not None:  # seen now: not judged within its grace
+            assert time.monotonic() < deadline, watch.verdict
+            time.sleep(0.05)
+            watch.poll()
+        assert watch.verdict.conflicts == ()
+        now[0] += 1.1
+        watch.poll()
+        assert watch.alone(1.5) is False, watch.verdict  # judged: another controller
+        assert watch.verdict.conflicts[0].startswith("rt/amr/cmd written by ")
+    finally:
+        del amr
+        dds.close_participant(other)

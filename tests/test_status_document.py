@@ -116,6 +116,9 @@ class FakeAdapter:
     def leftovers(self) -> tuple[str, ...] | None:
         return ()
 
+    def make_safe_now(self) -> tuple[str, ...]:
+        return ()
+
     def make_safe(self) -> tuple[str, ...]:
         return ()
 
@@ -294,6 +297,8 @@ def test_a_robot_that_moves_while_idle_is_a_problem_and_motion_is_in_the_documen
                 "found": [walk],
                 "sent": ["zero axes"],
                 "after_s": 1.6,
+                "first_sent_s": 0.9,
+                "started": 1234.5,
             },
         )
     )

@@ -170,6 +170,10 @@ class Executive:
     # set by whoever watches discovery for other controllers of this robot (another
     # executive, another writer on its command topics): missions are refused meanwhile
     conflicts: tuple[str, ...] = ()
+    # set by the service's look at what a previous instance left (executive/service/recovery.py)
+    # until it has looked and made the robot safe: what it waits for; missions and resets are
+    # refused meanwhile ("": nothing to wait for)
+    recovering: str = ""
     _requests: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] = field(
         default_factory=queue.SimpleQueue
     )
@@ -265,6 +269,8 @@ class Executive:
     def blockers(self) -> list[str]:
         """What keeps any mission from starting now, whatever the executive is doing."""
         out = []
+        if self.recovering:
+            out.append(self.recovering)
         if self.interface_mismatches:
             out.append("interface mismatch: " + "; ".join(self.interface_mismatches))
         if self.conflicts:
@@ -294,6 +300,8 @@ class Executive:
         """
         if self.monitor.latched and self.state is not ExecState.SAFE_STOP:
             self._settle()
+        if self.recovering:  # what a dead instance left is not made safe yet: keep the latch
+            return False, "refused: " + self.recovering
         # judged and released with no fast-path trip in between: a trip after the judgement
         # would otherwise be cleared by it, and its hold undone by the release
         with self._trip_lock:

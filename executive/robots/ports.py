@@ -376,11 +376,21 @@ class RobotAdapter(Protocol):
         start, before any mission of this instance (executive/service/recovery.py)."""
         ...
 
+    def make_safe_now(self) -> tuple[str, ...]:
+        """What can be sent at once on start, before anyone knows whether another controller
+        is on the domain: only what stops motion and takes nothing another live controller
+        holds (the GRX's zero axes; the Atom and the Adam have nothing such). What was sent,
+        one sentence each; may be called more than once (before the robot is heard a send
+        may reach nobody). Raises only what the wire raised."""
+        ...
+
     def make_safe(self) -> tuple[str, ...]:
-        """Undo what a previous instance may have left (the robot-specific part: the Atom
-        hands control back and cancels its base's task, the GRX sends zero axes and its safe
-        task); what was sent, one sentence each. At start, before any mission; never sends
-        what would set the robot moving. Raises only what the wire raised."""
+        """Undo what a previous instance may have left, once this executive knows it is the
+        robot's only controller (the robot-specific part: the Atom hands control back, cancels
+        its base's task and ends remote driving, the GRX is sent its safe task): each could
+        take something from another live controller. What was sent, one sentence each. At
+        start, before any mission; never sends what would set the robot moving. Raises only
+        what the wire raised."""
         ...
 
     def close(self) -> None: ...

@@ -71,12 +71,14 @@ Limits. Upper-body control is one flag on the robot: if both executives ran miss
 (a healed partition), the one that stops releases the control its own leaf took, which
 is the other's too (that one then latches ``control_revoked``: nobody commands, safely).
 A standing-by executive still reacts to a safety trip as DESIGN.md 4 says (hold its own
-streams, which are none, and cancel the base's task): stops only escalate. Not covered
-here: at boot, before this watch has looked, ``executive/service/recovery.py`` takes upper-body
-control that is on, and a base task, for a killed instance's and releases them, so a
-newcomer started while the first holds control takes it away
-(tests/integration/test_two_executives.py, the xfail test). Two processes in different
-PID namespaces with the same host name and pid would take each other for a leftover.
+streams, which are none, and cancel the base's task): stops only escalate. At boot,
+``executive/service/recovery.py`` releases control and cancels a base task a killed
+instance left only once ``alone`` says no other controller is here (``SETTLE_S`` of
+discovery from the participant's creation, everyone seen judged): before that it sends
+only what takes nothing from a live controller (the GRX's zero axes), so a newcomer
+started while the first holds control leaves it alone
+(tests/integration/test_two_executives.py). Two processes in different PID namespaces
+with the same host name and pid would take each other for a leftover.
 
 Only the service (``executive/service/run.py``, its supervision loop) runs a ``PeerWatch``;
 ``decide`` holds the rules as plain data, testable without DDS.
@@ -108,7 +110,9 @@ from executive.wire import dds
 log = structlog.get_logger(__name__)
 
 GRACE_S = 1.0
-SETTLE_S = 1.5  # s of discovery before "no other controller" is believed (recovery)
+# s of discovery (from the participant's creation) before "no other controller" is believed
+# (recovery); a participant seen less than GRACE_S ago that decide has not judged waits too
+SETTLE_S = 1.5
 
 
 @dataclass(frozen=True)
@@ -283,8 +287,12 @@ class PeerWatch:
         clock: Callable[[], float] = time.monotonic,
         host: str | None = None,
         pid: int | None = None,
+        since: float | None = None,
     ) -> None:
         self.grace = grace
+        # when discovery began (the participant's creation, on ``clock``): ``alone`` counts
+        # its settling time from there; None: from the first poll
+        self.since = since
         self.clock = clock
         self.command_topics = command_topics  # the robot's (the adapter's command_topics)
         key = str(participant.guid)
@@ -309,12 +317,16 @@ class PeerWatch:
         self.verdict = Verdict()
         self._stood_by = ""  # the run we stopped, so it is said once
         self._first_poll: float | None = None
+        self._last_poll: float | None = None
+        self._undecided = False  # someone the newest verdict has not judged yet (its grace)
 
     def alone(self, settle: float = SETTLE_S) -> bool | None:
-        """Whether no other controller is on the domain: None until the watch has looked for
-        ``settle`` s (discovery takes a moment), then the verdict's answer. Any thread."""
-        first = self._first_poll
-        if first is None or self.clock() - first < settle:
+        """Whether no other controller is on the domain: None until the newest verdict comes
+        from ``settle`` s of discovery (from ``since``, else from the first poll), then that
+        verdict's answer. Any thread."""
+        first = self._first_poll if self.since is None else self.since
+        last = self._last_poll
+        if first is None or last is None or last - first < settle or self._undecided:
             return None
         v = self.verdict
         return not (v.conflicts or v.notes or v.stand_by)
@@ -353,6 +365,15 @@ class PeerWatch:
             grace=self.grace,
             command_topics=self.command_topics,
         )
+        # a participant that writes what we watch and is younger than the grace may not be
+        # judged yet (decide skips it): ``alone`` waits for it (a process gone is no one)
+        self._undecided = any(
+            key != self.me.key
+            and now - self._seen.get(key, now) < self.grace
+            and not _gone(self._peers.get(key, Peer(key)), self.me, pid_alive)
+            for key in writes
+        )
+        self._last_poll = now  # after the verdict: ``alone`` never pairs it with an older one
         return self.verdict
 
     def watch(self, executive: Executive) -> Verdict:

@@ -121,6 +121,7 @@ def run(args: argparse.Namespace) -> int:
         participant = dds.make_participant(config.domain, retry_for=config.dds_retry_s)
     except Exception as e:  # noqa: BLE001 - DDS never came up: say so and let systemd decide
         return _fail(f"DDS did not start within {config.dds_retry_s} s: {e}")
+    discovering_since = time.monotonic()  # the peer watch's settling counts from here
     runtime = Runtime.build(
         profile,
         config.interface,
@@ -132,12 +133,15 @@ def run(args: argparse.Namespace) -> int:
         zenoh_config=config.zenoh_config,
     )
     ex = runtime.executive
+    adapter = runtime.adapter
+    peers = PeerWatch(participant, command_topics=adapter.command_topics, since=discovering_since)
+    # first thing with the adapter open: what stops the robot and takes nothing from anyone
+    # (the GRX's zero axes); missions and resets are refused until the rest is done
+    previous = PreviousInstance(ex, config.previous_control, alone=peers.alone)
+    previous.act_now()
     recorder = RunRecorder(config.data_dir)
     recorder.close_unfinished()  # runs a killed instance left RUNNING: ABORTED (crash)
     channels = record_runs(ex, profile, config.data_dir, config.foxglove)  # MCAP, live view
-    adapter = runtime.adapter
-    peers = PeerWatch(participant, command_topics=adapter.command_topics)
-    previous = PreviousInstance(ex, config.previous_control, alone=peers.alone)
     publisher = StatusPublisher(
         participant,
         ex,
@@ -222,7 +226,7 @@ class Reloader:
             return False, f"keys not reloaded, keeping the {len(self.auth.keys)} in use: {e}"
         self.auth.keys = keys  # one assignment: a request checks against the old or the new
         log.info("keys reloaded", clients=sorted(keys))
-        return True, f"{len(keys)} client keys"
+        return True, f"{len(keys)} client key{'s' if len(keys) != 1 else ''}"
 
     def missions(self) -> tuple[bool, str]:
         ok, message = self.store.reload()
@@ -285,7 +289,8 @@ def _supervise(
     publisher.problems = lambda: problems() + list(peers.verdict.notes)
     peers.watch(ex)  # at once (executive/service/peers.py: when it first looks)
     missions_due = False
-    while not signals.stop.wait(0.5):
+    # often until the watch can say whether this executive is alone (recovery waits for it)
+    while not signals.stop.wait(0.5 if peers.alone() is not None else 0.05):
         if signals.reload.is_set():
             signals.reload.clear()
             log.info("SIGHUP: reloading keys and missions")

@@ -284,6 +284,10 @@ class AdamAdapter:
             return None
         return motion.reasons
 
+    def make_safe_now(self) -> tuple[str, ...]:
+        """Nothing to send (module docstring)."""
+        return ()
+
     def make_safe(self) -> tuple[str, ...]:
         """Nothing to send: the dead instance's stream has stopped with it, and a stream of
         ours would take every motor (module docstring)."""

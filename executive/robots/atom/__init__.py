@@ -150,10 +150,11 @@ class AtomAdapter:
         )
 
     def leftovers(self) -> tuple[str, ...] | None:
-        """Upper-body control on (this instance has taken none yet) and a base task; None
-        until the upper state or the base has been heard."""
+        """Upper-body control on (this instance has taken none yet), a base task and a base
+        left in remote-drive mode; None until the upper state and the base (if the profile
+        reads it) have been heard: a look at one alone would miss what the other says."""
         snap = self.state.snapshot()
-        if snap.control is None and snap.base is None:
+        if snap.control is None or (snap.base is None and "amr_state" in self.state.sources):
             return None
         found = []
         if snap.control is not None and snap.control.sample:
@@ -162,11 +163,26 @@ class AtomAdapter:
         if snap.base is not None and snap.base.sample.busy:
             b = snap.base.sample
             found.append(f"the base is running task {b.task_id} ({b.status.name})")
+        remote = self.state.remote_driving()
+        if remote is not None and remote.sample:
+            found.append(
+                "the base is in remote-drive mode (work_mode 3): it takes velocities from "
+                "whoever sends them and refuses tasks"
+            )
         return tuple(found)
 
+    def make_safe_now(self) -> tuple[str, ...]:
+        """Nothing: every act the Atom has (release control, cancel the base's task, end
+        remote driving) could take something from another live controller, so each waits
+        until this executive knows it is alone (``make_safe``). A dead instance's joint
+        streams died with it."""
+        return ()
+
     def make_safe(self) -> tuple[str, ...]:
-        """Hand upper-body control back (the robot's own controller holds the arms) and cancel
-        the base's task, each only if the robot reports it."""
+        """Hand upper-body control back (the robot's own controller holds the arms), cancel
+        the base's task and end remote driving (STOP_REMOTE), each only if the robot reports
+        it. The base's remote-drive mode is read from the robot (``work_mode``), not from
+        ``AtomCommands.remote_driving``: that flag was the dead instance's."""
         snap = self.state.snapshot()
         done = []
         if snap.control is not None and snap.control.sample:
@@ -175,6 +191,11 @@ class AtomAdapter:
         if snap.base is not None and snap.base.sample.busy:
             self.commands.cancel_base()
             done.append(f"the base's task {snap.base.sample.task_id} canceled")
+        remote = self.state.remote_driving()
+        if remote is not None and remote.sample:
+            self.commands.amr("STOP_REMOTE")
+            self.commands.remote_driving = False
+            done.append("the base's remote driving stopped (STOP_REMOTE)")
         return tuple(done)
 
     def install_reflex(self, streamer: Any, on_trip: Callable[[reflex.Trip], None]) -> Any:

@@ -48,6 +48,7 @@ JOINT_STATE: dict[str, tuple[str, str]] = {
     "lower": ("lower_state", "motor_state"),
     "hands": ("hands_state", "hands"),
 }
+WORK_MODE_REMOTE = 3  # AMRState_.work_mode: 0 task, 3 remote control, 4 maintenance (no enum)
 _SERVO_GROUPS = ("left_leg", "right_leg", "waist", "left_arm", "right_arm", "head")
 
 
@@ -149,6 +150,16 @@ class AtomState:
                 dq = np.abs(np.asarray(s.sample[field]["dq"], dtype=np.float64))
                 out[stream] = Stamped(float(np.nanmax(dq)) if dq.size else 0.0, s.received)
         return out
+
+    def remote_driving(self) -> Stamped[bool] | None:
+        """Whether the base is in remote-drive mode (``AMRState_.work_mode`` 3, the IDL's
+        "0 task, 3 remote control, 4 maintenance": START_REMOTE was accepted and no
+        STOP_REMOTE followed); None before the base is heard. In that mode the base takes
+        velocities from whoever sends REMOTE_CONTROL and refuses tasks."""
+        amr = self.latest("amr_state")
+        if amr is None:
+            return None
+        return Stamped(int(amr.sample["work_mode"]) == WORK_MODE_REMOTE, amr.received)
 
     def base(self, amr: Stamped[Any] | None) -> Stamped[BaseState] | None:
         if amr is None:

@@ -16,7 +16,8 @@ the axes it walks on, and it keeps the last axes it received (stopping is the se
 So a continuous task (``continuous_tasks``: walk) in process is motion unless the newest
 axes known here, the ones this adapter sent or the ones it saw on grx/client from anyone,
 are zero. After a restart none are known: a robot found walking may be walking on whatever
-a dead instance last sent, so ``make_safe`` sends zero axes, then the safe task.
+a dead instance last sent, so ``make_safe_now`` sends zero axes as soon as the adapter is
+open, and ``make_safe``, once no other controller is on the domain, the safe task.
 """
 
 from __future__ import annotations
@@ -231,23 +232,42 @@ class GrxAdapter:
         return Motion(False, (), task, sent, seen)
 
     def leftovers(self) -> tuple[str, ...] | None:
-        """A task the robot is still running (a walk on axes nobody here sent); None until
-        the robot's task map has been heard."""
+        """A task the robot is still running; None until the robot's task map has been heard.
+
+        Judged on the task alone, not on the axes: at start this instance has walked nothing,
+        and the zero axes it sends at once (``make_safe_now``) stop a walk without ending the
+        task a previous controller left it in (the safe task, ``make_safe``, does)."""
         motion = self.motion()
         if motion.task is None:
             return None
-        return motion.reasons if motion.moving else ()
+        task = motion.task.sample
+        if not task.in_process:
+            return ()
+        label = f"task {task.name or 'unnamed'} ({task.id}) in process"
+        if task.drives:
+            return (
+                f"{label}: it walks on the last axes it was sent, which the robot does not "
+                "report (zero axes are sent at start)",
+            )
+        return (label,)
+
+    def make_safe_now(self) -> tuple[str, ...]:
+        """Zero axes, at once on start: the robot keeps the last axes it received and cannot
+        say which, so a walk a dead instance left goes on (and a later walk task would set
+        off on them). Zero axes only stop: if another executive is walking the robot, its
+        stream puts its own axes again at its next period, so nothing is taken from it."""
+        self.commands.stop()
+        return (
+            "zero axes sent (the robot keeps the last axes it received and does not report them)",
+        )
 
     def make_safe(self) -> tuple[str, ...]:
-        """Zero axes always (the robot keeps the last it received, and cannot say which: a
-        later walk task would set off on them), then the profile's safe task if the robot is
-        in a task in process or a driving one (never from a passive task, never over a robot
-        at rest: the safe task stands a robot up)."""
+        """The profile's safe task if the robot is in a task in process or a driving one
+        (never from a passive task, never over a robot at rest: the safe task stands a robot
+        up). Only once this executive is the robot's one controller: the safe task ends
+        whatever task another controller runs. Zero axes went out before (``make_safe_now``)."""
         motion = self.motion()
-        self.commands.stop()
-        done = [
-            "zero axes sent (the robot keeps the last axes it received and does not report them)"
-        ]
+        done: list[str] = []
         task = motion.task.sample if motion.task is not None else None
         safe = self._safe_task()
         if task is not None and (task.in_process or task.drives) and safe not in (None, task.id):
