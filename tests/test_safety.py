@@ -150,6 +150,48 @@ def test_the_profile_gives_each_source_its_age(world: World) -> None:
     assert override.max_age == {"amr_state": 2.0}
 
 
+def test_a_stalled_executive_does_not_blame_the_robot_s_topics(world: World) -> None:
+    """After the executive itself stalled (SIGSTOP, starved: no evaluation for stall_s), the
+    samples' ages are its own, not the robot's: no stale_state for topics the robot kept
+    publishing (their samples wait in the readers' queues). One that is really silent
+    trips a limit after the executive runs again (issue 25)."""
+    monitor = SafetyMonitor(clock=lambda: world.now, max_age={"upper_state": 0.5}, stall_s=1.0)
+    running = Activity(mission_running=True)
+    assert monitor.evaluate(world.snapshot(), running) == []
+    world.now += 8.0  # stopped for 8 s: no tick, no sample delivered
+    assert monitor.evaluate(world.snapshot(), running) == []
+    assert monitor.not_ready(world.snapshot()) == []
+    world.now += 0.02
+    world.received["upper_state"] = world.now  # the queued samples arrive: fresh
+    assert monitor.evaluate(world.snapshot(), running) == []
+    world.now += 0.3  # then the robot really goes silent: counted from its last sample
+    assert monitor.evaluate(world.snapshot(), running) == []
+    world.now += 0.3
+    assert codes(monitor.evaluate(world.snapshot(), running)) == ["stale_state"]
+
+
+def test_a_robot_silent_through_the_executive_s_stall_trips_a_limit_after_it(
+    world: World,
+) -> None:
+    monitor = SafetyMonitor(clock=lambda: world.now, max_age={"upper_state": 0.5}, stall_s=1.0)
+    running = Activity(mission_running=True)
+    assert monitor.evaluate(world.snapshot(), running) == []
+    world.now += 8.0
+    assert monitor.evaluate(world.snapshot(), running) == []  # not evidence yet
+    world.now += 0.51  # nothing arrived in the executive's own 0.51 s awake: silent
+    (cause,) = monitor.evaluate(world.snapshot(), running)
+    assert cause.code == "stale_state" and "silent for 8.51 s" in cause.message
+
+
+def test_slow_ticks_are_no_stall(world: World) -> None:
+    """Ticks 0.9 s apart (under the stall) judge ages as they are: no grace."""
+    monitor = SafetyMonitor(clock=lambda: world.now, max_age={"upper_state": 0.5}, stall_s=1.0)
+    running = Activity(mission_running=True)
+    assert monitor.evaluate(world.snapshot(), running) == []
+    world.now += 0.9
+    assert codes(monitor.evaluate(world.snapshot(), running)) == ["stale_state"]
+
+
 def test_idle_robot_that_is_silent_is_not_ready(world: World, monitor: SafetyMonitor) -> None:
     assert monitor.not_ready(world.snapshot()) == []
     world.received["amr_state"] = world.now - 3.25

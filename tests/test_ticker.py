@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import threading
 import time
+import traceback
+from pathlib import Path
 
 import structlog
 
-from executive.core.ticker import Ticker
+import behaviours
+import executive
+from executive.core.ticker import Ticker, our_line
 from executive.logs import RateLimitedLog
 
 
@@ -81,16 +85,36 @@ def test_an_exception_does_not_end_the_loop_and_a_failing_loop_is_unhealthy() ->
         t.stop()
 
 
-def test_where_names_the_line_a_hung_tick_waits_on() -> None:
+def test_where_names_the_line_of_ours_a_hung_tick_waits_on() -> None:
+    """A line of ours (executive/, behaviours/), not the library's: 'threading.py:331 in
+    wait' or a dataclass's '<string>:3 in __init__' named no call of ours (issue 25)."""
     release = threading.Event()
-    t = Ticker(lambda: release.wait(5), 100.0)
+
+    def hang() -> None:  # (this test's code is not ours either)
+        release.wait(5)
+
+    t = Ticker(hang, 100.0)
     t.start()
     try:
         time.sleep(0.05)
-        assert "in wait" in t.where() and "threading.py" in t.where()
+        where = t.where()
+        assert where.startswith("executive/core/ticker.py:") and where.endswith(" in _run"), where
     finally:
         release.set()
         t.stop()
+
+
+def test_our_line_is_the_innermost_frame_of_ours() -> None:
+    ours = str(Path(executive.__file__).parent / "core" / "tree.py")
+    leaf = str(Path(behaviours.__file__).parent / "actions" / "tasks.py")
+    frames = [
+        traceback.FrameSummary(ours, 10, "tick", lookup_line=False),
+        traceback.FrameSummary(leaf, 20, "update", lookup_line=False),
+        traceback.FrameSummary("<string>", 3, "__init__", lookup_line=False),
+        traceback.FrameSummary("/usr/lib/python3.11/threading.py", 331, "wait", lookup_line=False),
+    ]
+    assert our_line(frames) == "behaviours/actions/tasks.py:20 in update"
+    assert our_line(frames[2:]) == ""
 
 
 def test_overruns_are_logged_once_then_counted() -> None:

@@ -20,7 +20,7 @@ import structlog
 from cyclonedds.domain import DomainParticipant
 
 from behaviours.context import RobotContext
-from executive.core.safety import SafetyConfig, SafetyMonitor
+from executive.core.safety import STALL_S, SafetyConfig, SafetyMonitor
 from executive.core.ticker import Ticker
 from executive.core.tree import Executive
 from executive.motion.streamer import MotionStreamer
@@ -33,7 +33,7 @@ from executive.wire import dds
 log = structlog.get_logger(__name__)
 
 SWITCH_INTERVAL_S = 0.0002  # the longest a thread that wants the GIL waits for it
-STALL_S = 1.0  # a tick loop that completes no tick for this long has stalled: SAFE_STOP
+SUPERVISE_S = 0.1  # the supervisor's period
 
 
 @dataclass
@@ -51,6 +51,12 @@ class Runtime:
     _switch_interval: float | None = None
     _supervisor_stop: threading.Event = field(default_factory=threading.Event)
     _supervisor: threading.Thread | None = None
+    # one internal cause per stall, whichever thread sees it first (the supervisor, or the
+    # tick thread starting its first tick after it): when it was reported
+    _stall_lock: threading.Lock = field(default_factory=threading.Lock)
+    _stall_reported_at: float = -1.0
+    _tick_started_at: float | None = None
+    _supervised_at: float | None = None  # the supervisor's last wake
 
     @classmethod
     def build(
@@ -75,7 +81,7 @@ class Runtime:
         # every one-shot command passes the tap: a run's recording lists them (runchannels)
         commands = CommandTap(adapter.commands)
         context = RobotContext(profile, commands, streamer, clock=time.monotonic)
-        monitor = SafetyMonitor(safety, max_age=profile.safety_sources)
+        monitor = SafetyMonitor(safety, max_age=profile.safety_sources, stall_s=STALL_S)
         executive = Executive(
             adapter,
             context,
@@ -96,7 +102,21 @@ class Runtime:
         return runtime
 
     def tick(self) -> None:
-        """One tick of the tree, then whatever must follow it (status, watchdog ping)."""
+        """One tick of the tree, then whatever must follow it (status, watchdog ping).
+
+        The first tick after the whole executive stalled (no tick started for ``stall_s``:
+        the process stopped, starved or its interpreter blocked, so the supervisor could
+        not run either) reports the stall before the tree judges anything."""
+        now = time.monotonic()
+        previous, self._tick_started_at = self._tick_started_at, now
+        supervised = self._supervised_at
+        if (
+            previous is not None
+            and supervised is not None
+            and now - previous >= self.stall_s
+            and now - supervised >= self.stall_s  # (else a slow tick: the supervisor's)
+        ):
+            self._stalled(now - previous, previous, "")
         self.executive.tick()
         for hook in self.after_tick:
             hook()
@@ -118,28 +138,55 @@ class Runtime:
 
     def _supervise(self) -> None:
         """A tick loop that stops completing ticks (hung in a call, or failing every tick)
-        gets the reaction of a trip and a SAFE_STOP ``internal`` naming where it is stuck.
-        The watchdog pings stopped with it, so systemd restarts the service if it stays so.
+        gets the reaction of a trip and a SAFE_STOP ``internal`` naming where it is stuck,
+        a line of ours. If the supervisor itself did not run meanwhile, the whole executive
+        stalled (stopped, starved, its interpreter blocked): the cause says so and how long,
+        and the robot's samples that waited in the readers' queues are no evidence of
+        silence (``SafetyMonitor.resumed``). The watchdog pings stopped with the ticks, so
+        systemd restarts the service if it stays so.
         """
         stalled = False
-        while not self._supervisor_stop.wait(0.1):
+        awake = self._supervised_at = time.monotonic()
+        while not self._supervisor_stop.wait(SUPERVISE_S):
+            now = time.monotonic()
+            own_gap, awake = now - awake, now
+            self._supervised_at = now
+            if own_gap >= self.stall_s:
+                self.executive.monitor.resumed(now)
             stalled_for = self.ticker.stalled_for()  # once: a tick may complete meanwhile
             if stalled_for < self.stall_s:
                 stalled = False
                 continue
             if not stalled:
                 stalled = True
-                where = self.ticker.where() or "not running"
-                self.executive.internal_fault(
-                    TimeoutError(f"no tick completed for {stalled_for:.1f} s (at {where})"),
-                    "tick loop",
-                )
+                since = now - stalled_for
+                if own_gap >= self.stall_s:  # the supervisor was not running either
+                    self._stalled(stalled_for, since, "")
+                else:
+                    self._stalled(stalled_for, since, self.ticker.where() or "not running")
             for hook in self.while_stalled:
                 try:
                     hook()
                 except Exception as e:  # noqa: BLE001 - the supervisor must go on
                     self.executive.counters.tick_errors += 1
                     log.error("stalled-loop hook failed", error=repr(e))
+
+    def _stalled(self, length: float, since: float, where: str) -> None:
+        """SAFE_STOP ``internal`` for a stall that began at ``since`` (monotonic), once per
+        stall: the tick loop hung at ``where`` (a line of ours), or with ``where`` "" the
+        whole executive stopped running."""
+        with self._stall_lock:
+            if self._stall_reported_at >= since:
+                return  # the other thread has reported this stall
+            self._stall_reported_at = time.monotonic()
+        if where:
+            why = f"no tick completed for {length:.1f} s (at {where})"
+        else:
+            why = (
+                f"the executive stalled for {length:.1f} s (no thread of it ran: the process "
+                "was stopped, starved or its interpreter blocked)"
+            )
+        self.executive.internal_fault(TimeoutError(why), "tick loop")
 
     def stop_supervisor(self) -> None:
         """Before stopping the tick loop on purpose: a stopped loop is not a stalled one."""

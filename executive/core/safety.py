@@ -23,11 +23,19 @@ maximum age. While a mission runs, a source older than that (or never heard) tri
 ``stale_state``; while idle, ``not_ready`` names the silent sources and the executive
 refuses to start a mission or to reset until every one is fresh.
 
+A silence only counts while the executive itself was running to hear: after the executive
+stalled (stopped, starved, a GIL held: no evaluation for ``stall_s`` or more), a sample's
+age says nothing about the robot, whose samples wait in the readers' queues meanwhile. So
+ages count from the end of such a stall (``resumed``): a robot that kept publishing is
+fresh again within milliseconds, one that went silent trips ``stale_state`` a limit later.
+The stall itself is the runtime's ``internal`` cause (``executive.core.runtime``).
+
 This software is defence in depth; the firmware e-stop remains the safety function.
 """
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -43,6 +51,11 @@ from behaviours.state import snapshot as read_snapshot
 from executive.robots.ports import RobotSnapshot
 
 log = structlog.get_logger(__name__)
+
+
+# s without a tick (an evaluation) after which the executive has stalled: SAFE_STOP internal
+# (the runtime's supervisor), and the sources' ages count from the end of the stall
+STALL_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -104,9 +117,13 @@ class SafetyMonitor:
         config: SafetyConfig | None = None,
         clock: Callable[[], float] = time.monotonic,
         max_age: Mapping[str, float] | None = None,
+        stall_s: float = STALL_S,
     ) -> None:
         self.config = config or SafetyConfig()
         self.clock = clock
+        self.stall_s = stall_s
+        self._evaluated_at: float | None = None  # the last evaluate (the tick thread's)
+        self._awake_since = -math.inf  # the end of the executive's last stall
         ages = {} if max_age is None else max_age
         override = self.config.max_state_age
         self.max_age: dict[str, float] = {
@@ -124,6 +141,9 @@ class SafetyMonitor:
         """The causes present now. Pure apart from the battery hysteresis it remembers."""
         causes: list[Cause] = self.undecodable(snap)
         now = self.clock()
+        if self._evaluated_at is not None and now - self._evaluated_at >= self.stall_s:
+            self.resumed(now)  # no evaluation for that long: the executive itself stalled
+        self._evaluated_at = now
         if snap.estop is not None and snap.estop.sample:
             causes.append(Cause("estop", f"emergency stop: {', '.join(snap.estop.sample)}"))
         if snap.alarms is not None:
@@ -156,16 +176,24 @@ class SafetyMonitor:
             causes.append(Cause("control_revoked", "control was revoked by someone else"))
         return causes
 
+    def resumed(self, at: float) -> None:
+        """The executive ran again at ``at`` after a stall: sources' ages count from then."""
+        with self._lock:
+            self._awake_since = max(self._awake_since, at)
+
     def silent(self, snap: RobotSnapshot, now: float | None = None) -> list[Silence]:
-        """Each safety source that is older than its maximum age, or was never heard."""
+        """Each safety source that is older than its maximum age, or was never heard; an
+        age counts from the end of the executive's own last stall at the earliest."""
         now = self.clock() if now is None else now
+        awake = self._awake_since
         out = []
         for key, limit in self.max_age.items():
             source = snap.sources.get(key)
             received = None if source is None else source.received
             name = key if source is None else source.name
-            if received is None or now - received > limit:
-                out.append(Silence(key, None if received is None else now - received, limit, name))
+            if received is not None and now - max(received, awake) <= limit:
+                continue
+            out.append(Silence(key, None if received is None else now - received, limit, name))
         return out
 
     def undecodable(self, snap: RobotSnapshot) -> list[Cause]:

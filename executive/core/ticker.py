@@ -8,7 +8,9 @@ are still completing, which is what the systemd watchdog ping must follow.
 The loop never dies of an exception: ``work()`` raising is counted, handed to
 ``on_error`` (the runtime holds motion and latches SAFE_STOP ``internal``), and the
 loop goes on; such a tick does not count as completed, so a loop that fails every tick
-is as unhealthy as a hung one. ``where()`` names the line a hung tick is stuck on.
+is as unhealthy as a hung one. ``where()`` names the line of ours a hung tick is stuck
+on (``our_line``: the innermost frame in ``executive/`` or ``behaviours/``, not a line of
+the standard library or a dataclass's generated ``<string>`` that says nothing).
 
 Overruns are logged quietly (``executive.logs.RateLimitedLog``): the first, then at most
 one line per 10 s with how many were not logged since and the running total; the
@@ -21,13 +23,33 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from pathlib import Path
 
 import structlog
 
 from executive.logs import RateLimitedLog
 
 log = structlog.get_logger(__name__)
+
+# where our code lives: a location in a cause or a log line is a line of these
+OUR_DIRS = tuple(
+    str(Path(__file__).resolve().parents[n] / name) + "/"
+    for n, name in ((1, ""), (2, "behaviours"))
+)
+
+
+def our_line(frames: Iterable[traceback.FrameSummary]) -> str:
+    """``file:line in function`` of the innermost frame in our code (``executive/`` or
+    ``behaviours/``), file relative to the repository; "" if none is ours."""
+    found = None
+    for frame in frames:
+        if frame.filename.startswith(OUR_DIRS):
+            found = frame
+    if found is None:
+        return ""
+    root = str(Path(__file__).resolve().parents[2]) + "/"
+    return f"{found.filename.removeprefix(root)}:{found.lineno} in {found.name}"
 
 
 class Ticker:
@@ -66,13 +88,15 @@ class Ticker:
         return self.clock() - self.last_tick_end
 
     def where(self) -> str:
-        """``file:line in function`` the loop's thread is executing now ("" if not running)."""
+        """``file:line in function`` of ours the loop's thread is executing now ("" if not
+        running): the innermost frame in our code, where a hung call was made from."""
         thread = self._thread
         frame = sys._current_frames().get(thread.ident) if thread and thread.ident else None
         if frame is None:
             return ""
-        last = traceback.extract_stack(frame)[-1]
-        return f"{last.filename}:{last.lineno} in {last.name}"
+        # no source lines: linecache would read (and keep) files on the supervisor's thread
+        stack = traceback.StackSummary.extract(traceback.walk_stack(frame), lookup_lines=False)
+        return our_line(reversed(stack))
 
     def _run(self) -> None:
         deadline = self.clock()

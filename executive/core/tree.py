@@ -45,6 +45,7 @@ from executive.core.safety import (
     SafetyReaction,
     SafetyWatchdog,
 )
+from executive.core.ticker import our_line
 from executive.motion.streamer import MotionStreamer
 from executive.robots.ports import Reflex, RobotAdapter, RobotSnapshot, Trip
 
@@ -120,9 +121,14 @@ def _failing_node(exc: BaseException) -> py_trees.behaviour.Behaviour | None:
 
 
 def _origin(exc: BaseException) -> str:
-    """``file:line in function`` where ``exc`` was raised ("" when it was never raised)."""
+    """``file:line in function`` of ours where ``exc`` was raised: the innermost frame of
+    the traceback in our code (a library's line says nothing of which call of ours failed);
+    the raising line itself if none is ours, "" when it was never raised."""
     frames = traceback.extract_tb(exc.__traceback__)
-    return f"{frames[-1].filename}:{frames[-1].lineno} in {frames[-1].name}" if frames else ""
+    ours = our_line(frames)
+    if ours or not frames:
+        return ours
+    return f"{frames[-1].filename}:{frames[-1].lineno} in {frames[-1].name}"
 
 
 def forget_blackboards(root: py_trees.behaviour.Behaviour) -> None:
