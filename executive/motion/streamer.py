@@ -25,6 +25,12 @@ hold (``_adopt``: held, each target the position the reflex sent) before it publ
 again. Only the executive's reset clears a reflex trip; ``release()`` does not.
 
 Every command is checked before it leaves: finite, inside the profile's limits, kp > 0.
+
+A streamer that did not run for a while (its process stopped, starved, the interpreter
+blocked) never jumps along its trajectories to where they would be by now: after a gap of
+``SHIFT_AFTER_S`` its trajectories resume where they were left, and after ``stall_s`` (the
+executive's own stall: SAFE_STOP internal follows) it holds at once. Before issue 25 the
+first period after a 3 s SIGSTOP commanded the arm 1 rad ahead of where it was.
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -48,6 +54,9 @@ from executive.robots.profile import RobotProfile
 log = structlog.get_logger(__name__)
 
 PublishHook = Callable[[str, FloatArray, bool], None]
+
+SHIFT_AFTER_S = 0.1  # a gap between periods this long: trajectories resume where they were
+STALL_S = 1.0  # and this long: hold (core.safety.STALL_S: the executive has stalled)
 
 
 class HeldError(RuntimeError):
@@ -100,8 +109,10 @@ class MotionStreamer:
         clock: Callable[[], float] = time.monotonic,
         on_publish: PublishHook | None = None,
         priority: int | None = None,
+        stall_s: float = STALL_S,
     ) -> None:
         self.profile = profile
+        self.stall_s = stall_s
         self.period = 1.0 / (rate_hz or profile.command_hz)
         self.max_state_age = max_state_age
         self.clock = clock
@@ -393,14 +404,28 @@ class MotionStreamer:
         else:
             log.info("motion streamer scheduling", policy=self.stats.scheduling)
 
+    def _resume_after(self, gap: float) -> None:
+        """The thread did not run for ``gap`` s: hold if that is a stall of the executive,
+        else shift every trajectory by the time lost, so none jumps ahead."""
+        if gap >= self.stall_s:
+            self.hold(f"the motion streamer did not run for {gap:.1f} s")
+            return
+        lost = gap - self.period
+        with self._lock:
+            for stream in self._streams.values():
+                stream.trajectories = [replace(t, t0=t.t0 + lost) for t in stream.trajectories]
+
     def _run(self) -> None:
         self._schedule()
         deadline = self.clock() + self.period
+        woke = self.clock()
         while not self._stop.is_set():
             delay = deadline - self.clock()
             if delay > 0:
                 time.sleep(delay)
-            woke = self.clock()
+            previous, woke = woke, self.clock()
+            if woke - previous >= SHIFT_AFTER_S:
+                self._resume_after(woke - previous)
             self.step(woke)
             done = self.clock()
             self.stats.record(woke - deadline, done - woke)
