@@ -175,6 +175,41 @@ def test_no_motion_command_after_hold_returns_while_streaming(
     assert all(held and np.array_equal(q, hold_q) for _, q, held in after)
 
 
+@pytest.mark.parametrize(("stalled_s", "holds"), [(0.4, False), (1.2, True)])
+def test_a_stalled_streamer_never_jumps_along_its_trajectory(
+    rig: Rig, stalled_s: float, holds: bool
+) -> None:
+    """The streamer's thread kept from running mid-move (here: its lock taken, as a stopped
+    or starved process would): after a short stall the move resumes where it was; after the
+    executive's stall (1 s) it holds. Either way no command jumps: the first period after a
+    3 s SIGSTOP sent the arm 1 rad ahead (issue 25)."""
+    rig.publish_state(0.0)
+    idx = PROFILE.joints["left_elbow_pitch"].index
+    measured = rig.streamer.measured_joints(["left_elbow_pitch"])
+    move = plan(PROFILE, {"left_elbow_pitch": 1.5}, measured, t0=time.monotonic(), duration=3.0)
+    rig.streamer.start()
+    rig.streamer.submit(move)
+    time.sleep(0.5)  # moving
+    with rig.streamer._lock:  # the thread stops where it takes the lock: the next period
+        time.sleep(stalled_s)
+        cut = len(rig.published)
+    time.sleep(0.2)
+    rig.streamer.stop()
+    qs = [q[idx] for _, q, _ in rig.published]
+    assert qs[cut - 1] > 0.02, "the arm was not moving before the stall"
+    if holds:  # (the period the lock kept waiting publishes its own sample) then the hold,
+        # at the measured 0.0, and nothing else
+        first = next(i for i in range(cut, len(qs)) if rig.published[i][2])
+        assert first <= cut + 1 and np.abs(np.diff(qs[cut - 1 : first])).max() < 0.01, qs[cut:]
+        assert all(held and q[idx] == 0.0 for _, q, held in rig.published[first:])
+        return
+    steps = np.abs(np.diff(qs[cut - 1 :]))
+    # at the move's pace a period moves the joint < 2 mrad; 0.4 s of it is ~0.1 rad
+    assert steps.max() < 0.01, f"a jump of {steps.max():.3f} rad after the stall"
+    assert qs[-1] > qs[cut - 1], "the move did not go on"
+    assert not rig.published[-1][2]
+
+
 def test_hold_joints_stops_only_those_joints(rig: Rig) -> None:
     rig.publish_state(0.0)
     names = ["left_elbow_pitch", "right_elbow_pitch"]
