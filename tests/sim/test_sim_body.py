@@ -129,3 +129,15 @@ def test_a_bad_scene_file_is_refused_naming_it(tmp_path: Path) -> None:
     )
     assert out.returncode == 2
     assert "bad.yaml" in out.stderr and "table.box.center" in out.stderr
+
+
+def test_a_profile_without_a_body_model_runs_kinematic_and_says_so(
+    start_sim: Callable[..., Sim], tmp_path: Path
+) -> None:
+    profile = tmp_path / "atom-site.yaml"
+    profile.write_text(
+        "extends: atom-sdk\nname: atom-site\nbody: {none: a site profile with no model}\n"
+    )
+    sim = start_sim("--profile", str(profile), record=False)
+    assert sim.status().physics == "kinematic"
+    assert "no body model in the profile" in sim.log()

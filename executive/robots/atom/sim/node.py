@@ -66,6 +66,7 @@ from executive.robots.atom.sim.faults import (
 from executive.robots.atom.sim.servos import MainNodes, axis_targets, node_joint
 from executive.robots.atom.sim.topics import FAULT_TOPIC, STATUS_TOPIC, types
 from executive.robots.atom.topics import TOPICS, AtomIO
+from executive.robots.body import BodySpec, NoBody
 from executive.robots.profile import STATE_TOPICS, RobotProfile, load_profile
 from executive.robots.simkit.battery import Battery
 from executive.robots.simkit.faults import FaultSpec
@@ -237,6 +238,7 @@ class SimAtom(SimNode):
         }
         self.physics = self._physics(cfg)
         self._kinematic = set(self.groups) if self.physics is None else set(self.physics.kinematic)
+        self.physics_mode = "kinematic" if self.physics is None else "mujoco"
         self._contact_since: dict[tuple[str, str], float] = {}
         self.counters = {name: StreamCounters() for name in STREAMS}
         self.events_received = 0
@@ -294,7 +296,7 @@ class SimAtom(SimNode):
             fsm_id=self.fsm_id,
             faults=[f.describe() for f in cfg.faults],
             record=str(cfg.record) if cfg.record else None,
-            physics=cfg.physics,
+            physics=self.physics_mode,
             scene=list(self.physics.body.scene.names) if self.physics else None,
         )
 
@@ -320,6 +322,16 @@ class SimAtom(SimNode):
             return None
         if cfg.physics != "mujoco":
             raise ValueError(f"physics must be mujoco or kinematic, not {cfg.physics!r}")
+        body = self.profile.body
+        if not isinstance(body, BodySpec):  # a site's profile may have no model: still a sim
+            if cfg.scene is not None:
+                raise ValueError(f"profile {self.profile.name!r} has no body model for a scene")
+            log.warning(
+                "no body model in the profile: joints move kinematically",
+                profile=self.profile.name,
+                why=body.why if isinstance(body, NoBody) else "no body: key",
+            )
+            return None
         return Physics.for_profile(self.profile, self.groups, load_scene(cfg.scene))
 
     def _header(self) -> dict[str, Any]:
@@ -329,7 +341,7 @@ class SimAtom(SimNode):
             "profile": self.profile.name,
             "interface": self.interface.variant.name,
             "joints": {name: group.names for name, group in self.groups.items()},
-            "physics": self.config.physics,
+            "physics": self.physics_mode,
             "scene": list(self.physics.body.scene.names) if self.physics else [],
         }
 
@@ -603,7 +615,7 @@ class SimAtom(SimNode):
             "events_received": self.events_received,
             "fsm_id": self.fsm_id,
             "is_upper_control": self.upper_control,
-            "physics": self.config.physics,
+            "physics": self.physics_mode,
             "contacts": self._contacts(now),
             "contact_events": self.physics.events if self.physics else 0,
         }
