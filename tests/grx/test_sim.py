@@ -248,3 +248,37 @@ def test_atom_executive_sim_fault_reaches_the_grx_as_it_reaches_the_other_sims(
     assert refused.returncode == 1 and "unknown command 'nonsense'" in refused.stdout
     assert cli("fault", "quit").returncode == 1 and sim.cmd("status")  # still there
     assert cli("fault").returncode == 2
+
+
+def test_sigint_ends_the_sim_started_in_the_background(port: int) -> None:
+    """A shell's background job inherits SIGINT ignored, and Python then raises no
+    KeyboardInterrupt: ``kill -INT`` left the GRX sim running (the README's walk-through
+    stops each sim so; the other sims handle SIGINT themselves)."""
+    sim = [
+        sys.executable,
+        "-m",
+        "executive.cli",
+        "sim",
+        "--profile",
+        "grx",
+        "--cfg",
+        f'listen/endpoints:["{endpoint(port)}"]',
+        "--cfg",
+        "connect/endpoints:[]",
+    ]
+    proc = subprocess.Popen(  # `trap '' INT` then exec: SIGINT ignored, as `sim &` has it
+        ["sh", "-c", 'trap "" INT; exec "$@"', "sh", *sim],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        assert json.loads(proc.stdout.readline())["ready"] is True
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)

@@ -236,8 +236,11 @@ def send(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    if args.command:
-        return send(args)
+    return send(args) if args.command else serve(args)
+
+
+def serve(args: argparse.Namespace) -> int:
+    """Run the sim until SIGINT, SIGTERM or a ``quit`` line; 2 on a bad profile or config."""
     try:
         profile = load_profile(args.profile)
         config = load_config(args.zenoh_config, args.cfg)
@@ -261,7 +264,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     sim = GrxSim(model, session, args.hz, record)
     publisher = threading.Thread(target=sim.run, name="grx-sim", daemon=True)
     publisher.start()
-    previous = signal.signal(signal.SIGTERM, _terminate)
+    # SIGINT too, explicitly: started in the background by a shell, a process inherits
+    # SIGINT ignored and Python then raises no KeyboardInterrupt (kill -INT did nothing)
+    previous = {s: signal.signal(s, _terminate) for s in (signal.SIGTERM, signal.SIGINT)}
     say({"ready": True, "zid": str(session.zid()), "schema": settings.schema})
     try:
         for line in sys.stdin:
@@ -276,7 +281,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (KeyboardInterrupt, _SigtermError):
         pass
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         sim.stopped.set()
         publisher.join(timeout=2)
         close_session(session)
