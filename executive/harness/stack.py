@@ -7,7 +7,8 @@ and clients of both on one participant. ``close()`` ends every process it starte
 whatever happened, and releases the domain.
 
 Also what a run observes from outside: the sim's command record (``record_path``), the
-processes' JSON-lines logs (``LogTail``), their memory (``rss_kib``), and systemd's side
+processes' JSON-lines logs (``LogTail``), their memory (``rss_kib``), the time a loaded
+machine kept them from a CPU (``cpu_wait_s``, ``service_time``), and systemd's side
 of ``sd_notify`` (``NotifySocket``: READY, WATCHDOG and STATUS as the service sends them,
 on a real datagram socket, so a test can see the watchdog pings stop).
 """
@@ -159,6 +160,30 @@ def rss_kib(pid: int) -> int:
         if line.startswith("VmRSS:"):
             return int(line.split()[1])
     raise ProcessLookupError(f"no VmRSS for pid {pid}")
+
+
+def cpu_wait_s(pid: int) -> float | None:
+    """Seconds the process's main thread has spent runnable but waiting for a CPU since it
+    started (the scheduler's run-queue delay: the second field of /proc/PID/schedstat): the
+    time a loaded machine took from it. None where the kernel does not report it."""
+    try:
+        fields = Path(f"/proc/{pid}/schedstat").read_text().split()
+        return int(fields[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def service_time(spawned: float, started: float, at: float, cpu_wait: float | None) -> float:
+    """Of the time from a process's first line of our code (``started``: ``executive.STARTED``)
+    to ``at``, the part the process itself took: less the time its main thread waited for a
+    CPU (``cpu_wait_s`` read at ``at``; the main thread runs the whole start-up, where a
+    loaded machine costs most). Of that wait, as much as may have come before the first line
+    (``started - spawned``, the whole time from the spawn) is not taken off: a wait before
+    it never shortens the answer."""
+    wall = at - started
+    if cpu_wait is None:
+        return wall
+    return wall - max(0.0, cpu_wait - max(0.0, started - spawned))
 
 
 @dataclass

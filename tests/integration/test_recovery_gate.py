@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -23,7 +24,6 @@ from executive.robots.profile import load_profile
 from executive.service.peers import SETTLE_S, PeerWatch
 from executive.service.recovery import WHY, PreviousInstance
 from executive.wire import dds
-from tests.integration.conftest import ROOT
 from tests.sim.conftest import Sim, wait_until
 
 pytestmark = pytest.mark.dds
@@ -31,8 +31,17 @@ pytestmark = pytest.mark.dds
 REMOTE = 3  # AMRState_.work_mode: remote control
 
 
+PAUSE = """
+mission: pause
+description: Wait a while; moves nothing (a mission the gate can refuse and then accept).
+tree:
+  wait:
+    seconds: 30
+"""
+
+
 def test_start_and_reset_wait_for_recovery_and_a_base_left_remote_driven_is_stopped(
-    start_sim: Callable[..., Sim], dds_domain: int
+    start_sim: Callable[..., Sim], dds_domain: int, tmp_path: Path
 ) -> None:
     sim = start_sim("--seed", "3")
     # a controller that dies with the base in remote-drive mode, driving it (the test's own
@@ -46,7 +55,9 @@ def test_start_and_reset_wait_for_recovery_and_a_base_left_remote_driven_is_stop
     assert wait_until(lambda: abs(float(sim.state("amr_state")["position"][0]) - x0) > 0.01)
 
     profile = load_profile()
-    store = MissionStore(ROOT / "missions", profile)
+    (tmp_path / "missions").mkdir()
+    (tmp_path / "missions" / "pause.yaml").write_text(PAUSE)
+    store = MissionStore(tmp_path / "missions", profile)
     with dds.open_participant(dds_domain) as participant:
         now = [time.monotonic()]
         runtime = Runtime.build(profile, Interface(), participant=participant)
@@ -64,10 +75,10 @@ def test_start_and_reset_wait_for_recovery_and_a_base_left_remote_driven_is_stop
         try:
 
             def start() -> tuple[bool, str]:
-                root, errors = store.build("head_scan", {"sweeps": 1})
+                root, errors = store.build("pause", {})
                 assert root is not None, errors
                 result: tuple[bool, str] = ex.submit(
-                    lambda: ex.start_mission("head_scan", root)
+                    lambda: ex.start_mission("pause", root)
                 ).result(5)
                 return result
 
