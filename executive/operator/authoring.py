@@ -286,7 +286,8 @@ def keygen_cmd(args: argparse.Namespace) -> int:
     _say(
         f"wrote {shown} (mode 600): the key of client {printable(client)!r}.\n"
         f"Add the line below to the service's keys file (keys_file in its config, e.g.\n"
-        f"{DEFAULT_KEYS_FILE}, mode 600) and restart the service; then sign commands with\n"
+        f"{DEFAULT_KEYS_FILE}, mode 600) and reload the service (systemctl reload\n"
+        f"atom-executive, kill -HUP, or `atom-executive reload`); then sign commands with\n"
         f"  atom-executive stop --client-id {printable(client)} --key-file {shown}\n",
         file=sys.stderr,
     )
