@@ -31,6 +31,7 @@ from cyclonedds.pub import DataWriter
 from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 
+from executive.harness.stack import service_time
 from executive.robots.atom.sim.client import SimClient
 from executive.robots.atom.sim.record import STREAM_TOPICS, Recording
 from executive.service.auth import new_nonce, sign
@@ -361,3 +362,54 @@ def judge_recovery(row: Any, doc: dict[str, Any] | None, sent: str) -> None:
         row.expect(any(sent in s for s in recovery["sent"]), f"not sent: {sent!r}: {recovery}")
     else:
         row.expect(recovery["sent"] == [], f"sent to a robot with nothing to send: {recovery}")
+
+
+def judge_restart(
+    row: Any,
+    *,
+    killed: float,
+    spawned: float,
+    safe: float | None,
+    cpu_wait: float | None,
+    doc: dict[str, Any] | None,
+    ready: float | None,
+    bound: float,
+    seen: dict[str, float | None] | None = None,
+) -> None:
+    """A restart row's times to safe (``safe``: when the bench saw the robot safe, None if it
+    never did; ``cpu_wait``: the new process's ``cpu_wait_s`` then), each in the row's
+    details: from the kill, from the new process's first line of our code (its status'
+    ``recovery.started``, on the same CLOCK_MONOTONIC) and from its READY. The bound (the
+    profile's ``restart_safe_s``) holds on the part the service controls: from its first
+    line, less the time the machine kept its main thread from a CPU (``service_time``; the
+    interpreter's start before the first line is the machine's too). *Time to hold* is that
+    part. ``seen``: other moments the bench saw (monotonic), as seconds after the first line."""
+    recovery = (doc or {}).get("recovery") or {}
+    started = recovery.get("started")
+    first_line = None if safe is None or started is None else safe - float(started)
+    service = (
+        None
+        if safe is None or started is None
+        else service_time(spawned, float(started), safe, cpu_wait)
+    )
+    figures = {
+        "from_kill_s": None if safe is None else round(safe - killed, 3),
+        "from_first_line_s": None if first_line is None else round(first_line, 3),
+        "service_s": None if service is None else round(service, 3),
+        "cpu_wait_s": None if cpu_wait is None else round(cpu_wait, 3),
+        "from_ready_s": None if safe is None or ready is None else round(safe - ready, 3),
+        "first_line_after_kill_s": None if started is None else round(float(started) - killed, 3),
+        "first_sent_s": recovery.get("first_sent_s"),
+        "bound_s": bound,
+    }
+    for what, at in (seen or {}).items():
+        figures[what] = None if at is None or started is None else round(at - float(started), 3)
+    row.details["restart_to_safe"] = figures
+    row.hold_ms = None if service is None else service * 1e3
+    row.expect(safe is not None, "not made safe after the restart")
+    row.expect(ready is not None, "no READY=1 after the restart")
+    row.expect(
+        service is not None and service <= bound,
+        f"made safe {figures['service_s']} s of the restarted service's own time after its "
+        f"first line (bound {bound:g} s; {figures['from_first_line_s']} s on the wall)",
+    )

