@@ -35,8 +35,10 @@ checked.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -81,11 +83,40 @@ def check(
     if spec is None:
         return
     try:
-        body = bodies.load(profile, scene)
+        compiled = _body(profile, scene)
     except bodies.BodyError as e:
         diags.error(where, "", f"the profile's body cannot be loaded: {e}")
         return
-    _Walk(body, profile, library, diags).node(root, {})
+    _Walk(compiled, profile, library, diags).node(root, {})
+
+
+_cache = threading.local()  # a Body is not thread-safe: one per thread, per profile and scene
+
+
+Hit = tuple[int, int, bodies.Contact]  # a path's first colliding sample, of how many, where
+
+
+@dataclass
+class _Compiled:
+    """A body compiled for one profile and scene, and what each path of it gave (the
+    same move recurs across a directory's missions: a hundred files sample each distinct
+    path once)."""
+
+    body: bodies.Body
+    paths: dict[Any, Hit | None] = field(default_factory=dict)
+
+
+def _body(profile: RobotProfile, scene: bodies.Scene) -> _Compiled:
+    """The profile's body with ``scene``, compiled once per thread (a few ms each)."""
+    cache: dict[tuple[int, bodies.Scene], _Compiled] = getattr(_cache, "bodies", None) or {}
+    _cache.bodies = cache
+    key = (id(profile.body), scene)
+    found = cache.get(key)
+    if found is None or found.body.spec is not profile.body or len(found.paths) > 4096:
+        if len(cache) > 16:
+            cache.clear()
+        found = cache[key] = _Compiled(bodies.load(profile, scene))
+    return found
 
 
 def _leaves(node: Node) -> list[Leaf]:
@@ -96,9 +127,10 @@ def _leaves(node: Node) -> list[Leaf]:
 
 class _Walk:
     def __init__(
-        self, body: bodies.Body, profile: RobotProfile, library: Library, diags: Diagnostics
+        self, compiled: _Compiled, profile: RobotProfile, library: Library, diags: Diagnostics
     ) -> None:
-        self.body = body
+        self.body = compiled.body
+        self.paths = compiled.paths
         self.profile = profile
         self.library = library
         self.diags = diags
@@ -152,43 +184,60 @@ class _Walk:
 
     def move(self, leaf: Leaf, entry: State, moved: State, pose: Target | None) -> None:
         body = self.body
+        key = (tuple(sorted(entry.items())), tuple(sorted(moved.items())))
+        if key not in self.paths:
+            self.paths[key] = self._first_hit(entry, moved)
+        found = self.paths[key]
+        if found is None:
+            return
+        k, n, worst = found
+        along = "at the pose" if k == n else f"{100 * k / n:.0f}% of the way there"
+        target = (
+            f"pose {pose.name!r} ({pose.where.file}:{pose.where.line})"
+            if pose is not None
+            else "its joints"
+        )
+        kind = "hits the scene" if worst.b in body.scene.names else "collides with itself"
+        self._error(
+            leaf.spots.get("pose", leaf.where),
+            f"{leaf.path}",
+            f"the move to {target} {kind}: {worst.describe()} {along} "
+            f"(margin {body.spec.margin * 1000:.0f} mm; from {self._origin(entry, moved)})",
+        )
+
+    def _first_hit(self, entry: State, moved: State) -> Hit | None:
+        """The first sample of the path that collides: (its number, of how many, the
+        closest pair there); None for a clear path. Only pairs with a link the move moves
+        are measured: the others keep their distance."""
+        body = self.body
         start = {j: entry.get(j, self._rest(j)) for j in moved}
+        changing = body.moved_by(j for j in moved if moved[j] != start[j])
+        if not changing:
+            return None
         self.report.moves += 1
-        for k, sample in enumerate(bodies.path_samples(start, moved, STEP), 1):
+        samples = bodies.path_samples(start, moved, STEP)
+        for k, sample in enumerate(samples, 1):
             self.report.samples += 1
             body.pose({**entry, **sample})
-            hits = body.collisions() + body.scene_hits()
-            if not hits:
-                continue
-            worst = min(hits, key=lambda c: c.distance)
-            n = len(bodies.path_samples(start, moved, STEP))
-            along = "at the pose" if k == n else f"{100 * k / n:.0f}% of the way there"
-            target = (
-                f"pose {pose.name!r} ({pose.where.file}:{pose.where.line})"
-                if pose is not None
-                else "its joints"
-            )
-            kind = "hits the scene" if worst.b in body.scene.names else "collides with itself"
-            self._error(
-                leaf.spots.get("pose", leaf.where),
-                f"{leaf.path}",
-                f"the move to {target} {kind}: {worst.describe()} {along} "
-                f"(margin {body.spec.margin * 1000:.0f} mm; from {self._origin(entry, moved)})",
-            )
-            return
+            hits = body.collisions(only=changing) + body.scene_hits(only=changing)
+            if hits:
+                return k, len(samples), min(hits, key=lambda c: c.distance)
+        return None
 
     def intents(self, leaf: Leaf, pose: Target, state: State) -> None:
         self.body.pose(state)
         for intent in pose.intent.values():
             got = self.body.point(intent.point)
-            miss = float(np.linalg.norm(got - np.asarray(intent.at)))
+            axes = [i for i, v in enumerate(intent.at) if v is not None]
+            want = np.array([v if v is not None else np.nan for v in intent.at])
+            miss = float(np.linalg.norm(got[axes] - want[axes]))
             if miss <= intent.within:
                 continue
             self._error(
                 intent.where,
                 f"poses.{pose.name}.intent.{intent.point}",
                 f"{intent.point} is at {_xyz(got)} m, {miss * 1000:.0f} mm from its intent "
-                f"{_xyz(np.asarray(intent.at))} m (within {intent.within * 1000:.0f} mm), "
+                f"{_xyz(want)} m (within {intent.within * 1000:.0f} mm), "
                 f"reached by {leaf.name!r} ({leaf.where.file}:{leaf.where.line})",
             )
 
@@ -210,4 +259,4 @@ class _Walk:
 
 
 def _xyz(p: np.typing.NDArray[np.float64]) -> str:
-    return "(" + ", ".join(f"{v:+.3f}" for v in p) + ")"
+    return "(" + ", ".join("any" if np.isnan(v) else f"{v:+.3f}" for v in p) + ")"

@@ -40,12 +40,13 @@ _NUMBER = Field("value", FieldType.NUMBER, "")
 @dataclass(frozen=True)
 class Intent:
     """Where a pose means a point of the body to be: ``at`` (m, the robot's base frame:
-    x forward, y left, z up) within ``within`` m. Checked by forward kinematics of the
+    x forward, y left, z up; ``None`` for an axis the pose leaves free, such as a lift
+    that raises the hand from wherever it grasped) within ``within`` m. Checked by forward kinematics of the
     vendor's model wherever a mission reaches the pose (executive/mission/body_checks.py),
     so a pose whose numbers are fine but whose body is not (a mirrored elbow) is refused."""
 
     point: str
-    at: tuple[float, float, float]
+    at: tuple[float | None, float | None, float | None]
     within: float
     where: Location
 
@@ -234,24 +235,38 @@ def _intent(node: YNode, path: str, profile: RobotProfile, diags: Diagnostics) -
             continue
         raw = plain(item.value)
         at, within = (raw.get(k) if isinstance(raw, dict) else None for k in ("at", "within"))
-        ok_at = (
-            isinstance(at, list)
-            and len(at) == 3
-            and all(isinstance(v, int | float) and not isinstance(v, bool) for v in at)
-            and all(math.isfinite(v) for v in at)
-        )
-        ok_within = (
-            isinstance(within, int | float) and not isinstance(within, bool) and 0 < within <= 0.5
-        )
-        if not isinstance(raw, dict) or set(raw) != {"at", "within"} or not ok_at:
-            diags.error(where, here, "expected {at: [x, y, z] (m, base frame), within: m}")
+        xyz = _axes(at)
+        if not isinstance(raw, dict) or set(raw) != {"at", "within"} or xyz is None:
+            diags.error(
+                where,
+                here,
+                "expected {at: [x, y, z] (m, base frame; null for an axis left free), within: m}",
+            )
             continue
-        if not ok_within:
+        if not (isinstance(within, int | float) and not isinstance(within, bool)) or not (
+            0 < within <= 0.5
+        ):
             diags.error(where, f"{here}.within", f"must be a distance in m, 0..0.5, got {within!r}")
             continue
-        x, y, z = (float(v) for v in at)  # type: ignore[union-attr]
-        out[point] = Intent(point, (x, y, z), float(within), where)  # type: ignore[arg-type]
+        out[point] = Intent(point, xyz, float(within), where)
     return out
+
+
+def _axes(raw: object) -> tuple[float | None, float | None, float | None] | None:
+    """``[x, y, z]`` with ``null`` for an axis the intent leaves free (at least one set)."""
+    if not isinstance(raw, list) or len(raw) != 3:
+        return None
+    out: list[float | None] = []
+    for v in raw:
+        if v is None:
+            out.append(None)
+        elif isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v):
+            out.append(float(v))
+        else:
+            return None
+    if all(v is None for v in out):
+        return None
+    return (out[0], out[1], out[2])
 
 
 def joint_value(

@@ -157,7 +157,7 @@ def _intent(profile: RobotProfile) -> Schema:
         "additionalProperties": {
             "type": "object",
             "properties": {
-                "at": _XYZ,
+                "at": {**_XYZ, "items": {"type": ["number", "null"]}},
                 "within": {"type": "number", "exclusiveMinimum": 0, "maximum": 0.5},
             },
             "required": ["at", "within"],

@@ -205,6 +205,31 @@ class Body:
             if name in self.qpos_of:
                 self.rest[self.qpos_of[name]] = q
         self._fromto = np.zeros(6)
+        self._moved_by = self._ancestor_joints()
+        self.pose({})  # at rest, so a query before any pose() answers for a real pose
+
+    def _ancestor_joints(self) -> dict[int, frozenset[str]]:
+        """Per robot geom, the profile joints that move it (those between it and the root)."""
+        m = self.model
+        joint_of_adr = {adr: name for name, adr in self.qpos_of.items()}
+        out = {}
+        for g in self.link_of_geom:
+            names: set[str] = set()
+            b = int(m.geom_bodyid[g])
+            while b != 0:
+                for j in range(int(m.body_jntadr[b]), int(m.body_jntadr[b] + m.body_jntnum[b])):
+                    name = joint_of_adr.get(int(m.jnt_qposadr[j]))
+                    if name is not None:
+                        names.add(name)
+                b = int(m.body_parentid[b])
+            out[g] = frozenset(names)
+        return out
+
+    def moved_by(self, joints: Iterable[str]) -> frozenset[int]:
+        """The robot geoms that any of ``joints`` moves: only pairs with one of them can
+        change distance when those joints move (validation checks just those)."""
+        names = set(joints)
+        return frozenset(g for g, by in self._moved_by.items() if by & names)
 
     def _joints(self, profile_joints: Iterable[tuple[str, str]]) -> dict[str, int]:
         m, spec, mujoco = self.model, self.spec, self.mujoco
@@ -313,23 +338,32 @@ class Body:
         bid = self.mujoco.mj_name2id(self.model, self.mujoco.mjtObj.mjOBJ_BODY, link)
         return np.array(self.data.xpos[bid]), np.array(self.data.xmat[bid]).reshape(3, 3)
 
-    def collisions(self, margin: float | None = None) -> list[Contact]:
-        """Every checked pair of links closer than ``margin`` (default: the profile's)."""
+    def collisions(
+        self, margin: float | None = None, only: frozenset[int] | None = None
+    ) -> list[Contact]:
+        """Every checked pair of links closer than ``margin`` (default: the profile's);
+        with ``only``, the pairs with at least one of those geoms (``moved_by``)."""
         limit = self.spec.margin if margin is None else margin
         out = []
         for a, b in self.pairs:
+            if only is not None and a not in only and b not in only:
+                continue
             d = self.mujoco.mj_geomDistance(self.model, self.data, a, b, limit + 0.05, self._fromto)
             if d < limit:
                 out.append(Contact(self.link_of_geom[a], self.link_of_geom[b], float(d)))
         return out
 
-    def scene_hits(self, margin: float | None = None) -> list[Contact]:
+    def scene_hits(
+        self, margin: float | None = None, only: frozenset[int] | None = None
+    ) -> list[Contact]:
         """Every link closer than ``margin`` to a scene box, and every named point inside
-        a box or below a plane of the scene."""
+        a box or below a plane of the scene; with ``only``, those geoms' links alone."""
         limit = self.spec.margin if margin is None else margin
         out = []
         for s, obstacle in self.scene_geoms.items():
             for g, link in self.link_of_geom.items():
+                if only is not None and g not in only:
+                    continue
                 d = self.mujoco.mj_geomDistance(
                     self.model, self.data, g, s, limit + 0.05, self._fromto
                 )

@@ -177,6 +177,18 @@ def test_an_intent_must_name_a_point_of_the_body(ws: Workspace) -> None:
     assert any("not a point of the body" in e for e in errors(result))
 
 
+def test_every_shipped_atom_pose_declares_an_intent_and_every_mission_keeps_them() -> None:
+    """So a sign error can never pass again: every pose says where it goes, and every
+    shipped mission reaches each pose it uses where the pose says."""
+    loader = MissionLoader(PROFILE, MISSIONS)
+    lib = loader.library(MISSIONS)
+    assert lib.poses
+    assert [name for name, pose in lib.poses.items() if not pose.intent] == []
+    for path in sorted(MISSIONS.glob("*.yaml")):
+        result = loader.check(path)
+        assert result.ok, [str(d) for d in result.diagnostics]
+
+
 def test_a_robot_without_a_model_is_said_once_and_not_checked(tmp_path: Path) -> None:
     for folder in ("poses", "gestures"):
         shutil.copytree(MISSIONS / "adam" / folder, tmp_path / folder)
@@ -223,3 +235,34 @@ def test_path_samples_move_no_joint_more_than_a_step() -> None:
     assert samples[-1] == {"a": 1.0, "b": 1.0}
     steps = np.diff([0.0] + [s["a"] for s in samples])
     assert max(steps) <= 0.05 + 1e-12
+
+
+def test_an_intent_may_leave_axes_free(ws: Workspace) -> None:
+    """A lift raises the hand from wherever it grasped: only its height is the intent."""
+    ws.write(
+        "poses/free.yaml",
+        """
+        poses:
+          up:
+            description: Right forearm level, hand at elbow height wherever it points.
+            joints: {right_shoulder_pitch: 0.0, right_shoulder_roll: 0.0, right_elbow_pitch: 0.0}
+            intent:
+              right_hand: {at: [null, null, 0.07], within: 0.02}
+          down:
+            description: The same pose, its intent 30 cm lower.
+            joints: {right_shoulder_pitch: 0.0, right_shoulder_roll: 0.0, right_elbow_pitch: 0.0}
+            intent:
+              right_hand: {at: [null, null, -0.23], within: 0.02}
+        """,
+    )
+    assert not [
+        e
+        for e in errors(ws.check(mission("move_joints: {pose: up, timeout: 10}")))
+        if "intent" in e
+    ]
+    (msg,) = [
+        e
+        for e in errors(ws.check(mission("move_joints: {pose: down, timeout: 10}")))
+        if "intent" in e
+    ]
+    assert "from its intent (any, any, -0.230)" in msg
