@@ -177,8 +177,8 @@ class Executive:
     # executive, another writer on its command topics): missions are refused meanwhile
     conflicts: tuple[str, ...] = ()
     # set by the service's look at what a previous instance left (executive/service/recovery.py)
-    # until it has looked and made the robot safe: what it waits for; missions and resets are
-    # refused meanwhile ("": nothing to wait for)
+    # until it has looked and made the robot safe: what it waits for ("recovering what ...");
+    # missions and resets are refused meanwhile, "not ready: " and it ("": nothing to wait for)
     recovering: str = ""
     _requests: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] = field(
         default_factory=queue.SimpleQueue
@@ -270,6 +270,8 @@ class Executive:
         if self.run is not None:
             return f"refused: mission {self.run.name!r} is running"
         blockers = self.blockers()
+        if self.recovering:  # first among them: "not ready: recovering what ..."
+            return "refused: not ready: " + "; ".join(blockers)
         return "refused: " + "; ".join(blockers) if blockers else ""
 
     def blockers(self) -> list[str]:
@@ -307,7 +309,7 @@ class Executive:
         if self.monitor.latched and self.state is not ExecState.SAFE_STOP:
             self._settle()
         if self.recovering:  # what a dead instance left is not made safe yet: keep the latch
-            return False, "refused: " + self.recovering
+            return False, "refused: not ready: " + self.recovering
         # judged and released with no fast-path trip in between: a trip after the judgement
         # would otherwise be cleared by it, and its hold undone by the release
         with self._trip_lock:

@@ -72,7 +72,9 @@ from executive.core.tree import Executive
 log = structlog.get_logger(__name__)
 
 LOOK_FOR_S = 10.0  # after start-up; a robot not heard by then has nothing to recover
-WHY = "not ready: recovering what a previous instance left: "  # Executive.recovering's start
+# Executive.recovering's start: a refusal says "refused: not ready: " and it, the status'
+# not_ready lists it (``status`` prints it after "not ready: ")
+WHY = "recovering what a previous instance left: "
 
 
 class PreviousInstance:

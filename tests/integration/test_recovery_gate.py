@@ -88,9 +88,11 @@ def test_start_and_reset_wait_for_recovery_and_a_base_left_remote_driven_is_stop
             assert ex.recovering.startswith(WHY + "found the base is in remote-drive mode")
             assert ex.blockers() == [ex.recovering]  # the status' not_ready: recovery alone
             ok, message = start()
-            assert not ok and message == "refused: " + ex.recovering, message
+            why = "refused: not ready: recovering what a previous instance left: found the base"
+            assert not ok and message == "refused: not ready: " + ex.recovering, message
+            assert message.startswith(why), message
             ok, message = ex.submit(ex.reset).result(5)
-            assert not ok and message == "refused: " + ex.recovering, message
+            assert not ok and message == "refused: not ready: " + ex.recovering, message
             time.sleep(0.3)  # ticks go on: nothing needing the alone answer goes out
             assert sim.state("amr_state")["work_mode"] == REMOTE
             assert previous.outcome == "looking" and previous.sent == []
