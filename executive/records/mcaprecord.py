@@ -40,6 +40,7 @@ from mcap.writer import CompressionType, Writer
 
 from executive import __version__
 from executive.core.tree import Executive
+from executive.records import heap
 from executive.records.batches import Batches
 from executive.records.runchannels import (
     Channel,
@@ -81,6 +82,8 @@ class McapRecorder:
         self.preroll_ns = int(preroll_s * 1e9)
         self.tail_ns = int(tail_s * 1e9)
         self.failed = 0  # writes that failed (a file that could not be opened counts once)
+        self.trims = 0  # heap trims after a finished file (executive.records.heap)
+        self.trim_s = 0.0  # the longest of them, s
         self.dropped = 0  # items dropped: the queue was full
         self.last_error = ""
         self._logged_at = -LOG_INTERVAL
@@ -218,6 +221,9 @@ class McapRecorder:
                     file.close()
                 except OSError as e:
                     self._failed(e)
+        if writer is not None:  # a run is done: what it freed goes back to the system
+            self.trim_s = max(self.trim_s, heap.trim())
+            self.trims += 1
 
     def _abandon(self) -> None:
         """Drop a file that failed: the rest of its run is not written."""
