@@ -111,3 +111,5 @@ def test_docs_library_quotes_the_shipped_library(i: int) -> None:
     field = "joints" if section == "poses" else "fingers"
     for name, entry in doc[section].items():
         assert entry[field] == shipped[name][field], name
+        if "intent" in entry:
+            assert entry["intent"] == shipped[name]["intent"], name
