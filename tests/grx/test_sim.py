@@ -277,7 +277,7 @@ def test_sigint_ends_the_sim_started_in_the_background(port: int) -> None:
         assert proc.stdout is not None
         assert json.loads(proc.stdout.readline())["ready"] is True
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(10) == 0
+        assert proc.wait(30) == 0  # closing the session takes seconds on a loaded machine
     finally:
         if proc.poll() is None:
             proc.kill()
