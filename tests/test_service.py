@@ -7,7 +7,6 @@ import os
 import socket
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,6 @@ import pytest
 from executive.service.auth import write_key_file
 from executive.service.client import ExecutiveClient
 from executive.wire import dds
-from tests.sim.conftest import Sim, start_sim  # noqa: F401 - the fixture
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.dds
@@ -94,12 +92,25 @@ def test_bad_start_up_input_stops_it_naming_the_key(
     assert words.replace("{fifo}", str(fifo)) in out and "Traceback" not in out
 
 
-def test_killed_mid_mission_and_restarted_it_comes_up_idle(
-    tmp_path: Path,
-    dds_domain: int,
-    start_sim: Callable[..., Sim],  # noqa: F811 - the fixture
-) -> None:
-    start_sim()  # without a robot's state a mission is refused (its safety sources are silent)
+def test_killed_mid_mission_and_restarted_it_comes_up_idle(tmp_path: Path, dds_domain: int) -> None:
+    # without a robot's state a mission is refused (its safety sources are silent). The sim
+    # alone, not the start_sim fixture: its controller's command writers are another
+    # controller of the robot to the service's peer watch, and no mission starts beside one
+    # (a start used to slip in before the watch had judged them; recovery now waits for it)
+    sim = subprocess.Popen(
+        [sys.executable, "-m", "executive.robots.atom.sim", "--seed", "3"],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        _killed_and_restarted(tmp_path, dds_domain)
+    finally:
+        sim.terminate()
+        sim.wait(30)
+
+
+def _killed_and_restarted(tmp_path: Path, dds_domain: int) -> None:
     key = os.urandom(32)
     write_key_file(tmp_path / "keys.yaml", {"operator": key})
     config = tmp_path / "config.yaml"

@@ -269,20 +269,20 @@ class Executive:
             return "refused: SAFE_STOP is latched; reset first"
         if self.run is not None:
             return f"refused: mission {self.run.name!r} is running"
-        blockers = self.blockers()
-        if self.recovering:  # first among them: "not ready: recovering what ..."
-            return "refused: not ready: " + "; ".join(blockers)
+        blockers = [  # recovery's says why: "not ready: recovering what ..."
+            "not ready: " + b if b == self.recovering else b for b in self.blockers()
+        ]
         return "refused: " + "; ".join(blockers) if blockers else ""
 
     def blockers(self) -> list[str]:
         """What keeps any mission from starting now, whatever the executive is doing."""
         out = []
-        if self.recovering:
-            out.append(self.recovering)
         if self.interface_mismatches:
             out.append("interface mismatch: " + "; ".join(self.interface_mismatches))
         if self.conflicts:
             out.append("another controller: " + "; ".join(self.conflicts))
+        if self.recovering:  # after those: a robot we cannot hear or share is no look's fault
+            out.append(self.recovering)
         if not_ready := self.not_ready():
             out.append("the robot's safety state is not known: " + "; ".join(not_ready))
         return out
