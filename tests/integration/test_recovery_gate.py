@@ -112,8 +112,12 @@ def test_start_and_reset_wait_for_recovery_and_a_base_left_remote_driven_is_stop
             runtime.ticker.stop()
             runtime.streamer.stop()
 
-    rec = sim.recording()
-    amr = [(e.t, e.fields.get("command_type")) for e in rec.event_commands("amr_cmd")]
+    def kinds() -> list[tuple[float, str]]:
+        rec = sim.recording()  # flushed every 100 ms: later on a loaded machine
+        return [(e.t, e.fields.get("command_type", "")) for e in rec.event_commands("amr_cmd")]
+
+    assert wait_until(lambda: any(kind == "STOP_REMOTE" for _, kind in kinds())), kinds()
+    amr = kinds()
     stops = [t for t, kind in amr if kind == "STOP_REMOTE"]
     assert len(stops) == 1, amr
     # the base was being driven before; after the stop, nothing that drives it
