@@ -126,6 +126,8 @@ class PreviousInstance:
             self.error = f"stopping the robot at once: {type(e).__name__}: {e}"
             log.error("previous instance: could not send what stops the robot", error=self.error)
             return
+        if self.error.startswith("stopping the robot at once"):
+            self.error = ""  # the second try (the robot heard) went out
         if sent and self.first_sent_s is None:
             self.first_sent_s = round(self.clock() - self.started, 3)
             log.warning("start: sent at once, before the peer watch has looked", sent=list(sent))
