@@ -5,23 +5,63 @@ from __future__ import annotations
 
 import pytest
 
+from behaviours.context import RobotContext
+from executive.core.safety import SafetyMonitor
+from executive.core.tree import Executive
+from executive.motion.streamer import MotionStreamer
+from executive.robots import open_adapter
+from executive.robots.atom.topics import AtomIO
 from executive.service.recovery import LOOK_FOR_S, WHY, PreviousInstance
-from tests.rigs import Rig, rig  # noqa: F401 - the fixture
+from executive.wire import dds
+from executive.wire.robot_io import Side
+from tests.rigs import PROFILE, STATE_TOPICS, Rig, rig  # noqa: F401 - the fixture
+from tests.sim.conftest import wait_until
 
 pytestmark = pytest.mark.dds
 
 
-def test_the_gate_holds_until_the_look_and_a_robot_never_heard_lifts_it(rig: Rig) -> None:  # noqa: F811
-    now = [100.0]
-    previous = PreviousInstance(rig.ex, "release", clock=lambda: now[0], alone=lambda: None)
-    assert rig.ex.recovering == WHY + "the robot not heard yet"
-    previous.on_tick()  # heard (the rig has published state), the peer watch not decided
-    assert rig.ex.recovering.startswith(WHY + "found nothing left commanding it; waiting")
-    assert rig.ex.reset() == (False, "refused: not ready: " + rig.ex.recovering)
-    now[0] += LOOK_FOR_S + 0.1
-    previous.on_tick()
-    assert previous.outcome == "not_heard" and rig.ex.recovering == ""
-    assert rig.ex.blockers() == []
+def test_the_gate_holds_until_the_look_and_a_robot_heard_late_is_still_made_safe(
+    dds_domain: int,
+) -> None:
+    """Not heard within LOOK_FOR_S: the gate lifts (the silent sources refuse starts anyway),
+    the look goes on, and when the robot is heard, with control a dead instance left on, the
+    gate is back until control is released."""
+    with dds.open_participant(dds_domain) as p1, dds.open_participant(dds_domain) as p2:
+        adapter = open_adapter(PROFILE, participant=p2)  # the robot not heard yet
+        streamer = MotionStreamer(adapter.streams, PROFILE)
+        context = RobotContext(PROFILE, adapter.commands, streamer)
+        ex = Executive(adapter, context, streamer, SafetyMonitor(max_age=PROFILE.safety_sources))
+        now = [100.0]
+        alone: list[bool | None] = [None]
+        previous = PreviousInstance(
+            ex, "release", clock=lambda: now[0], alone=lambda: alone[0], started=now[0]
+        )
+        assert ex.recovering == WHY + "the robot not heard yet"
+        previous.on_tick()
+        assert ex.reset() == (False, "refused: not ready: " + ex.recovering)
+        now[0] += LOOK_FOR_S + 0.1
+        previous.on_tick()
+        assert previous.outcome == "not_heard" and ex.recovering == ""
+        assert not previous.done and previous.sent == []
+
+        robot = AtomIO(p1, side=Side.ROBOT)  # the robot comes up, control left on
+        for key in STATE_TOPICS:
+            rec = robot.codec(key).zeros()
+            if key == "upper_state":
+                rec["is_upper_control"] = True
+            robot.write_record(key, rec)
+        assert wait_until(lambda: adapter.leftovers() is not None)
+        previous.on_tick()
+        assert ex.recovering.startswith(WHY + "found upper-body control is on"), ex.recovering
+        assert ex.blockers()[0] == ex.recovering
+        alone[0] = True
+        previous.on_tick()
+        assert previous.outcome == "made_safe" and ex.recovering == ""
+        assert previous.sent == ["upper-body control released"]
+        assert previous.after_s is not None and previous.after_s > LOOK_FOR_S
+        robot_sees = robot.readers["switch_upper_control"]
+        assert robot_sees.wait_for(lambda s: not s.flag, 5) is not None
+        adapter.close()
 
 
 def test_what_is_sent_at_once_is_tried_again_once_the_robot_is_heard(rig: Rig) -> None:  # noqa: F811

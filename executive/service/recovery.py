@@ -50,7 +50,10 @@ Until the look has been made and acted on, ``Executive.recovering`` says what it
 ``start`` and ``reset`` are refused with it ("not ready: recovering what a previous instance
 left: ..."), and the status' ``not_ready`` carries it. A mission started in that window used
 to make recovery stand aside (``preempted``), the robot left as the dead instance left it.
-A robot not heard within ``LOOK_FOR_S`` ends the look (``not_heard``) and lifts the gate.
+A robot not heard within ``LOOK_FOR_S`` lifts the gate (``not_heard``: its silent safety
+sources refuse missions anyway, and a robot with one source that never speaks would be held
+for good), but the look goes on: a robot heard later (its network came up after this service)
+is gated again, looked at and made safe as at start, unless a mission of ours has started.
 
 Either way what was found and what was sent are in the log and in the status document's
 ``recovery``, with the times from this process's first line of our code
@@ -71,7 +74,7 @@ from executive.core.tree import Executive
 
 log = structlog.get_logger(__name__)
 
-LOOK_FOR_S = 10.0  # after start-up; a robot not heard by then has nothing to recover
+LOOK_FOR_S = 10.0  # after start-up: missions are held for the look no longer than this
 # Executive.recovering's start: a refusal says "refused: not ready: " and it, the status'
 # not_ready lists it (``status`` prints it after "not ready: ")
 WHY = "recovering what a previous instance left: "
@@ -142,9 +145,12 @@ class PreviousInstance:
         if ex.run is not None:
             self._finish("preempted")  # cannot happen through requests: the gate refuses them
             return
-        if self.clock() > self.until:
-            self._finish("not_heard")  # no robot to recover
-            return
+        if not self._heard and self.outcome == "looking" and self.clock() > self.until:
+            # not heard in time: starts are not held for it any longer (a robot not heard is
+            # refused by its silent safety sources anyway), but the look goes on
+            self.outcome = "not_heard"
+            ex.recovering = ""
+            log.warning("start: the robot not heard yet; made safe when it is", after_s=LOOK_FOR_S)
         try:
             found = ex.adapter.leftovers()
         except Exception as e:  # noqa: BLE001 - the adapter's bug must not stop the tick loop
