@@ -322,6 +322,43 @@ def test_motion_is_anything_but_a_final_hold(tmp_path: Path) -> None:
     assert math.isnan(recording.commands()[-1].dev)
 
 
+def test_a_body_sagging_from_a_hold_is_not_motion_but_a_far_target_repeated_is(
+    tmp_path: Path,
+) -> None:
+    """Under gravity a hold at the measured position is followed by the arm sagging away
+    from it (simkit.physics): its repeats do not pull, whether the hold was sent in the
+    window or just before it; repeats of a target that was far from the arm do."""
+    path = tmp_path / "rec.jsonl"
+    rec = Recorder(path, {}, now=0.0)
+    measured = np.zeros(17)
+
+    def send(t: float, q: float) -> None:
+        cmd = np.zeros((17, 5), dtype=np.float32)
+        cmd[:, 0] = q
+        cmd[:, 3] = 200.0
+        rec.stream(t, t, "upper_cmd", cmd, measured, "applied")
+
+    send(1.0, 0.5)  # a move's last target, far ahead of the arm
+    send(2.0, 0.0)  # the hold onto the measured position
+    for i in range(1, 20):  # the arm sags 3 mm per period away from it
+        measured[:] = -0.003 * i
+        send(2.0 + 0.01 * i, 0.0)
+    rec.close()
+    recording = Recording.load(path)
+    recording.assert_no_motion_after(1.5)  # the hold in the window
+    recording.assert_no_motion_after(2.005)  # the hold just before it
+    assert len(recording.motion_commands(0.5, before=1.5)) == 1  # the far target
+
+    rec = Recorder(path, {}, now=0.0)
+    measured[:] = 0.0
+    send(1.0, 0.5)  # far, and only repeated: pulls every time
+    send(1.01, 0.5)
+    send(1.02, 0.5)
+    rec.close()
+    with pytest.raises(AssertionError, match="2 motion command"):
+        Recording.load(path).assert_no_motion_after(1.005)
+
+
 def test_recording_skips_an_unfinished_last_line(tmp_path: Path) -> None:
     path = tmp_path / "rec.jsonl"
     path.write_text('{"t":1.0,"sim":{}}\n{"t":2.0,"topic":"upper_c')

@@ -251,7 +251,9 @@ class Recording:
         measured position), so "no motion after the e-stop was seen" passes with one hold
         and fails on a trajectory that keeps streaming, however slowly.
 
-        The repeats of a hold do not pull, however far the joints then are from it: a body
+        The repeats of a hold (in the window, or sent just before it: a controller's fast
+        path may hold before its latch is stamped) do not pull, however far the joints then
+        are from it: a body
         under gravity sags away from a hold at its measured position until its loop's error
         carries the load (``simkit.physics``: 0.02-0.08 rad at the Atom's gains), and that is
         the body settling, not the controller asking for motion. A controller that never
@@ -261,12 +263,15 @@ class Recording:
         topics = [topic] if topic is not None else list(self.stream_topics)
         out: list[StreamCommand] = []
         for name in topics:
-            window = [
-                c for c in self.streams if c.topic == name and after < getattr(c, clock) <= before
-            ]
+            stream = [c for c in self.streams if c.topic == name and getattr(c, clock) <= before]
+            window = [c for c in stream if after < getattr(c, clock)]
             changes = [i for i, c in enumerate(window) if not c.repeat]
             last_change = changes[-1] if changes else -1
-            hold = last_change >= 0 and window[last_change].dev <= tol
+            if last_change >= 0:
+                hold = window[last_change].dev <= tol
+            else:  # the window only repeats a target set before it: was that a hold?
+                earlier = [c for c in stream[: len(stream) - len(window)] if not c.repeat]
+                hold = bool(earlier) and earlier[-1].dev <= tol
             for i, c in enumerate(window):
                 settling = hold and i > last_change  # a repeat of the hold
                 pulls = not (c.dev <= tol) and not settling  # NaN counts as pulling
