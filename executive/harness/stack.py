@@ -279,6 +279,9 @@ class Stack:
     ) -> subprocess.Popen[bytes]:
         """Start the sim (with ``record``: recording to ``record_path``); wait for its
         status from this process (a status left over from a previous sim does not count).
+        The simulated Atom runs its default physics, its body in MuJoCo (PD at the
+        commanded gains under gravity, contacts as sim events); ``"--physics",
+        "kinematic"`` in ``args`` gives the first-order lag.
 
         ``sim_ready(stack, pid)``: how to see that status when the sim is another robot's
         (``sim --profile adam-pro``: the simulated Adam's own status topic); it returns
