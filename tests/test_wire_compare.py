@@ -13,6 +13,7 @@ compares whole missions run before and after against the simulated Atom
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import time
@@ -27,7 +28,8 @@ from executive.robots.atom.commands import AtomCommands
 from executive.robots.atom.interface import Interface, Variant
 from executive.robots.atom.streams import AtomStream
 from executive.robots.atom.topics import TOPICS, AtomIO
-from executive.robots.profile import load_profile
+from executive.robots.body import BodySpec, Gravity
+from executive.robots.profile import RobotProfile, load_profile
 from executive.wire import dds
 from executive.wire.codec import raw_take, raw_write
 from executive.wire.robot_io import Side
@@ -98,6 +100,43 @@ class Wire:
         raise AssertionError(f"nothing arrived on {TOPICS[key].name}")
 
 
+def without_feedforward(name: str) -> RobotProfile:
+    """The profile as it was when the golden bytes were recorded: its commands carried no
+    gravity feed-forward (``tau`` 0). HEAD's upper stream adds the body model's gravity
+    torque there (``body.gravity_feedforward``), a deliberate change that
+    ``test_the_upper_stream_differs_only_by_its_gravity_feedforward`` pins down."""
+    profile = load_profile(name)
+    body = profile.body
+    assert isinstance(body, BodySpec)
+    return dataclasses.replace(profile, body=dataclasses.replace(body, feedforward=frozenset()))
+
+
+def test_the_upper_stream_differs_only_by_its_gravity_feedforward(participant: Any) -> None:
+    """Every byte of a command is the golden's but each motor's ``tau``, which is the
+    model's gravity torque at the commanded q (clipped), and only on the streams the
+    profile names."""
+    rows = [r for r in GOLDEN["streams"] if r["profile"] == "atom-sdk"]
+    assert {r["stream"] for r in rows} >= {"upper", "lower", "hands"}
+    profile = load_profile("atom-sdk")
+    wire = Wire(participant, rows[0]["interface"])
+    for row in rows:
+        stream = AtomStream(wire.io, profile, row["stream"])
+        q = np.asarray(row["q"], dtype=np.float64)
+        data = stream.encode(q)
+        golden = stream.codec.decode(bytes.fromhex(row["hex"]))[stream.cmd_field]
+        ours = stream.codec.decode(data)[stream.cmd_field]
+        for field in golden.dtype.names:
+            if field != "tau":
+                assert np.array_equal(ours[field], golden[field]), (row["stream"], field)
+        assert not np.any(golden["tau"])
+        if row["stream"] == "upper":
+            expected = Gravity(profile, profile.topics["upper"])(q).astype(np.float32)
+            assert np.array_equal(ours["tau"], expected)
+            assert np.any(ours["tau"]) and np.all(np.abs(ours["tau"]) <= 20.0)
+        else:
+            assert not np.any(ours["tau"]), row["stream"]
+
+
 def test_joint_streams_byte_for_byte(participant: Any) -> None:
     rows = GOLDEN["streams"]
     assert rows, "the golden file holds no stream samples"
@@ -109,7 +148,7 @@ def test_joint_streams_byte_for_byte(participant: Any) -> None:
         )
         key = (row["profile"], row["stream"])
         if key not in streams:  # one record per stream, reused as the streamer does
-            streams[key] = AtomStream(wire.io, load_profile(row["profile"]), row["stream"])
+            streams[key] = AtomStream(wire.io, without_feedforward(row["profile"]), row["stream"])
         stream = streams[key]
         data = stream.encode(np.asarray(row["q"], dtype=np.float64))
         got = wire.sent(stream.command_key, lambda d=data, s=stream: raw_write(s._writer, d))

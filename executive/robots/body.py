@@ -120,6 +120,10 @@ class BodySpec:
     rest: Mapping[str, float] = field(default_factory=dict)
     scene: Scene = EMPTY_SCENE
     license: str = ""
+    # joint streams whose commands carry the model's gravity torque as feed-forward
+    # (``Gravity``), and the most any one joint is given (N m)
+    feedforward: frozenset[str] = frozenset()
+    feedforward_max: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -434,6 +438,7 @@ _BODY_KEYS = {
     "rest",
     "scene",
     "none",
+    "gravity_feedforward",
 }
 
 
@@ -529,6 +534,7 @@ def parse_spec(raw: object, joints: Mapping[str, Any], bad: Any) -> BodySpec | N
         bad("body.margin", f"must be a distance in m, 0..0.2, got {margin!r}")
         margin = 0.02
     scene = parse_scene(raw.get("scene"), "body.scene", bad)
+    feedforward, feedforward_max = _feedforward(raw.get("gravity_feedforward"), joints, bad)
     return BodySpec(
         model=model,
         joints=mapped,
@@ -540,7 +546,29 @@ def parse_spec(raw: object, joints: Mapping[str, Any], bad: Any) -> BodySpec | N
         rest=_rest(raw.get("rest"), joints, bad),
         scene=scene,
         license=str(raw.get("license", "")),
+        feedforward=feedforward,
+        feedforward_max=feedforward_max,
     )
+
+
+def _feedforward(raw: object, joints: Mapping[str, Any], bad: Any) -> tuple[frozenset[str], float]:
+    """``gravity_feedforward: {streams: [upper], max_nm: 30}``."""
+    if raw is None:
+        return frozenset(), 0.0
+    streams = raw.get("streams") if isinstance(raw, dict) else None
+    limit = raw.get("max_nm") if isinstance(raw, dict) else None
+    if (
+        not isinstance(raw, dict)
+        or set(raw) != {"streams", "max_nm"}
+        or not isinstance(streams, list)
+        or not all(isinstance(x, str) for x in streams)
+    ):
+        bad("body.gravity_feedforward", "must be {streams: [stream, ...], max_nm: N m}")
+        return frozenset(), 0.0
+    if not _number(limit) or not 0 < limit <= 500:  # type: ignore[operator]
+        bad("body.gravity_feedforward.max_nm", f"must be a torque in N m, 0..500, got {limit!r}")
+        return frozenset(), 0.0
+    return frozenset(streams), float(limit)  # type: ignore[arg-type]
 
 
 def _mapped_joints(raw: object, joints: Mapping[str, Any], bad: Any) -> dict[str, str]:
@@ -683,3 +711,54 @@ def physics_model(body: Body, *, timestep: float = 0.002, armature: float = 0.01
     if not np.array_equal(model.geom_bodyid, m.geom_bodyid):
         raise BodyError(f"model {body.spec.model!r}: geoms compiled in another order")
     return model
+
+
+class Gravity:
+    """The torque gravity puts on a joint stream's joints at a commanded ``q``: what the
+    stream's MIT-mode command carries as feed-forward (``tau_ff``), so the joints arrive
+    where they are sent instead of sagging ``tau_gravity / kp`` below it (an Atom arm
+    held out sideways at the vendor's kp 200: 0.05-0.07 rad, more than a move's
+    tolerance).
+
+    The torque is the vendor model's (its links' masses and centres of mass) with the
+    other streams' joints at the body's rest pose (the legs standing), each joint's
+    value clipped to ``feedforward_max``: a wrong model can lean on a joint by no more
+    than that. Joints the model lacks (fingers) get none. One per stream, called on the
+    streamer's thread only (a MuJoCo data record is not shared).
+    """
+
+    def __init__(self, profile: Any, joints: Iterable[str]) -> None:
+        spec = profile.body
+        if not isinstance(spec, BodySpec):
+            raise BodyError(f"profile {profile.name!r} has no body model")
+        self.body = load(profile)
+        self.limit = spec.feedforward_max
+        names = list(joints)
+        m = self.body.model
+        self.adr = np.array([self.body.qpos_of.get(n, -1) for n in names], dtype=np.intp)
+        self.modelled = self.adr >= 0
+        # the dof of a hinge joint is its qpos address on a fixed-base model; hold to it
+        self.dof = np.array(
+            [int(m.jnt_dofadr[self._joint_of(a)]) if a >= 0 else -1 for a in self.adr],
+            dtype=np.intp,
+        )
+        self._bias = np.zeros(m.nv)
+        self._q = np.array(self.body.rest)
+
+    def _joint_of(self, qpos_adr: int) -> int:
+        m = self.body.model
+        return int(np.flatnonzero(m.jnt_qposadr == qpos_adr)[0])
+
+    def __call__(self, q: FloatArray) -> FloatArray:
+        body, mujoco = self.body, self.body.mujoco
+        m, d = body.model, body.data
+        qpos = self._q
+        qpos[self.adr[self.modelled]] = np.asarray(q, dtype=np.float64)[self.modelled]
+        d.qpos[:] = qpos
+        d.qvel[:] = 0.0
+        mujoco.mj_kinematics(m, d)
+        mujoco.mj_comPos(m, d)
+        mujoco.mj_rne(m, d, 0, self._bias)  # at rest: gravity alone
+        tau = np.zeros(len(self.adr))
+        tau[self.modelled] = self._bias[self.dof[self.modelled]]
+        return np.clip(tau, -self.limit, self.limit)

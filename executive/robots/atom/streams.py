@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from executive.reflex import Measured
+from executive.robots.body import BodySpec, Gravity
 from executive.robots.ports import FloatArray, Stamped
 from executive.robots.profile import RobotProfile
 from executive.wire.codec import raw_write
@@ -46,6 +47,13 @@ class AtomStream:
         motors["kp"] = kp
         motors["kd"] = kd
         self._writer = io.writers.get(self.command_key)
+        # the model's gravity torque as feed-forward, where the profile's body asks for it
+        body = profile.body
+        self.gravity = (
+            Gravity(profile, self.joints)
+            if isinstance(body, BodySpec) and name in body.feedforward
+            else None
+        )
 
     def measured(self) -> Stamped[FloatArray] | None:
         stamped = self.io.readers[self.state_key].latest
@@ -55,7 +63,10 @@ class AtomStream:
         return Stamped(q, stamped.received)
 
     def encode(self, q: FloatArray) -> bytes:
-        self.record[self.cmd_field]["q"] = q
+        motors = self.record[self.cmd_field]
+        motors["q"] = q
+        if self.gravity is not None:
+            motors["tau"] = self.gravity(q)
         return self.codec.encode(self.record)
 
     def decode_q(self, data: bytes) -> FloatArray:
