@@ -50,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(handler=_variants_cmd)
 
     from executive.mission import cli as mission_cli
+    from executive.mission import diff as mission_diff
     from executive.operator import authoring, posepreview, timeline
     from executive.operator import commands as operator
     from executive.robots.atom.sim import cli as sim_cli
@@ -59,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     operator.add_parsers(sub)
     sim_cli.add_parser(sub)
     mission_cli.add_parsers(sub)
+    mission_diff.add_parser(sub)
     timeline.add_parser(sub)
     posepreview.add_parser(sub)
     authoring.add_parsers(sub)  # poses, gestures, keygen
