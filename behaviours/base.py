@@ -86,7 +86,10 @@ class RobotLeaf(py_trees.behaviour.Behaviour):
         return self.context
 
     def elapsed(self) -> float:
-        return self.ctx.clock() - self.started_at
+        """Seconds since this run of the leaf started, less the mission's pauses (the one
+        place timeouts and waits are measured: a pause freezes every leaf's)."""
+        now = self.ctx.clock()
+        return now - self.started_at - self.ctx.pauses.lost(self.started_at, now)
 
     def progress(self) -> tuple[float | None, float | None]:
         """(fraction done 0..1, seconds left) while RUNNING; None where the leaf cannot

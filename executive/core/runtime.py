@@ -88,6 +88,7 @@ class Runtime:
             streamer,
             monitor,
             safe_stop=commands.tapped_safe_stop(adapter.safe_stop),
+            max_pause_s=profile.max_pause_s,
         )
         runtime = cls(
             participant,

@@ -46,8 +46,8 @@ from executive.core.safety import (
     SafetyWatchdog,
 )
 from executive.core.ticker import our_line
-from executive.motion.streamer import MotionStreamer
-from executive.robots.ports import Reflex, RobotAdapter, RobotSnapshot, Trip
+from executive.motion.streamer import HeldError, MotionStreamer
+from executive.robots.ports import NavStatus, Reflex, RobotAdapter, RobotSnapshot, Trip
 
 log = structlog.get_logger(__name__)
 
@@ -62,14 +62,23 @@ class ExecState(enum.Enum):
 
 
 class MissionSlot(py_trees.composites.Sequence):
-    """Where the running mission's subtree sits; FAILURE when empty, so Idle runs."""
+    """Where the running mission's subtree sits; FAILURE when empty, so Idle runs.
+
+    While ``paused`` the slot is RUNNING without ticking the mission: no leaf polls, sends
+    or times out, and the watchdog above it still ticks first (a trip preempts a paused
+    mission as any other)."""
 
     def __init__(self) -> None:
         super().__init__("Mission Slot", memory=True)
+        self.paused = False
 
     def tick(self) -> Iterator[py_trees.behaviour.Behaviour]:
         if not self.children:
             self.status = Status.FAILURE
+            yield self
+            return
+        if self.paused:
+            self.status = Status.RUNNING
             yield self
             return
         yield from super().tick()
@@ -90,6 +99,21 @@ class MissionRun:
     started_at: float
     result: ExecState | None = None
     reason: str = ""
+
+
+@dataclass
+class Paused:
+    """What a pause holds (``Executive.pause``): since when, who asked, and what is held."""
+
+    since: float  # the executive's clock (monotonic)
+    since_unix: float
+    by: str
+    what: list[str]
+    base_paused: bool = False  # a PAUSE_TASK went out: RESUME_TASK on resume
+    base_sent_at: float = -1.0
+
+
+BASE_PAUSE_RESEND_S = 0.5  # a base still running while paused is asked again this often
 
 
 @dataclass
@@ -183,6 +207,10 @@ class Executive:
     _requests: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] = field(
         default_factory=queue.SimpleQueue
     )
+    # set while the running mission is paused (``pause``/``resume``)
+    paused: Paused | None = None
+    # the longest a pause may last before the run ends (the profile's max_pause_s)
+    max_pause_s: float = 300.0
     # what a trip sends after the hold (the adapter's safe_stop, through the command tap)
     safe_stop: Callable[[], object] | None = None
     # the e-stop reflex (hold and cancel in C, no GIL); None: the Python fast path holds
@@ -257,6 +285,8 @@ class Executive:
         self.run = run
         self.context.control_acquired = False
         self.context.feed.clear()  # the feed is this run's; kept, it grew for good (bench/memory.py)
+        self.context.pauses.clear()
+        self.slot.paused, self.paused = False, None
         self._control_seen = False
         self.counters.runs += 1
         self._set_state(ExecState.RUNNING)
@@ -296,6 +326,97 @@ class Executive:
             return False, "no mission is running"
         self._end(ExecState.ABORTED, reason)
         return True, reason
+
+    # -- pause and resume (on the tick thread) ----------------------------------------------
+
+    def pause(self, by: str = "request") -> tuple[bool, str]:
+        """Hold the running mission where it is: the trajectories' clock stops (each joint
+        stream goes on sending the sample it had reached), the base's task is paused (the
+        Atom: PAUSE_TASK) or sent zero velocity (the GRX), and no leaf is ticked, so every
+        timeout and wait stands still (``RobotContext.pauses``). The watchdog keeps ticking.
+        """
+        if self.run is None:
+            return False, "refused: no mission is running"
+        if self.monitor.latched:
+            return False, "refused: SAFE_STOP is latched"
+        if self.paused is not None:
+            return True, f"already paused ({', '.join(self.paused.what)})"
+        if not self.streamer.pause():
+            return False, "refused: motion is held"
+        now = self.clock()
+        self.slot.paused = True
+        self.context.pauses.pause(now)
+        what = [f"joint stream {t}" for t in self.streamer.engaged()]
+        self.paused = Paused(now, time.time(), by, what)
+        if getattr(self.context.commands, "pause_base", None) is not None:
+            what.append("base task (PAUSE_TASK)")
+        elif "base_velocity" in self.adapter.capabilities:
+            self.context.commands.set_velocity(0.0, 0.0, 0.0)
+            what.append("base (zero velocity)")
+        what.append("timeouts and waits")
+        self._keep_base_paused(now)
+        log.info("mission paused", run_id=self.run.run_id, by=by, what=what)
+        self._set_state(self.state)
+        return True, "paused: " + ", ".join(what)
+
+    def _keep_base_paused(self, now: float) -> None:
+        """Ask a base that is (still, or newly: a goal accepted after the pause) running its
+        task to pause it, again every ``BASE_PAUSE_RESEND_S`` until it reports PAUSED."""
+        paused = self.paused
+        pause_base = getattr(self.context.commands, "pause_base", None)
+        if paused is None or pause_base is None:
+            return
+        base = self.adapter.snapshot().base
+        if base is None or base.sample.status not in (NavStatus.RUNNING, NavStatus.QUEUING):
+            return
+        if now - paused.base_sent_at >= BASE_PAUSE_RESEND_S:
+            pause_base()
+            paused.base_paused, paused.base_sent_at = True, now
+
+    def resume(self) -> tuple[bool, str]:
+        """Go on after a pause: each interrupted move re-planned from the measured pose at
+        the same speed caps (``MotionStreamer.resume``), the base's task continued
+        (RESUME_TASK), then the mission is ticked again where it was. Refused once the run
+        is over (a SAFE_STOP while paused ends it; a reset does not bring it back)."""
+        if self.monitor.latched:
+            return False, "refused: SAFE_STOP is latched; the paused run is over"
+        if self.run is None:
+            last = self.last_run
+            over = f" (run {last.run_id} ended {last.result.value})" if last and last.result else ""
+            return False, f"refused: no mission is paused{over}"
+        paused = self.paused
+        if paused is None:
+            return False, "refused: the mission is not paused"
+        try:
+            replanned = self.streamer.resume()
+        except HeldError as e:
+            return False, f"refused: {e}"
+        now = self.clock()
+        if paused.base_paused:
+            resume_base = getattr(self.context.commands, "resume_base", None)
+            if resume_base is not None:
+                resume_base()
+        length = self.context.pauses.resume(now)
+        self.slot.paused, self.paused = False, None
+        log.info("mission resumed", run_id=self.run.run_id, paused_s=round(length, 3))
+        self._set_state(self.state)
+        said = f"resumed after {length:.1f} s"
+        return True, said + (f"; {'; '.join(replanned)}" if replanned else "")
+
+    def _check_pause(self) -> None:
+        """While paused: keep the base paused; past the profile's ``max_pause_s`` end the
+        run (ABORTED, saying why: the robot is not left holding for hours)."""
+        paused = self.paused
+        if paused is None or self.run is None:
+            return
+        now = self.clock()
+        self._keep_base_paused(now)
+        if now - paused.since > self.max_pause_s:
+            self._end(
+                ExecState.ABORTED,
+                f"paused for {now - paused.since:.1f} s, longer than the profile's "
+                f"max_pause_s ({self.max_pause_s:g} s): the run ends",
+            )
 
     def reset(self) -> tuple[bool, str]:
         """Clear a latched SAFE-STOP if no cause is present *now*, and go idle.
@@ -367,6 +488,9 @@ class Executive:
             return
         if self.run is None:
             return
+        if self.paused is not None:
+            self._check_pause()
+            return
         status = self.run.root.status
         if status is Status.SUCCESS:
             self._end(ExecState.SUCCEEDED, "")
@@ -403,6 +527,10 @@ class Executive:
             run.root.stop(Status.INVALID)  # every running leaf's terminate() runs once
         self.tree.prune_subtree(run.root.id)
         forget_blackboards(run.root)
+        if self.paused is not None:  # a run that ends paused: nothing of the pause is left
+            self.slot.paused, self.paused = False, None
+            self.context.pauses.resume()
+            self.streamer.unpause()
         run.result, run.reason = result, reason
         self.last_run, self.run = run, None
         if release:

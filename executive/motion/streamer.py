@@ -47,7 +47,14 @@ import structlog
 from executive.logs import RateLimitedLog
 from executive.motion import realtime
 from executive.motion.gate import Gate, PythonGate
-from executive.motion.trajectory import FloatArray, Trajectory
+from executive.motion.trajectory import (
+    MIN_JERK_PEAK,
+    FloatArray,
+    PlanError,
+    Trajectory,
+    plan,
+    required_duration,
+)
 from executive.robots.ports import JointStream
 from executive.robots.profile import RobotProfile
 
@@ -55,8 +62,15 @@ log = structlog.get_logger(__name__)
 
 PublishHook = Callable[[str, FloatArray, bool], None]
 
+PAUSE_RAMP_S = 0.25  # a pause slows the trajectories' clock to a stop over this long
 SHIFT_AFTER_S = 0.1  # a gap between periods this long: trajectories resume where they were
 STALL_S = 1.0  # and this long: hold (core.safety.STALL_S: the executive has stalled)
+
+
+def _ramp(dt: float) -> float:
+    """Trajectory time gone ``dt`` s into a pause: the clock's rate falls linearly to 0."""
+    dt = min(max(dt, 0.0), PAUSE_RAMP_S)
+    return dt - dt * dt / (2 * PAUSE_RAMP_S)
 
 
 class HeldError(RuntimeError):
@@ -127,6 +141,8 @@ class MotionStreamer:
         self._hold_called = False  # hold() was called since the last release()
         self._gate: Gate = PythonGate([s.port.write for s in self._streams.values()])
         self._seen_trips = 0  # the reflex's trips this streamer has adopted
+        # the trajectories' clock stands still here while paused (``pause``): None: it runs
+        self._paused_at: float | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -205,6 +221,101 @@ class MotionStreamer:
     def held(self) -> bool:
         return self._held or self._gate.tripped()
 
+    @property
+    def paused(self) -> bool:
+        return self._paused_at is not None
+
+    def _traj_time(self, now: float) -> float:
+        """Where the trajectories are sampled at ``now``: while paused, the clock's rate
+        falls from 1 to 0 over ``PAUSE_RAMP_S`` (the joints' speed too: an arm stopped dead
+        at its peak speed rang for a second under the simulated Atom's gains), then stands
+        still (``PAUSE_RAMP_S / 2`` past the pause)."""
+        if self._paused_at is None:
+            return now
+        return self._paused_at + _ramp(now - self._paused_at)
+
+    def pause(self) -> bool:
+        """Stop the trajectories' clock (slowed to a stop over ``PAUSE_RAMP_S``): every
+        engaged stream goes on publishing the sample it reached (not its target, not the
+        measured position), so the joints stay where they are. Refused (False) while held. Idempotent."""
+        with self._lock:
+            self._adopt()
+            if self._held:
+                return False
+            if self._paused_at is None:
+                self._paused_at = self.clock()
+            return True
+
+    def unpause(self) -> None:
+        """Let the clock run again without re-planning (the run ended while paused)."""
+        with self._lock:
+            if self._paused_at is not None:
+                now = self.clock()
+                lost = now - self._traj_time(now)
+                for stream in self._streams.values():
+                    stream.trajectories = [replace(t, t0=t.t0 + lost) for t in stream.trajectories]
+            self._paused_at = None
+
+    def resume(self) -> list[str]:
+        """Start the clock again, each interrupted move re-planned from the measured pose:
+        the same goal, at most the peak speed it was planned with (so within the same speed
+        caps), and no sooner than it would have ended. A move whose joints have no fresh
+        measured state continues from the frozen sample instead (shifted by the pause). What
+        was re-planned, one line a trajectory. Raises ``HeldError`` while held."""
+        with self._lock:
+            self._adopt()
+            if self._held:
+                raise HeldError(f"motion is held: {self._hold_reason}")
+            if self._paused_at is None:
+                return []
+            now = self.clock()
+            frozen = self._traj_time(now)
+            self._paused_at = None
+            said = []
+            for stream in self._streams.values():
+                kept = []
+                for traj in stream.trajectories:
+                    new = self._replan(traj, frozen, now)
+                    if new is None:
+                        new = replace(traj, t0=traj.t0 + (now - frozen))
+                        said.append(f"{traj.topic}: {len(traj.names)} joints continue")
+                    else:
+                        said.append(
+                            f"{traj.topic}: {len(traj.names)} joints re-planned "
+                            f"({new.duration:.2f} s)"
+                        )
+                    kept.append(new)
+                stream.trajectories = kept
+            return said
+
+    def _replan(self, traj: Trajectory, frozen: float, now: float) -> Trajectory | None:
+        """``traj`` from the measured pose at ``now`` (None where that is not known or the
+        plan is refused). Caller holds the lock."""
+        if traj.done(frozen):
+            return None
+        q = self.measured(traj.topic)
+        if q is None:
+            return None
+        measured = {n: float(q[i]) for n, i in zip(traj.names, traj.indices.tolist(), strict=True)}
+        goal = {n: float(g) for n, g in zip(traj.names, traj.goal.tolist(), strict=True)}
+        # the peak speed the move was planned with: none of its joints went faster
+        span = float(np.max(np.abs(traj.goal - traj.start))) if len(traj.goal) else 0.0
+        peak = span * MIN_JERK_PEAK / traj.duration if traj.duration > 0 and span > 0 else None
+        need, _ = required_duration(self.profile, goal, measured, speed=peak)
+        remaining = traj.t0 + traj.duration - frozen
+        try:
+            (new,) = plan(
+                self.profile,
+                goal,
+                measured,
+                now,
+                duration=max(need, remaining, self.period),
+                speed=peak,
+            )
+        except (PlanError, ValueError):
+            return None
+        return new
+
     def submit(self, trajectories: Sequence[Trajectory]) -> None:
         """Start trajectories; a new one supersedes older ones on the same joints.
 
@@ -228,8 +339,8 @@ class MotionStreamer:
     def active(self, names: Iterable[str]) -> bool:
         """Whether any trajectory still moves any of ``names``."""
         wanted = set(names)
-        now = self.clock()
         with self._lock:
+            now = self._traj_time(self.clock())
             return any(
                 not t.done(now) and wanted.intersection(t.names)
                 for s in self._streams.values()
@@ -255,8 +366,8 @@ class MotionStreamer:
     def cancel(self, names: Iterable[str]) -> None:
         """Stop moving ``names``: each stream keeps the position its trajectories had reached."""
         wanted = set(names)
-        now = self.clock()
         with self._lock:
+            now = self._traj_time(self.clock())
             self._adopt()  # (held: no trajectory is left to cancel)
             for stream in self._streams.values():
                 keep = []
@@ -317,6 +428,7 @@ class MotionStreamer:
             measure = not self._held  # not already frozen (by an earlier hold or the reflex)
             self._held = True
             self._hold_reason = self._hold_reason or reason
+            self._paused_at = None  # a hold supersedes a pause: no trajectory is left
             now = self.clock()
             for stream in self._streams.values():
                 stream.trajectories.clear()
@@ -344,6 +456,7 @@ class MotionStreamer:
             self._held = False
             self._hold_reason = ""
             self._hold_called = False
+            self._paused_at = None
 
     # -- the periodic thread -------------------------------------------------------------
 
@@ -352,6 +465,7 @@ class MotionStreamer:
         store the stream's hold for the reflex. Caller holds the lock."""
         if stream.trajectories:
             finished = []
+            now = self._traj_time(now)
             for traj in stream.trajectories:
                 stream.target[traj.indices] = traj.sample(now)
                 if traj.done(now):
@@ -412,6 +526,8 @@ class MotionStreamer:
             return
         lost = gap - self.period
         with self._lock:
+            if self._paused_at is not None:  # the clock stands still: nothing to catch up
+                return
             for stream in self._streams.values():
                 stream.trajectories = [replace(t, t0=t.t0 + lost) for t in stream.trajectories]
 

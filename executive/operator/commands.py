@@ -67,6 +67,15 @@ def summary(status: Status_) -> str:
     parts = [f"state: {p(status.state)}"]
     if status.mission:
         parts.append(f"mission: {p(status.mission)} ({p(status.run_id)})")
+    document = status_document(status)
+    paused = document.get("paused") if document is not None else None
+    if isinstance(paused, dict):  # the run holds where it is until resume
+        what = paused.get("what")
+        held = ", ".join(map(str, what)) if isinstance(what, list) else "?"
+        parts.append(
+            f"paused: PAUSED since {p(str(paused.get('since', '?')))} "
+            f"({p(str(paused.get('for_s', '?')))} s): {p(held)}"
+        )
     if status.active_node:
         parts.append(f"active: {p(status.active_node)}")
     parts.append(
@@ -336,8 +345,28 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
     sub.add_parser("stop", parents=[common], help="stop the running mission")
     sub.add_parser(
+        "pause",
+        parents=[common],
+        help="hold the running mission where it is (joints, base, timeouts); resume goes on",
+    )
+    sub.add_parser(
+        "resume",
+        parents=[common],
+        help="go on with a paused mission (moves re-planned from where the joints are)",
+    )
+    sub.add_parser(
         "reset", parents=[common], help="reset a SAFE_STOP (refused while its cause is present)"
     )
     sub.add_parser("reload", parents=[common], help="reload the mission files (only while idle)")
-    for name in ("status", "watch", "missions", "start", "stop", "reset", "reload"):
+    for name in (
+        "status",
+        "watch",
+        "missions",
+        "start",
+        "stop",
+        "pause",
+        "resume",
+        "reset",
+        "reload",
+    ):
         sub.choices[name].set_defaults(handler=run)

@@ -282,6 +282,8 @@ def summary_lines(status: Any) -> list[Text]:
         elif key == "state":
             style = {"RUNNING": "bold cyan", "SAFE_STOP": "bold red", "FAILED": "red"}
             text.stylize(style.get(value, "bold"), len(key) + 2)
+        elif key == "paused":
+            text.stylize("bold yellow", len(key) + 2)
         elif key in ("not ready", "problem", "decode errors"):
             text.stylize("yellow")
         out.append(text)

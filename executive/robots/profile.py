@@ -33,10 +33,12 @@ DEFAULT_PROFILE = "atom-sdk"
 GROUPS = ("legs", "torso", "arms", "head", "hands")
 RESTART_SAFE_S = 5.0  # restart_safe_s when a profile gives none
 RESTART_SAFE_MAX_S = 60.0
+MAX_PAUSE_S = 300.0  # max_pause_s when a profile gives none: five minutes, then the run ends
 # the Atom's state topics; kept while the code below the seam still imports it from here
 STATE_TOPICS = robots.SPECS["atom"].sources
 _TOP_KEYS = {
     "extends",
+    "max_pause_s",
     "robot",
     "capabilities",
     "name",
@@ -142,6 +144,9 @@ class RobotProfile:
     restart_safe_s: float = RESTART_SAFE_S
     # the vendor's model (executive.robots.body), NoBody where none may be shipped, or None
     body: BodySpec | NoBody | None = None
+    # the longest a running mission may stay paused (``atom-executive pause``) before the run
+    # ends ABORTED, saying so: the base's own task and the arms' hold are not left for hours
+    max_pause_s: float = MAX_PAUSE_S
 
     @property
     def sources(self) -> tuple[str, ...]:
@@ -350,6 +355,9 @@ class _Validator:
                 "restart_safe_s", f"must be at most {RESTART_SAFE_MAX_S:g} s, got {restart_safe_s}"
             )
         body = parse_body(data.get("body"), joints, self.bad)
+        max_pause_s = self.number(
+            data.get("max_pause_s", MAX_PAUSE_S), "max_pause_s", positive=True
+        )
 
         if self.problems:
             raise ProfileError(self.source, self.problems)
@@ -373,6 +381,7 @@ class _Validator:
             capabilities=capabilities,
             whole_body=self.spec.whole_body,
             body=body,
+            max_pause_s=max_pause_s,
         )
 
     def _options(self, data: Mapping[str, Any]) -> dict[str, Any]:

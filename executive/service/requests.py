@@ -1,4 +1,5 @@
-"""Requests with replies over DDS: list missions, validate, start, stop, reset, reload, status.
+"""Requests with replies over DDS: list missions, validate, start, stop, pause, resume, reset,
+reload, status.
 
 Every request gets exactly one reply, with a code and a message: unknown verbs, bad or
 oversized fields, fields that are not UTF-8, JSON too deep or with numbers too long to
@@ -66,7 +67,7 @@ MAX_FIELD = 64 * 1024  # bytes of any one string field
 ECHO_OVERSIZED = 256  # characters of an oversized request_id/client_id the reply echoes
 MAX_QUEUE = 256
 LOGGED_ID = 64  # characters of a client id a log line repeats
-MUTATING = frozenset({"start", "stop", "reset", "reload"})
+MUTATING = frozenset({"start", "stop", "reset", "reload", "pause", "resume"})
 VERBS = frozenset({"list_missions", "validate", "status", *MUTATING})
 
 
@@ -369,6 +370,13 @@ class RequestServer:
 
     def _verb_stop(self, args: dict[str, Any]) -> Answer:
         return self._on_tick(lambda: self.executive.stop_mission("stopped by request"))
+
+    def _verb_pause(self, args: dict[str, Any]) -> Answer:
+        client = str(args.get("by", "")) or "request"
+        return self._on_tick(lambda: self.executive.pause(client[:LOGGED_ID]))
+
+    def _verb_resume(self, args: dict[str, Any]) -> Answer:
+        return self._on_tick(self.executive.resume)
 
     def _verb_reset(self, args: dict[str, Any]) -> Answer:
         return self._on_tick(self.executive.reset)

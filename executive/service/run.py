@@ -134,6 +134,7 @@ def run(args: argparse.Namespace) -> int:
     )
     ex = runtime.executive
     adapter = runtime.adapter
+    store.clock = ex.context.pauses.mission_time  # a pause freezes the missions' timeouts too
     peers = PeerWatch(participant, command_topics=adapter.command_topics, since=discovering_since)
     # first thing with the adapter open: what stops the robot and takes nothing from anyone
     # (the GRX's zero axes); missions and resets are refused until the rest is done

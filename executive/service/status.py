@@ -53,7 +53,7 @@ from cyclonedds.topic import Topic
 
 from behaviours.base import RobotLeaf
 from executive import __version__
-from executive.core.tree import ExecState, Executive, MissionRun, node_path
+from executive.core.tree import ExecState, Executive, MissionRun, Paused, node_path
 from executive.robots.ports import Motion, RobotSnapshot, Stamped
 from executive.wire.gen.own.atom_executive.msg import NodeStatus_, SourceStatus_, Status_
 
@@ -285,6 +285,18 @@ def _run(run: MissionRun | None, now: float) -> dict[str, Any] | None:
     }
 
 
+def _paused(paused: Paused, now: float) -> dict[str, Any]:
+    """What a pause holds and since when (the document's optional ``paused``)."""
+    return {
+        "since": datetime.datetime.fromtimestamp(paused.since_unix, datetime.UTC)
+        .isoformat(timespec="milliseconds")
+        .replace("+00:00", "Z"),
+        "for_s": _round(max(0.0, now - paused.since)),
+        "by": paused.by,
+        "what": list(paused.what),
+    }
+
+
 def _finite(value: Any) -> Any:
     """A non-finite number (a sensor gone bad) as null: JSON has no NaN."""
     if isinstance(value, float):
@@ -370,6 +382,8 @@ def status_document(
     }
     if recovery is not None:
         doc["recovery"] = dict(recovery)
+    if ex.paused is not None:
+        doc["paused"] = _paused(ex.paused, clock)
     return cast(dict[str, Any], _finite(doc))
 
 
@@ -500,6 +514,7 @@ class StatusPublisher:
         return (
             ex.state,
             ex.run.run_id if ex.run else None,
+            ex.paused is not None,
             tuple((n.id, n.status, n.feedback_message) for n in ex.tree.root.iterate()),
             len(ex.context.feed),
             tuple(ex.monitor.reasons),
@@ -529,7 +544,8 @@ def state_line(executive: Executive) -> str:
     if ex.state is ExecState.SAFE_STOP:
         return "SAFE_STOP: " + "; ".join(map(str, ex.monitor.reasons))
     if ex.run is not None:
-        return f"RUNNING {ex.run.name} ({ex.run.run_id})"
+        paused = " PAUSED" if ex.paused is not None else ""
+        return f"RUNNING{paused} {ex.run.name} ({ex.run.run_id})"
     last = ex.last_run
     tail = f" (last: {last.name} {last.result.value})" if last and last.result else ""
     return f"{ex.state.value}{tail}"

@@ -309,3 +309,62 @@ def test_a_refused_priority_leaves_the_stream_running_at_normal_priority(rig: Ri
     while len(rig.published) < 50:
         assert time.monotonic() < deadline, "the stream stopped publishing"
         time.sleep(0.01)
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def test_pause_streams_the_frozen_sample_and_resume_replans_from_the_measured_pose(
+    rig: Rig,
+) -> None:
+    """Paused mid-move the stream goes on sending the sample it had reached (the clock
+    stands still; no snap to the goal, no jump after); resume re-plans the rest from the
+    measured pose, no faster than the move was planned (issue 23)."""
+    clock = _Clock()
+    rig.streamer.clock = clock
+    rig.publish_state(0.0)
+    idx = PROFILE.joints["left_elbow_pitch"].index
+    measured = rig.streamer.measured_joints(["left_elbow_pitch"])
+    rig.streamer.submit(plan(PROFILE, {"left_elbow_pitch": 1.0}, measured, t0=0.0, duration=2.0))
+    clock.t = 1.0
+    rig.streamer.step(1.0)
+    assert rig.streamer.pause()
+    for t in (1.5, 3.0, 9.0):
+        clock.t = t
+        rig.streamer.step(t)
+        assert rig.streamer.active(["left_elbow_pitch"])  # not done: its clock stands
+    qs = [q[idx] for _, q, _ in rig.published]
+    # slowed to a stop over PAUSE_RAMP_S (0.25 s: 0.125 s of the move), then one sample
+    assert qs[0] == pytest.approx(0.5) and 0.5 < qs[1] < 0.7
+    assert qs[1] == qs[2] == qs[3]
+    rig.publish_state(0.5)  # where the arm is measured now
+    clock.t = 10.0
+    said = rig.streamer.resume()
+    assert said == ["upper: 1 joints re-planned (1.00 s)"]
+    for t in (10.0, 10.5, 11.0, 12.0):
+        clock.t = t
+        rig.streamer.step(t)
+    qs = [q[idx] for _, q, _ in rig.published[4:]]
+    # the same peak speed (0.9375 rad/s): 0.5 rad more needs 1.0 s, the time that was left
+    assert qs == pytest.approx([0.5, 0.75, 1.0, 1.0])
+    assert not rig.streamer.active(["left_elbow_pitch"])
+
+
+def test_a_hold_while_paused_wins_and_resume_is_refused(rig: Rig) -> None:
+    rig.publish_state(0.0)
+    measured = rig.streamer.measured_joints(["left_elbow_pitch"])
+    rig.streamer.submit(
+        plan(PROFILE, {"left_elbow_pitch": 1.0}, measured, t0=time.monotonic(), duration=2.0)
+    )
+    assert rig.streamer.pause()
+    rig.streamer.hold("e-stop")
+    assert rig.streamer.held and not rig.streamer.paused
+    assert not rig.streamer.active(["left_elbow_pitch"])
+    with pytest.raises(HeldError):
+        rig.streamer.resume()
+    assert not rig.streamer.pause()  # held: nothing to pause

@@ -56,6 +56,15 @@ class AtomCommands:
             self.remote_driving = False
         return command_id
 
+    def pause_base(self) -> int:
+        """Pause the base's task where it is (``PAUSE_TASK``): it stops and keeps the task,
+        which ``resume_base`` continues (``atom-executive pause``)."""
+        return self.amr("PAUSE_TASK")
+
+    def resume_base(self) -> int:
+        """Continue the task ``pause_base`` paused (``RESUME_TASK``)."""
+        return self.amr("RESUME_TASK")
+
     # -- the wire -----------------------------------------------------------------------
 
     def amr(
