@@ -95,3 +95,16 @@ def test_report_sends_nothing_at_once(rig: Rig) -> None:  # noqa: F811
     previous.act_now()
     previous.on_tick()
     assert previous.outcome == "reported" and previous.sent == [] and rig.ex.recovering == ""
+
+
+def test_a_robot_with_nothing_left_lifts_the_gate_without_the_peer_watch(rig: Rig) -> None:  # noqa: F811
+    """Nothing left commanding the robot: there is no act to hold for the peer watch's
+    answer, so starts are not refused while it settles (a DDS Security handshake made the
+    operator's first start after boot fail: 'found nothing left commanding it; waiting for
+    the peer watch')."""
+    previous = PreviousInstance(rig.ex, "release", alone=lambda: None)  # not known yet
+    assert wait_until(lambda: rig.ex.adapter.leftovers() is not None)
+    previous.on_tick()
+    assert rig.ex.adapter.leftovers() == ()
+    assert previous.done and previous.outcome == "made_safe" and previous.sent == []
+    assert rig.ex.recovering == ""

@@ -163,7 +163,15 @@ class PreviousInstance:
         if not self._heard:
             self._heard = True
             self.act_now()  # the link is up now: this one reaches the robot
-        said = "; ".join(found) or "nothing left commanding it"
+        if not found:
+            # nothing to make safe: no act to hold for the peer watch's answer (make_safe
+            # would send nothing either, and a controller that appears later is not ours
+            # to act on)
+            self.found = []
+            self._finish("reported" if self.policy == "report" else "made_safe")
+            log.info("start: nothing left commanding the robot", after_s=self.after_s)
+            return
+        said = "; ".join(found)
         self._gate(
             f"found {said}; waiting for the peer watch to see that no other controller is on "
             "the domain before acting on it"
