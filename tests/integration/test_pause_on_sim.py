@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 
 from executive.core.tree import ExecState
@@ -32,7 +33,7 @@ def _on_tick(live: Live, request: object) -> tuple[bool, str]:
     return result
 
 
-def _upper(live: Live) -> np.ndarray:
+def _upper(live: Live) -> npt.NDArray[np.float64]:
     q = live.runtime.streamer.measured("upper")
     assert q is not None
     return q.copy()
@@ -119,7 +120,8 @@ def test_estop_during_or_right_after_a_pause_is_safe_stop(live: Live, when: str)
     assert wait_for(lambda: ex.state is ExecState.SAFE_STOP, 10), (ex.state, ex.last_run)
     latched_at = ex.monitor._latched_at
     assert latched_at is not None
-    assert ex.last_run is not None and "estop" in ex.last_run.reason, ex.last_run.reason
+    last = ex.last_run
+    assert last is not None and "estop" in last.reason, last
     assert ex.paused is None and ex.streamer.held
     time.sleep(0.5)
     live.sim.stop()
