@@ -49,6 +49,7 @@ from executive.wire.codec import raw_write
 from executive.wire.gen.own.atom_executive.msg import Reply_, Request_
 from tests.fuzz.fuzzing import TIMEOUT_S, fuzz_settings, stats
 from tests.fuzz.strategies import (
+    DISTURBING,
     PROFILE,
     RequestSpec,
     describe_spec,
@@ -282,7 +283,11 @@ def expect(fz: Fuzz, spec: RequestSpec, fields: dict[str, Any], seen: dict[str, 
         return sent(Code.OK, "not latched")
     if verb == "reload":
         return sent(Code.REFUSED, "only while idle")
-    assert verb != "stop", f"the fuzzer must never send a valid stop: {describe_spec(spec)}"
+    assert verb not in DISTURBING, (
+        f"the fuzzer must never send a valid {verb}: {describe_spec(spec)}"
+    )
+    if verb == "resume":  # nothing is paused: the fuzzer never signs a pause correctly
+        return sent(Code.REFUSED, "not paused")
     name = args.get("mission")
     if not isinstance(name, str):
         return sent(Code.BAD_REQUEST, "args.mission")
@@ -359,9 +364,10 @@ def send_batch(fz: Fuzz, specs: list[RequestSpec]) -> None:
 # -- the properties ------------------------------------------------------------------------
 
 
-def test_the_model_refuses_to_send_a_valid_stop() -> None:
-    """The fuzzer never signs a stop correctly: that would end the run it watches."""
-    assert all(not (spec.verb == "stop" and spec.auth == "correct") for spec in _samples())
+def test_the_model_refuses_to_send_a_valid_stop_or_pause() -> None:
+    """The fuzzer never signs a stop or a pause correctly: that would end or hold the run it
+    watches."""
+    assert all(not (spec.verb in DISTURBING and spec.auth == "correct") for spec in _samples())
 
 
 def _samples() -> list[RequestSpec]:
