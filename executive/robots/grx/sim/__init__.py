@@ -267,8 +267,11 @@ def serve(args: argparse.Namespace) -> int:
     # SIGINT too, explicitly: started in the background by a shell, a process inherits
     # SIGINT ignored and Python then raises no KeyboardInterrupt (kill -INT did nothing)
     previous = {s: signal.signal(s, _terminate) for s in (signal.SIGTERM, signal.SIGINT)}
-    say({"ready": True, "zid": str(session.zid()), "schema": settings.schema})
     try:
+        # inside the try: a signal as soon as the line is out (while it is still being
+        # flushed) must end in the finally below, or the publisher runs on and the process
+        # never exits (seen under load: kill -INT right after the ready line hung it)
+        say({"ready": True, "zid": str(session.zid()), "schema": settings.schema})
         for line in sys.stdin:
             if not line.strip():
                 continue
