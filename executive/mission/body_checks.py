@@ -55,15 +55,6 @@ STEP = 0.05  # rad: the largest joint change between two samples of a path
 State = dict[str, float]  # joint -> nominal position; a joint not in it is at rest
 
 
-@dataclass
-class _Report:
-    """What one mission's walk found, each problem once."""
-
-    moves: int = 0
-    samples: int = 0
-    seen: set[tuple[Location, str]] = field(default_factory=set)
-
-
 def check(
     root: Node,
     where: Location,
@@ -134,7 +125,6 @@ class _Walk:
         self.profile = profile
         self.library = library
         self.diags = diags
-        self.report = _Report()
 
     def node(self, node: Node, entry: State) -> State:
         if isinstance(node, Leaf):
@@ -198,7 +188,7 @@ class _Walk:
             else "its joints"
         )
         kind = "hits the scene" if worst.b in body.scene.names else "collides with itself"
-        self._error(
+        self.diags.error(
             leaf.spots.get("pose", leaf.where),
             f"{leaf.path}",
             f"the move to {target} {kind}: {worst.describe()} {along} "
@@ -214,10 +204,8 @@ class _Walk:
         changing = body.moved_by(j for j in moved if moved[j] != start[j])
         if not changing:
             return None
-        self.report.moves += 1
         samples = bodies.path_samples(start, moved, STEP)
         for k, sample in enumerate(samples, 1):
-            self.report.samples += 1
             body.pose({**entry, **sample})
             hits = body.collisions(only=changing) + body.scene_hits(only=changing)
             if hits:
@@ -233,7 +221,7 @@ class _Walk:
             miss = float(np.linalg.norm(got[axes] - want[axes]))
             if miss <= intent.within:
                 continue
-            self._error(
+            self.diags.error(
                 intent.where,
                 f"poses.{pose.name}.intent.{intent.point}",
                 f"{intent.point} is at {_xyz(got)} m, {miss * 1000:.0f} mm from its intent "
@@ -249,13 +237,6 @@ class _Walk:
         if not known:
             return "the body's rest pose (nothing before this move sets its joints)"
         return "where the steps before it leave the joints"
-
-    def _error(self, where: Location, path: str, message: str) -> None:
-        key = (where, message)
-        if key in self.report.seen:
-            return
-        self.report.seen.add(key)
-        self.diags.error(where, path, message)
 
 
 def _xyz(p: np.typing.NDArray[np.float64]) -> str:

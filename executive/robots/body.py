@@ -310,13 +310,7 @@ class Body:
 
     def pose(self, joints: Mapping[str, float], base: FloatArray | None = None) -> None:
         """Put the body at ``joints`` (profile names; others at ``base``, else rest)."""
-        q = np.array(self.rest if base is None else base)
-        for name, value in joints.items():
-            adr = self.qpos_of.get(name)
-            if adr is not None:
-                q[adr] = value
-        self.data.qpos[:] = q
-        self.mujoco.mj_kinematics(self.model, self.data)
+        self.set_qpos(self.qpos(joints, base))
 
     def qpos(self, joints: Mapping[str, float], base: FloatArray | None = None) -> FloatArray:
         """The model's joint vector for ``joints`` over ``base`` (else rest)."""
