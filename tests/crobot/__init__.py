@@ -96,7 +96,7 @@ command; ``sent`` is the sample's source timestamp mapped onto the same clock.
 
 - ``{"t", "sim": {"impl": "c", "pid", "variant", "rates", "joint_fsm", "vmax", ...}}``
 - ``{"t", "sent", "topic": "upper_cmd"|"lower_cmd"|"hands_cmd", "result", "dev",
-  "change", "q", "kp"}`` for every joint command (``dev`` = max |q - measured|, ``change``
+  "change", "q", "tau", "kp"}`` for every joint command (``dev`` = max |q - measured|, ``change``
   = max |q - previous q|, null for the first), or ``{"t", "sent", "topic", "result",
   "dev", "same": true}`` when q dq tau kp kd all repeat the previous command's.
 - ``{"t", "topic": "set_fsm_id"|"switch_upper_control"|"clear_errors"|"amr_cmd"|

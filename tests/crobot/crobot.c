@@ -369,12 +369,14 @@ static void record_stream(robot *r, joint_group *g, double t, double sent, const
         json_num(f, change);
       else
         fputs("null", f);
-      for (int col = 0; col < 4; col += 3) { /* q (column 0), kp (column 3) */
-        fputs(col == 0 ? ",\"q\":[" : "],\"kp\":[", f);
+      static const int COLS[] = {0, 2, 3}; /* q, tau (the feed-forward), kp */
+      static const char *const NAMES[] = {",\"q\":[", "],\"tau\":[", "],\"kp\":["};
+      for (int c = 0; c < 3; c++) {
+        fputs(NAMES[c], f);
         for (int i = 0; i < g->n; i++) {
           if (i)
             fputc(',', f);
-          json_num(f, (double) cmd[i][col]);
+          json_num(f, (double) cmd[i][COLS[c]]);
         }
       }
       fputs("]}\n", f);

@@ -20,12 +20,14 @@ of DDS and its own reaction. So "no motion after the trip" is checked from
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 import yaml
 from cyclonedds.pub import DataWriter
@@ -34,6 +36,7 @@ from cyclonedds.topic import Topic
 from executive.harness.stack import Stack
 from executive.robots.atom.interface import Interface, Variant
 from executive.robots.atom.sim.record import Recording
+from executive.robots.body import Gravity
 from executive.robots.profile import load_profile
 from executive.wire.codec import raw_write
 from tests.crobot.harness import CRobot
@@ -285,6 +288,32 @@ def test_a_whole_mission_runs_to_success_and_every_command_is_valid(
         applied = [c for c in rec.commands(topic, after=asked) if c.result == "applied"]
         assert applied and applied[-1].dev < 0.05, (topic, applied[-1:])
     assert robot.status()["amr"]["navigation_status"] == "COMPLETED"
+    assert_gravity_feedforward_as_c_reads_it(robot.record_path)
+
+
+def assert_gravity_feedforward_as_c_reads_it(record: Path) -> None:
+    """MotorCmd_.tau as the C robot decoded it: the vendor model's gravity torque at each
+    upper command's q (body.Gravity, float32 on the wire), none on the other streams."""
+    gravity = Gravity(PROFILE, PROFILE.topics["upper"])
+    lines = [json.loads(x) for x in record.read_text(encoding="utf-8").splitlines()]
+    seen: dict[str, int] = {}
+    for obj in lines:
+        if obj.get("topic") not in ("upper_cmd", "lower_cmd", "hands_cmd") or "tau" not in obj:
+            continue
+        topic = obj["topic"]
+        seen[topic] = seen.get(topic, 0) + 1
+        tau = np.asarray(obj["tau"])
+        if topic == "upper_cmd":
+            expected = gravity(np.asarray(obj["q"], dtype=np.float32).astype(np.float64))
+            assert np.allclose(tau, expected, atol=1e-3), (tau, expected)
+        else:
+            assert not np.any(tau), (topic, tau)
+    assert seen.get("upper_cmd", 0) > 0, seen
+    assert any(
+        np.any(np.abs(o["tau"]) > 1.0)
+        for o in lines
+        if o.get("topic") == "upper_cmd" and "tau" in o
+    ), "the arms carried no gravity torque"
 
 
 def test_a_garbled_estop_sample_latches_undecodable_and_no_motion_follows(
