@@ -13,14 +13,15 @@ PYTEST_WORKERS ?= 3
 # Every DDS participant we start here stays on loopback (see executive/resources).
 export CYCLONEDDS_URI := file://$(CURDIR)/executive/resources/cyclonedds-loopback.xml
 
-.PHONY: help system-deps venv idl idl-check lint typecheck pytest test test-fast demo sim clean \
-	bench-stream \
+.PHONY: help system-deps venv aurora-env idl idl-check lint typecheck pytest test test-fast demo sim \
+	clean bench-stream \
 	bench faults fuzz soak
 
 help:
 	@echo "make test   - lint, type-check and run every test (sets up .venv first)"
 	@echo "make test-fast - lint, type-check and the tests that start no DDS (the loop)"
 	@echo "make demo   - run the simulated Atom and the executive on loopback DDS"
+	@echo "make aurora-env - the Fourier Aurora's environments (.venv-aurora, .venv-aurora-vendor)"
 	@echo "make idl    - regenerate the Python wire types from idl/ with idlc"
 	@echo "make bench  - benchmarks: e-stop to hold, stream jitter, tick, load, memory"
 	@echo "make faults - the fault matrix against the sim and the service, as a report"
@@ -59,6 +60,38 @@ $(VENV)/.installed: pyproject.toml setup.py executive/reflex/_reflex.c | system-
 
 venv: $(VENV)/.installed
 
+# The Fourier Aurora's two environments of its own (docs/robots.md, Aurora). One process loads one
+# cyclonedds: .venv keeps 0.10.2 (the Atom, the Adam, our topics); the Aurora's wire side
+# (executive/robots/aurora/wire, its sim, the adapter's child process) runs in .venv-aurora on
+# the cyclonedds 11.0.1 binary wheel. The repository is on its path through a .pth file (the
+# wire and the sim import only the standard library, cyclonedds and numpy; the main package's
+# dependencies are not installed there). .venv-aurora-vendor holds the vendor's client
+# (fourier-aurora-client, Fast DDS) for tests/aurora_vendor, and nothing of ours.
+AURORA_VENV := .venv-aurora
+AURORA_VENDOR_VENV := .venv-aurora-vendor
+
+$(AURORA_VENV)/.installed: constraints-aurora.txt
+	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found (Python 3.11 is required)"; exit 1; }
+	rm -rf $(AURORA_VENV)
+	$(PYTHON) -m venv $(AURORA_VENV)
+	$(AURORA_VENV)/bin/pip install -q --upgrade pip==25.2
+	$(AURORA_VENV)/bin/pip install -q --only-binary cyclonedds -c constraints-aurora.txt \
+	  cyclonedds==11.0.1 numpy msgpack
+	echo "$(CURDIR)" > "$$($(AURORA_VENV)/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/atom_executive_repo.pth"
+	$(AURORA_VENV)/bin/python -c "import cyclonedds.__library__ as l, executive.robots; assert l.library_path" >/dev/null
+	touch $@
+
+$(AURORA_VENDOR_VENV)/.installed: constraints-aurora-vendor.txt
+	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found (Python 3.11 is required)"; exit 1; }
+	rm -rf $(AURORA_VENDOR_VENV)
+	$(PYTHON) -m venv $(AURORA_VENDOR_VENV)
+	$(AURORA_VENDOR_VENV)/bin/pip install -q --upgrade pip==25.2
+	$(AURORA_VENDOR_VENV)/bin/pip install -q -c constraints-aurora-vendor.txt fourier-aurora-client==0.1.8
+	$(AURORA_VENDOR_VENV)/bin/python -c "import fastdds, fourier_aurora_client" >/dev/null
+	touch $@
+
+aurora-env: $(AURORA_VENV)/.installed $(AURORA_VENDOR_VENV)/.installed
+
 idl: venv
 	$(BIN)/python -m executive.wire.generate
 
@@ -75,7 +108,7 @@ typecheck: venv
 # everything but the timing tests on every core (by file, so a module's stack is shared),
 # then the timing tests alone: an e-stop latency measured beside three other test files is
 # a measurement of the machine
-pytest: venv
+pytest: venv aurora-env
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile -m "not serial"
 	$(BIN)/pytest -m serial
 
@@ -88,11 +121,11 @@ test-fast: lint typecheck
 sim: venv
 	$(BIN)/atom-executive sim
 
-demo: venv
+demo: venv aurora-env
 	$(BIN)/python -m executive.harness.demo $(if $(PROFILE),--profile $(PROFILE))
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(AURORA_VENV) $(AURORA_VENDOR_VENV) .pytest_cache .mypy_cache .ruff_cache
 
 bench-stream: venv
 	$(BIN)/python bench/run.py --only codec,stream --no-plots --json bench/results/stream.json
