@@ -32,12 +32,12 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script: python bench/tick.py
     sys.path.insert(0, str(ROOT))
 
-from behaviours.builders import BUILDERS  # noqa: E402
 from bench.common import cli, fmt, summary, table  # noqa: E402
 from bench.robot import BenchRobot  # noqa: E402
 from bench.service_probe import ProbedService  # noqa: E402
 from executive.harness.stack import running_stack  # noqa: E402
 from executive.mission.build import build  # noqa: E402
+from executive.mission.builders import BUILDERS  # noqa: E402
 from executive.mission.loader import MissionLoader  # noqa: E402
 from executive.robots.profile import load_profile  # noqa: E402
 

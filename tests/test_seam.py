@@ -35,6 +35,7 @@ ABOVE = sorted(
         "behaviours",
         "executive/core",
         "executive/motion",
+        "executive/language",
         "executive/mission",
         "executive/service",
         "executive/records",

@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any
 from py_trees.common import Status
 
 from behaviours.base import RobotLeaf
-from executive.mission.kinds import NAME, Field, FieldType, LeafKind, show, timeout
-from executive.mission.model import Unresolved
+from executive.language.kinds import NAME, Field, FieldType, LeafKind, show, timeout
+from executive.language.model import Unresolved
 
 if TYPE_CHECKING:
-    from executive.mission.model import Leaf
-    from executive.mission.validate import LeafChecker, LeafInput
+    from executive.language.check import LeafChecker, LeafInput
+    from executive.language.model import Leaf
 
 RESEND = 0.2  # s
 

@@ -14,18 +14,18 @@ from typing import TYPE_CHECKING, Any
 from py_trees.common import Status
 
 from behaviours.base import RobotLeaf
-from executive.mission.diagnostics import Location
-from executive.mission.kinds import NAME, Field, FieldType, LeafKind, show, timeout
-from executive.mission.library import limits_message
-from executive.mission.model import Unresolved
-from executive.mission.values import Val, suggest
+from executive.language.diagnostics import Location
+from executive.language.kinds import NAME, Field, FieldType, LeafKind, show, timeout
+from executive.language.library import limits_message
+from executive.language.model import Unresolved
+from executive.language.values import Val, suggest
 from executive.motion.streamer import HeldError
 from executive.motion.trajectory import PlanError, plan
 from executive.robots.profile import GROUPS, RAD_TOLERANCE
 
 if TYPE_CHECKING:
-    from executive.mission.model import Leaf
-    from executive.mission.validate import LeafChecker, LeafInput
+    from executive.language.check import LeafChecker, LeafInput
+    from executive.language.model import Leaf
 
 # One default for joints and fingers alike, in the joint's units: a joint stream's
 # tolerance is the profile's (``tolerance:``, ``RobotProfile.tolerance(joint)``), radians

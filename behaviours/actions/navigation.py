@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Any
 from py_trees.common import Status
 
 from behaviours.base import RobotLeaf
-from executive.mission.kinds import MAX_TAG, NAME, Field, FieldType, LeafKind, show, timeout
+from executive.language.kinds import MAX_TAG, NAME, Field, FieldType, LeafKind, show, timeout
 from executive.robots.ports import BUSY, NavStatus
 
 if TYPE_CHECKING:
-    from executive.mission.validate import LeafChecker, LeafInput
+    from executive.language.check import LeafChecker, LeafInput
 
 # Numeric values of the wire enums (idl/dobot_atom/amr_state.idl).
 

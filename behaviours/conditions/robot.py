@@ -5,8 +5,8 @@ from __future__ import annotations
 from py_trees.common import Status
 
 from behaviours.base import RobotLeaf
-from executive.mission.kinds import BUTTONS as BUTTON_NAMES
-from executive.mission.kinds import NAME, Field, FieldType, LeafKind, show, timeout
+from executive.language.kinds import BUTTONS as BUTTON_NAMES
+from executive.language.kinds import NAME, Field, FieldType, LeafKind, show, timeout
 
 
 class CheckBattery(RobotLeaf):

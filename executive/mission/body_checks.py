@@ -42,9 +42,9 @@ from typing import Any
 
 import numpy as np
 
-from executive.mission.diagnostics import Diagnostics, Location
-from executive.mission.library import Library, Target
-from executive.mission.model import Composite, Decorator, Guard, Leaf, Node, Subtree
+from executive.language.diagnostics import Diagnostics, Location
+from executive.language.library import Library, Target
+from executive.language.model import Composite, Decorator, Guard, Leaf, Node, Subtree
 from executive.mission.pacing import FORGETS
 from executive.mission.tree_checks import MOTION
 from executive.robots import body as bodies

@@ -33,8 +33,8 @@ from typing import Any
 import py_trees
 from py_trees.common import ParallelPolicy, Status
 
-from executive.mission.kinds import LeafBuilder
-from executive.mission.model import (
+from executive.language.kinds import LeafBuilder
+from executive.language.model import (
     Composite,
     Decorator,
     Guard,

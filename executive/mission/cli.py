@@ -28,8 +28,8 @@ from typing import Any
 
 import py_trees
 
+from executive.language.diagnostics import Diagnostic
 from executive.mission.build import BuildError, build, placeholder_builders
-from executive.mission.diagnostics import Diagnostic
 from executive.mission.loader import MissionLoader
 from executive.mission.params import StartArgError, parse_start_arg
 from executive.mission.render import FORMATS, RenderError, render

@@ -22,11 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from executive.mission import includes, tree_checks
-from executive.mission.diagnostics import Diagnostics, Location
-from executive.mission.fields import FieldReader, expected
-from executive.mission.library import Library
-from executive.mission.model import (
+from executive.language.check import LeafInput
+from executive.language.diagnostics import Diagnostics, Location
+from executive.language.library import Library
+from executive.language.model import (
     Composite,
     Decorator,
     Guard,
@@ -38,6 +37,19 @@ from executive.mission.model import (
     Unresolved,
     frozen,
 )
+from executive.language.values import Val, suggest
+from executive.language.yaml_source import (
+    ReadTree,
+    YEntry,
+    YMap,
+    YNode,
+    YScalar,
+    YSeq,
+    describe,
+    plain,
+)
+from executive.mission import includes, tree_checks
+from executive.mission.fields import FieldReader, expected
 from executive.mission.params import Binding, Scope, parse_decls
 from executive.mission.registry import (
     ALIASES,
@@ -48,18 +60,7 @@ from executive.mission.registry import (
     FieldType,
     NodeKind,
 )
-from executive.mission.validate import LeafChecker, LeafInput, default_name
-from executive.mission.values import Val, suggest
-from executive.mission.yaml_source import (
-    ReadTree,
-    YEntry,
-    YMap,
-    YNode,
-    YScalar,
-    YSeq,
-    describe,
-    plain,
-)
+from executive.mission.validate import LeafValidator, default_name
 from executive.robots.body import EMPTY_SCENE, Scene, parse_scene
 from executive.robots.profile import RobotProfile
 
@@ -106,7 +107,7 @@ class Session:
 
     def __post_init__(self) -> None:
         self.names = _Names(self.library, self.profile)
-        self.leaves = LeafChecker(self.profile, self.library, self.diags)
+        self.leaves = LeafValidator(self.profile, self.library, self.diags)
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from executive.mission.model import (
+from executive.language.model import (
     Composite,
     Decorator,
     Guard,

@@ -8,12 +8,12 @@ selections keep the location of every entry for the semantic checks that follow.
 
 from __future__ import annotations
 
-from executive.mission.diagnostics import Diagnostics, Location
-from executive.mission.kinds import Field, FieldType
-from executive.mission.model import Unresolved
+from executive.language.diagnostics import Diagnostics, Location
+from executive.language.kinds import Field, FieldType
+from executive.language.model import Unresolved
+from executive.language.values import EXPECTED, Names, Val, check_value
+from executive.language.yaml_source import YMap, YNode, YScalar, YSeq, describe
 from executive.mission.params import WHOLE_REF, Scope, as_text, interpolate, resolve_ref
-from executive.mission.values import EXPECTED, Names, Val, check_value
-from executive.mission.yaml_source import YMap, YNode, YScalar, YSeq, describe
 
 
 def expected(f: Field) -> str:

@@ -15,12 +15,12 @@ import unicodedata
 from collections.abc import Mapping
 from pathlib import Path
 
-from executive.mission.diagnostics import Diagnostics, Location
+from executive.language.diagnostics import Diagnostics, Location
+from executive.language.model import ParamDecl
+from executive.language.values import Names, Val, suggest
+from executive.language.yaml_source import UNREADABLE, ReadTree, YMap, YNode, YScalar, describe
 from executive.mission.fields import FieldReader
-from executive.mission.model import ParamDecl
 from executive.mission.params import decl_field, parse_decls
-from executive.mission.values import Names, Val, suggest
-from executive.mission.yaml_source import UNREADABLE, ReadTree, YMap, YNode, YScalar, describe
 
 
 def locate(

@@ -21,15 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from executive.mission import body_checks, pacing, tree_checks
-from executive.mission.compile import Session, compile_document
-from executive.mission.diagnostics import Diagnostic, Diagnostics, Location, MissionError
-from executive.mission.library import Library, load_library
-from executive.mission.model import Mission
-from executive.mission.params import decl_field, parse_decls
-from executive.mission.registry import MAX_DEPTH, MAX_NODES
-from executive.mission.values import Val, check_value, suggest
-from executive.mission.yaml_source import (
+from executive.language.diagnostics import Diagnostic, Diagnostics, Location, MissionError
+from executive.language.library import Library, load_library
+from executive.language.model import Mission
+from executive.language.values import Val, check_value, suggest
+from executive.language.yaml_source import (
     MAX_BYTES,
     UNREADABLE,
     Parsed,
@@ -39,6 +35,10 @@ from executive.mission.yaml_source import (
     parse,
     read_file,
 )
+from executive.mission import body_checks, pacing, tree_checks
+from executive.mission.compile import Session, compile_document
+from executive.mission.params import decl_field, parse_decls
+from executive.mission.registry import MAX_DEPTH, MAX_NODES
 from executive.robots.profile import RobotProfile, load_profile
 
 

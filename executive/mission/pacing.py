@@ -51,8 +51,8 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from executive.mission.diagnostics import Diagnostics, Location
-from executive.mission.model import Composite, Decorator, Guard, Leaf, Node, Subtree, walk
+from executive.language.diagnostics import Diagnostics, Location
+from executive.language.model import Composite, Decorator, Guard, Leaf, Node, Subtree, walk
 from executive.mission.tree_checks import MOTION
 from executive.motion.trajectory import required_duration, too_short
 from executive.robots.profile import RobotProfile

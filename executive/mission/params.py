@@ -20,17 +20,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from executive.mission.diagnostics import Diagnostics, Location
-from executive.mission.kinds import (
+from executive.language.diagnostics import Diagnostics, Location
+from executive.language.kinds import (
     ACCEPTS,
     MAX_TAG,
     PARAM_TYPES,
     Field,
     FieldType,
 )
-from executive.mission.model import NO_DEFAULT, ParamDecl, Unresolved
-from executive.mission.values import Names, check_value, suggest
-from executive.mission.yaml_source import (
+from executive.language.model import NO_DEFAULT, ParamDecl, Unresolved
+from executive.language.values import Names, check_value, suggest
+from executive.language.yaml_source import (
     Scalar,
     SourceError,
     YMap,

@@ -13,7 +13,7 @@ beside the behaviour that runs it (the class attribute ``kinds``, a ``kinds.Leaf
 fields, the robot capability it needs, its builder, its own checks); ``LEAF_BEHAVIOURS``
 is the one explicit list of those classes, so the vocabulary stays closed and nothing
 is discovered by scanning. ``check_builders`` says whether a builder table covers the
-leaf kinds (``behaviours.builders.BUILDERS`` is the declared builders).
+leaf kinds (``executive.mission.builders.BUILDERS`` is the declared builders).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from behaviours.actions.tasks import RunTask
 from behaviours.actions.walking import Walk
 from behaviours.base import RobotLeaf
 from behaviours.conditions.robot import CheckBattery, WaitForButton
-from executive.mission.kinds import (
+from executive.language.kinds import (
     ACCEPTS,
     BUTTONS,
     MAX_FSM_ID,

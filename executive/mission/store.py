@@ -29,8 +29,8 @@ from typing import Any
 import py_trees
 import structlog
 
-from behaviours.builders import BUILDERS
 from executive.mission.build import BuildError, build
+from executive.mission.builders import BUILDERS
 from executive.mission.loader import LoadResult, MissionLoader
 from executive.mission.validate import NEEDS_CAPABILITY
 from executive.robots.profile import RobotProfile

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from executive.mission.diagnostics import Diagnostics
-from executive.mission.model import Composite, Decorator, Guard, Leaf, Node, Subtree, walk
+from executive.language.diagnostics import Diagnostics
+from executive.language.model import Composite, Decorator, Guard, Leaf, Node, Subtree, walk
 from executive.mission.registry import KINDS, LEAVES
 
 # the leaf kinds that move joints (their args carry "targets")

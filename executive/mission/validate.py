@@ -16,44 +16,20 @@ Values that depend on a parameter nobody set (a subtree checked on its own) are
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from executive.mission.diagnostics import Diagnostics, Location
-from executive.mission.kinds import LeafKind, NodeKind
-from executive.mission.library import Library
+from executive.language.check import LeafInput
+from executive.language.diagnostics import Diagnostics, Location
+from executive.language.kinds import LeafKind
+from executive.language.library import Library
 from executive.mission.registry import KINDS
-from executive.mission.values import Val
 from executive.robots.profile import RobotProfile
 
 
-@dataclass(frozen=True)
-class LeafInput:
-    """One leaf's checked fields. ``broken`` names fields that were given but invalid
-    (already reported), so checks that combine fields stay quiet about them."""
-
-    kind: NodeKind
-    vals: Mapping[str, Val]
-    broken: frozenset[str]
-    where: Location
-    path: str
-
-    def value(self, name: str) -> Any:
-        """The field's value, else the kind's default for it."""
-        if name in self.vals:
-            return self.vals[name].value
-        f = self.kind.field(name)
-        return f.default if f is not None else None
-
-    def leaf_name(self, args: Mapping[str, Any]) -> str:
-        """What the leaf is called in messages: its ``name``, else its default name."""
-        name = self.value("name")
-        return name if isinstance(name, str) else default_name(self.kind.name, args)
-
-
-class LeafChecker:
+class LeafValidator:
     """Checks leaves of one load; errors go to ``diags``. Kinds' own checks
-    (``LeafKind.check``) receive it for the profile, the libraries and the reporting."""
+    (``LeafKind.check``) receive it as their ``executive.language.check.LeafChecker``: the
+    profile, the libraries and the reporting."""
 
     def __init__(self, profile: RobotProfile, library: Library, diags: Diagnostics) -> None:
         self.profile = profile

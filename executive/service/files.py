@@ -7,7 +7,7 @@ a log line, and PyYAML keeps the last of two ``alice:`` lines without a word. So
 is looked at before anything opens it (``special``), a file is read from a non-blocking
 descriptor checked to be a regular file (``read_text``: it cannot be swapped between the
 check and the read), and a mapping key given twice is an error naming both lines
-(``load_unique``), as the mission loader does (``executive.mission.yaml_source``).
+(``load_unique``), as the mission loader does (``executive.language.yaml_source``).
 """
 
 from __future__ import annotations

@@ -39,10 +39,10 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from behaviours.builders import BUILDERS
+from executive.language.diagnostics import MissionError
 from executive.mission import cli
 from executive.mission.build import build, placeholder_builders
-from executive.mission.diagnostics import MissionError
+from executive.mission.builders import BUILDERS
 from executive.mission.loader import LoadResult, MissionLoader
 from executive.mission.params import StartArgError, parse_start_arg
 from executive.mission.render import render

@@ -9,6 +9,7 @@ import py_trees
 import pytest
 from py_trees.common import Status
 
+from executive.language.model import Leaf, Mission
 from executive.mission.build import (
     BuildError,
     ClockTimeout,
@@ -17,7 +18,6 @@ from executive.mission.build import (
     placeholder_builders,
 )
 from executive.mission.loader import MissionLoader
-from executive.mission.model import Leaf, Mission
 from executive.mission.registry import LEAF_KINDS, check_builders
 from tests.mission.conftest import MISSIONS, PROFILE, Workspace
 

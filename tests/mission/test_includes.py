@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from executive.language.model import Composite, Leaf, Subtree
 from executive.mission.loader import MissionLoader
-from executive.mission.model import Composite, Leaf, Subtree
 from executive.mission.registry import MAX_DEPTH
 from tests.mission.conftest import PROFILE, Workspace, errors, one_error
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from executive.mission.library import Library
+from executive.language.library import Library
 from executive.mission.loader import MissionLoader
 from tests.mission.conftest import MISSIONS, PROFILE, Workspace
 

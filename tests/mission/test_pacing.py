@@ -16,7 +16,7 @@ import textwrap
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from executive.mission.diagnostics import Diagnostic
+from executive.language.diagnostics import Diagnostic
 from executive.mission.loader import LoadResult
 from executive.motion.trajectory import MIN_JERK_PEAK, PlanError, plan, required_duration
 from tests.mission.conftest import PROFILE, Workspace

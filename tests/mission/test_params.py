@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from executive.language.model import Leaf
 from executive.mission.loader import MissionLoader
-from executive.mission.model import Leaf
 from tests.mission.conftest import PROFILE, Workspace, errors, one_error
 
 

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from behaviours.builders import BUILDERS
-from executive.mission.kinds import NAME, LeafKind, timeout
+from executive.language.kinds import NAME, LeafKind, timeout
+from executive.mission.builders import BUILDERS
 from executive.mission.registry import (
     ACCEPTS,
     BUTTONS,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from executive.mission.model import Leaf
+from executive.language.model import Leaf
 from executive.mission.registry import KINDS
 from executive.robots.profile import RobotProfile
 from tests.mission.conftest import (

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from executive.language.model import Composite, Decorator, Guard, Subtree, walk
 from executive.mission.loader import MissionLoader
-from executive.mission.model import Composite, Decorator, Guard, Subtree, walk
 from executive.robots.profile import load_profile
 from tests.mission.conftest import MISSIONS, PROFILE
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from executive.mission.model import Composite, Decorator, Leaf
+from executive.language.model import Composite, Decorator, Leaf
 from executive.mission.registry import MAX_DEPTH, MAX_NODES
 from tests.mission.conftest import LEAF_LINE, Workspace, errors, leaf_mission, one_error
 

@@ -14,9 +14,9 @@ import pytest
 import yaml
 
 from behaviours.actions.motion import DEFAULT_TOLERANCE, MoveJoints
-from behaviours.builders import BUILDERS
+from executive.language.model import Leaf
+from executive.mission.builders import BUILDERS
 from executive.mission.loader import LoadResult, MissionLoader
-from executive.mission.model import Leaf
 from executive.robots.profile import RAD_TOLERANCE, ProfileError, Tolerance, load_profile
 
 from .conftest import MISSIONS, ROOT, errors

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from executive.mission.yaml_source import (
+from executive.language.yaml_source import (
     MAX_YAML_DEPTH,
     SourceError,
     YMap,

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from executive.mission.diagnostics import Location
-from executive.mission.kinds import FieldType
+from executive.language.diagnostics import Location
+from executive.language.kinds import FieldType
 from executive.robots.body import EMPTY_SCENE, Scene
 
 

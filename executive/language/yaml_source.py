@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from executive.mission.diagnostics import Diagnostic, Location
+from executive.language.diagnostics import Diagnostic, Location
 
 MAX_BYTES = 1 << 20
 UNREADABLE = "cannot read: "  # prefix of the message for a file that could not be opened

@@ -1,14 +1,14 @@
 """What a node kind is declared with: field types, ``Field``, ``NodeKind`` and ``LeafKind``.
 
-Composites, decorators and ``include`` are declared in ``registry``; each leaf kind is
-declared beside the behaviour that runs it (``behaviours/actions/*.py``,
+Composites, decorators and ``include`` are declared in ``executive.mission.registry``;
+each leaf kind is declared beside the behaviour that runs it (``behaviours/actions/*.py``,
 ``behaviours/conditions/*.py``, the class attribute ``kinds``), like a BehaviorTree.CPP
 node's ``providedPorts()``: its fields, what it waits on, the robot capability it needs,
 how a validated ``model.Leaf`` becomes the behaviour, and any check of its own against the
-robot profile. ``registry`` collects them from an explicit list of behaviour classes.
+robot profile. The registry collects them from an explicit list of behaviour classes.
 
-This module imports nothing else of the mission language (and the behaviours import it),
-so it can sit under both without an import cycle.
+This module imports nothing else at run time (the behaviours and the registry both import
+it), so it sits under both without an import cycle.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import py_trees
 
-    from executive.mission.model import Leaf
-    from executive.mission.validate import LeafChecker, LeafInput
+    from executive.language.check import LeafChecker, LeafInput
+    from executive.language.model import Leaf
 
 MAX_TIMEOUT = 3600.0  # s: longer than any step of a mission should ever wait
 MAX_TAG = 2**32 - 1  # AMRCommand_.target_id is uint32

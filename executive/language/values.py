@@ -14,9 +14,9 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from executive.mission.diagnostics import Location
-from executive.mission.kinds import BUTTONS, MAX_FSM_ID, MAX_TAG, Field, FieldType
-from executive.mission.yaml_source import MAX_INT, describe_value, int_digits
+from executive.language.diagnostics import Location
+from executive.language.kinds import BUTTONS, MAX_FSM_ID, MAX_TAG, Field, FieldType
+from executive.language.yaml_source import MAX_INT, describe_value, int_digits
 
 EXPECTED: dict[FieldType, str] = {
     FieldType.NUMBER: "a number",

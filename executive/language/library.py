@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
-from executive.mission.diagnostics import Diagnostic, Diagnostics, Location
-from executive.mission.kinds import Field, FieldType
-from executive.mission.values import check_value, suggest
-from executive.mission.yaml_source import ReadTree, YMap, YNode, YScalar, describe, plain
+from executive.language.diagnostics import Diagnostic, Diagnostics, Location
+from executive.language.kinds import Field, FieldType
+from executive.language.values import check_value, suggest
+from executive.language.yaml_source import ReadTree, YMap, YNode, YScalar, describe, plain
 from executive.robots.body import BodySpec
 from executive.robots.profile import RobotProfile
 
