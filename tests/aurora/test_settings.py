@@ -18,7 +18,6 @@ GOOD: dict[str, Any] = {
     "velocity_source": 2,
     "velocity_hz": 50,
     "max_velocity": {"forward": 0.5, "lateral": 0.3, "yaw": 0.6},
-    "motor_mode": 0,
     "motor_cfg_mode": 4,
     "parent_timeout_s": 1.0,
 }

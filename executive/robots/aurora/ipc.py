@@ -99,7 +99,10 @@ class Channel:
 
     def send(self, message: dict[str, Any]) -> None:
         """Send one message. OSError (BrokenPipeError...) when the other end is gone."""
-        frame = encode(message)
+        self.send_frame(encode(message))
+
+    def send_frame(self, frame: bytes) -> None:
+        """Send one frame made by ``encode`` (a stream encodes ahead, sends later)."""
         with self._send_lock:
             self.sock.sendall(frame)
             self.sent += 1

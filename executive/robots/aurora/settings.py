@@ -37,7 +37,6 @@ KEYS = (
     "velocity_source",
     "velocity_hz",
     "max_velocity",
-    "motor_mode",
     "motor_cfg_mode",
     "parent_timeout_s",
 )
@@ -57,7 +56,6 @@ class AuroraSettings:
     velocity_source: int  # velocity_source_cmd's value for commands over DDS (navigation)
     velocity_hz: float  # the velocity stream's rate
     max_velocity: tuple[float, float, float]  # m/s, m/s, rad/s at a rate of 1.0
-    motor_mode: int  # ControlGroupCmd.motor_mode (position)
     motor_cfg_mode: int  # MotorCfgGroupCmd.mode (client variant; PD)
     parent_timeout_s: float  # the bridge holds after this long without a frame
 
@@ -79,7 +77,6 @@ class AuroraSettings:
             velocity_source=int(options["velocity_source"]),
             velocity_hz=float(options["velocity_hz"]),
             max_velocity=(float(mv["forward"]), float(mv["lateral"]), float(mv["yaw"])),
-            motor_mode=int(options["motor_mode"]),
             motor_cfg_mode=int(options["motor_cfg_mode"]),
             parent_timeout_s=float(options["parent_timeout_s"]),
         )
@@ -141,7 +138,7 @@ def _check_values(options: Mapping[str, Any]) -> list[str]:
         p.append(f"namespace: must be null or a prefix like RobotName/SerialNumber, got {ns!r}")
     if not isinstance(options["ros_compatible"], bool):
         p.append(f"ros_compatible: must be true or false, got {options['ros_compatible']!r}")
-    for key in ("velocity_source", "motor_mode", "motor_cfg_mode"):
+    for key in ("velocity_source", "motor_cfg_mode"):
         if not _uint8(options[key]):
             p.append(f"{key}: must be an integer 0..255, got {options[key]!r}")
     for key, top in (("velocity_hz", 1000.0), ("parent_timeout_s", 10.0)):
