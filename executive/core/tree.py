@@ -30,6 +30,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import py_trees
 import structlog
 from py_trees.common import ParallelPolicy, Status
@@ -37,6 +38,7 @@ from py_trees.common import ParallelPolicy, Status
 from behaviours.base import RobotLeaf
 from behaviours.context import RobotContext
 from behaviours.state import GatherRobotState
+from executive.core.rest import HOLD_TOL_RAD, RestWatch
 from executive.core.safety import (
     Activity,
     Cause,
@@ -103,7 +105,11 @@ class MissionRun:
 
 @dataclass
 class Paused:
-    """What a pause holds (``Executive.pause``): since when, who asked, and what is held."""
+    """What a pause holds (``Executive.pause``): since when, who asked, and what is held.
+
+    ``since`` is the request: the mission's time stands still from then. The joints are
+    *held* only from ``rest.rest_at`` on, once they were measured at rest (a body stopped
+    mid-move rings for a while: ``executive.core.rest``); status says which."""
 
     since: float  # the executive's clock (monotonic)
     since_unix: float
@@ -111,6 +117,14 @@ class Paused:
     what: list[str]
     base_paused: bool = False  # a PAUSE_TASK went out: RESUME_TASK on resume
     base_sent_at: float = -1.0
+    rest: RestWatch = field(default_factory=RestWatch)
+    drift_said: bool = False  # the log said a held joint moved past HOLD_TOL_RAD
+
+    @property
+    def held_since_unix(self) -> float | None:
+        """Wall clock when every held joint came to rest; None while still coming to rest."""
+        rest_at = self.rest.rest_at
+        return None if rest_at is None else self.since_unix + (rest_at - self.since)
 
 
 BASE_PAUSE_RESEND_S = 0.5  # a base still running while paused is asked again this often
@@ -373,6 +387,32 @@ class Executive:
             pause_base()
             paused.base_paused, paused.base_sent_at = True, now
 
+    def _watch_rest(self, paused: Paused, now: float) -> None:
+        """Feed this tick's measured held joints to ``paused.rest``: the base still (not
+        driving a task) and every engaged stream measured. Logs when the robot came to
+        rest, and once if a held joint then moves past ``HOLD_TOL_RAD``."""
+        parts = [self.streamer.measured(topic) for topic in self.streamer.engaged()]
+        q = None
+        if all(part is not None for part in parts):
+            q = np.concatenate([p for p in parts if p is not None]) if parts else np.zeros(0)
+        base = self.adapter.snapshot().base
+        still = base is None or base.sample.status not in (NavStatus.RUNNING, NavStatus.QUEUING)
+        rest = paused.rest
+        if rest.add(now, q, still):
+            log.info(
+                "paused mission at rest",
+                run_id=self.run.run_id if self.run else None,
+                after_s=round(now - paused.since, 3),
+            )
+            self._set_state(self.state)  # status: held since now
+        elif rest.at_rest and rest.drift > HOLD_TOL_RAD and not paused.drift_said:
+            paused.drift_said = True
+            log.warning(
+                "a held joint moved while paused",
+                moved_mrad=round(rest.drift * 1e3, 2),
+                limit_mrad=HOLD_TOL_RAD * 1e3,
+            )
+
     def resume(self) -> tuple[bool, str]:
         """Go on after a pause: each interrupted move re-planned from the measured pose at
         the same speed caps (``MotionStreamer.resume``), the base's task continued
@@ -404,13 +444,15 @@ class Executive:
         return True, said + (f"; {'; '.join(replanned)}" if replanned else "")
 
     def _check_pause(self) -> None:
-        """While paused: keep the base paused; past the profile's ``max_pause_s`` end the
-        run (ABORTED, saying why: the robot is not left holding for hours)."""
+        """While paused: keep the base paused, watch the held joints come to rest and stay
+        there (``Paused.rest``); past the profile's ``max_pause_s`` end the run (ABORTED,
+        saying why: the robot is not left holding for hours)."""
         paused = self.paused
         if paused is None or self.run is None:
             return
         now = self.clock()
         self._keep_base_paused(now)
+        self._watch_rest(paused, now)
         if now - paused.since > self.max_pause_s:
             self._end(
                 ExecState.ABORTED,

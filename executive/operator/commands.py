@@ -61,6 +61,25 @@ def render_tree(status: Status_) -> str:
     return "\n".join(lines)
 
 
+def paused_line(paused: dict[str, Any]) -> str:
+    """A status document's ``paused``, one line: PAUSING while the robot comes to rest,
+    then PAUSED since it was measured at rest (the hold), when it was asked, and how far
+    a held joint has moved since; then what is held. An executive from before
+    ``held_since`` (da3f944): PAUSED since the request."""
+    what = paused.get("what")
+    held = ", ".join(map(str, what)) if isinstance(what, list) else "?"
+    since, for_s = paused.get("since", "?"), paused.get("for_s", "?")
+    if "held_since" not in paused:
+        return f"PAUSED since {since} ({for_s} s): {held}"
+    if paused.get("held_since") is None:
+        return f"PAUSING since {since} ({for_s} s; coming to rest): {held}"
+    return (
+        f"PAUSED since {paused['held_since']} (asked {since}, {paused.get('rest_after_s', '?')}"
+        f" s to rest, {for_s} s paused; joints within {paused.get('drift_mrad', '?')} mrad):"
+        f" {held}"
+    )
+
+
 def summary(status: Status_) -> str:
     """State, mission, active node, safety and the last result, one printable line each."""
     p = printable
@@ -70,12 +89,7 @@ def summary(status: Status_) -> str:
     document = status_document(status)
     paused = document.get("paused") if document is not None else None
     if isinstance(paused, dict):  # the run holds where it is until resume
-        what = paused.get("what")
-        held = ", ".join(map(str, what)) if isinstance(what, list) else "?"
-        parts.append(
-            f"paused: PAUSED since {p(str(paused.get('since', '?')))} "
-            f"({p(str(paused.get('for_s', '?')))} s): {p(held)}"
-        )
+        parts.append(f"paused: {p(paused_line(paused))}")
     if status.active_node:
         parts.append(f"active: {p(status.active_node)}")
     parts.append(

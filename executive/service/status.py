@@ -285,15 +285,28 @@ def _run(run: MissionRun | None, now: float) -> dict[str, Any] | None:
     }
 
 
-def _paused(paused: Paused, now: float) -> dict[str, Any]:
-    """What a pause holds and since when (the document's optional ``paused``)."""
-    return {
-        "since": datetime.datetime.fromtimestamp(paused.since_unix, datetime.UTC)
+def _iso(unix: float) -> str:
+    return (
+        datetime.datetime.fromtimestamp(unix, datetime.UTC)
         .isoformat(timespec="milliseconds")
-        .replace("+00:00", "Z"),
+        .replace("+00:00", "Z")
+    )
+
+
+def _paused(paused: Paused, now: float) -> dict[str, Any]:
+    """What a pause holds and since when (the document's optional ``paused``): asked at
+    ``since``; ``held_since`` once every held joint was measured at rest (null while the
+    robot is still coming to rest), with the largest distance a joint has moved since."""
+    rest = paused.rest
+    held = paused.held_since_unix
+    return {
+        "since": _iso(paused.since_unix),
         "for_s": _round(max(0.0, now - paused.since)),
         "by": paused.by,
         "what": list(paused.what),
+        "held_since": None if held is None else _iso(held),
+        "rest_after_s": None if rest.rest_at is None else _round(rest.rest_at - paused.since),
+        "drift_mrad": None if rest.rest_at is None else round(rest.drift * 1e3, 3),
     }
 
 
@@ -515,6 +528,7 @@ class StatusPublisher:
             ex.state,
             ex.run.run_id if ex.run else None,
             ex.paused is not None,
+            ex.paused is not None and ex.paused.rest.at_rest,
             tuple((n.id, n.status, n.feedback_message) for n in ex.tree.root.iterate()),
             len(ex.context.feed),
             tuple(ex.monitor.reasons),
