@@ -23,11 +23,18 @@ names, so a peer must be configured with the one its robot speaks.
 # objects (a string annotation it resolves by module and fails on ``t.uint8``)
 import types as _types
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import cyclonedds.idl.types as t
 from cyclonedds.idl import IdlEnum, IdlStruct
 from cyclonedds.idl.annotations import appendable
+
+if TYPE_CHECKING:
+    # what a sequence member holds, for mypy (which runs in .venv, against cyclonedds 0.10.2's
+    # annotations, where sequence takes no argument); cyclonedds itself reads the real one
+    sequence = list
+else:
+    from cyclonedds.idl.types import sequence
 
 INTERFACES = ("client-0.1.8", "seed")
 DEFAULT_INTERFACE = "client-0.1.8"
@@ -55,9 +62,9 @@ class Header(IdlStruct, typename="std_msgs::msg::Header"):
 class BaseDataType(IdlStruct, typename="std_msgs::msg::BaseDataType"):
     """Not in the seed; the vendor's ``ex_data`` element (order from the wheel)."""
 
-    arg_int: t.sequence[t.int32] = field(default_factory=list)
-    arg_double: t.sequence[float] = field(default_factory=list)
-    arg_string: t.sequence[str] = field(default_factory=list)
+    arg_int: sequence[t.int32] = field(default_factory=list)
+    arg_double: sequence[float] = field(default_factory=list)
+    arg_string: sequence[str] = field(default_factory=list)
 
 
 # -- AuroraState.idl ---------------------------------------------------------------------------
@@ -152,24 +159,24 @@ class RobotStandPoseCmd(IdlStruct, typename="fourier_msgs::msg::RobotStandPoseCm
 @dataclass
 class BaseData(IdlStruct, typename="fourier_msgs::msg::BaseData"):
     header: Header = field(default_factory=Header)
-    quat_xyzw: t.sequence[float] = field(default_factory=list)
-    quat_wxyz: t.sequence[float] = field(default_factory=list)
-    rpy: t.sequence[float] = field(default_factory=list)
-    omega_W: t.sequence[float] = field(default_factory=list)
-    acc_W: t.sequence[float] = field(default_factory=list)
-    omega_B: t.sequence[float] = field(default_factory=list)
-    acc_B: t.sequence[float] = field(default_factory=list)
-    vel_W: t.sequence[float] = field(default_factory=list)
-    pos_W: t.sequence[float] = field(default_factory=list)
-    vel_B: t.sequence[float] = field(default_factory=list)
+    quat_xyzw: sequence[float] = field(default_factory=list)
+    quat_wxyz: sequence[float] = field(default_factory=list)
+    rpy: sequence[float] = field(default_factory=list)
+    omega_W: sequence[float] = field(default_factory=list)
+    acc_W: sequence[float] = field(default_factory=list)
+    omega_B: sequence[float] = field(default_factory=list)
+    acc_B: sequence[float] = field(default_factory=list)
+    vel_W: sequence[float] = field(default_factory=list)
+    pos_W: sequence[float] = field(default_factory=list)
+    vel_B: sequence[float] = field(default_factory=list)
 
 
 @appendable
 @dataclass
 class ContactData(IdlStruct, typename="fourier_msgs::msg::ContactData"):
     header: Header = field(default_factory=Header)
-    contact_force: t.sequence[float] = field(default_factory=list)  # 6D x 2 feet
-    contact_prob: t.sequence[float] = field(default_factory=list)  # 0..1 per foot
+    contact_force: sequence[float] = field(default_factory=list)  # 6D x 2 feet
+    contact_prob: sequence[float] = field(default_factory=list)  # 0..1 per foot
 
 
 @appendable
@@ -178,11 +185,11 @@ class TrueData(IdlStruct, typename="fourier_msgs::msg::TrueData"):
     """Not in the seed; ``true_data_pub``, which the vendor's client waits for."""
 
     header: Header = field(default_factory=Header)
-    vel_B: t.sequence[float] = field(default_factory=list)
-    vel_W: t.sequence[float] = field(default_factory=list)
-    pos_W: t.sequence[float] = field(default_factory=list)
-    contact_fz: t.sequence[float] = field(default_factory=list)
-    contact_prob: t.sequence[float] = field(default_factory=list)
+    vel_B: sequence[float] = field(default_factory=list)
+    vel_W: sequence[float] = field(default_factory=list)
+    pos_W: sequence[float] = field(default_factory=list)
+    contact_fz: sequence[float] = field(default_factory=list)
+    contact_prob: sequence[float] = field(default_factory=list)
 
 
 # -- MotionControlState.idl --------------------------------------------------------------------
@@ -192,33 +199,33 @@ class TrueData(IdlStruct, typename="fourier_msgs::msg::TrueData"):
 @dataclass
 class ControlGroupState(IdlStruct, typename="fourier_msgs::msg::ControlGroupState"):
     group_name: str = ""
-    joint_position: t.sequence[float] = field(default_factory=list)
-    joint_velocity: t.sequence[float] = field(default_factory=list)
-    joint_effort: t.sequence[float] = field(default_factory=list)
-    motor_position: t.sequence[float] = field(default_factory=list)
-    motor_velocity: t.sequence[float] = field(default_factory=list)
-    motor_effort: t.sequence[float] = field(default_factory=list)
+    joint_position: sequence[float] = field(default_factory=list)
+    joint_velocity: sequence[float] = field(default_factory=list)
+    joint_effort: sequence[float] = field(default_factory=list)
+    motor_position: sequence[float] = field(default_factory=list)
+    motor_velocity: sequence[float] = field(default_factory=list)
+    motor_effort: sequence[float] = field(default_factory=list)
 
 
 @appendable
 @dataclass
 class RobotControlGroupState(IdlStruct, typename="fourier_msgs::msg::RobotControlGroupState"):
     header: Header = field(default_factory=Header)
-    group_motion_state: t.sequence[t.uint8] = field(
+    group_motion_state: sequence[t.uint8] = field(
         default_factory=list
     )  # 0 idle 1 moving 2 stopped 3 error
-    group_state: t.sequence[ControlGroupState] = field(default_factory=list)
+    group_state: sequence[ControlGroupState] = field(default_factory=list)
     stable_level: t.uint8 = 0
-    ex_data: t.sequence[BaseDataType] = field(default_factory=list)
+    ex_data: sequence[BaseDataType] = field(default_factory=list)
 
 
 @appendable
 @dataclass
 class CartesianState(IdlStruct, typename="fourier_msgs::msg::CartesianState"):
     group_name: str = ""
-    pose: t.sequence[float] = field(default_factory=list)  # x y z qx qy qz qw
-    twist: t.sequence[float] = field(default_factory=list)
-    wrench: t.sequence[float] = field(default_factory=list)
+    pose: sequence[float] = field(default_factory=list)  # x y z qx qy qz qw
+    twist: sequence[float] = field(default_factory=list)
+    wrench: sequence[float] = field(default_factory=list)
 
 
 @appendable
@@ -226,10 +233,10 @@ class CartesianState(IdlStruct, typename="fourier_msgs::msg::CartesianState"):
 class RobotCartesianState(IdlStruct, typename="fourier_msgs::msg::RobotCartesianState"):
     header: Header = field(default_factory=Header)
     coordinate_system: t.uint8 = 0  # 0 base_link, 1 world
-    group_motion_state: t.sequence[t.uint8] = field(default_factory=list)
-    cartesian_state: t.sequence[CartesianState] = field(default_factory=list)
+    group_motion_state: sequence[t.uint8] = field(default_factory=list)
+    cartesian_state: sequence[CartesianState] = field(default_factory=list)
     stable_level: t.uint8 = 0
-    ex_data: t.sequence[BaseDataType] = field(default_factory=list)
+    ex_data: sequence[BaseDataType] = field(default_factory=list)
 
 
 # -- MotionControlCmd.idl ----------------------------------------------------------------------
@@ -242,17 +249,17 @@ class ControlGroupCmd(IdlStruct, typename="fourier_msgs::msg::ControlGroupCmd"):
     group_motion_state: t.uint8 = 0  # 1 move, 2 stop (the rest ignored)
     control_type: t.uint8 = 0  # 0 joints, 1 motors
     motor_mode: t.uint8 = 0  # seed: 0 position, 1 effort (2.2: unresolved)
-    position: t.sequence[float] = field(default_factory=list)
-    velocity: t.sequence[float] = field(default_factory=list)
-    effort: t.sequence[float] = field(default_factory=list)
+    position: sequence[float] = field(default_factory=list)
+    velocity: sequence[float] = field(default_factory=list)
+    effort: sequence[float] = field(default_factory=list)
 
 
 @appendable
 @dataclass
 class RobotControlGroupCmd(IdlStruct, typename="fourier_msgs::msg::RobotControlGroupCmd"):
     header: Header = field(default_factory=Header)
-    group_cmd: t.sequence[ControlGroupCmd] = field(default_factory=list)
-    ex_data: t.sequence[BaseDataType] = field(default_factory=list)
+    group_cmd: sequence[ControlGroupCmd] = field(default_factory=list)
+    ex_data: sequence[BaseDataType] = field(default_factory=list)
 
 
 @appendable
@@ -260,9 +267,9 @@ class RobotControlGroupCmd(IdlStruct, typename="fourier_msgs::msg::RobotControlG
 class CartesianCmd(IdlStruct, typename="fourier_msgs::msg::CartesianCmd"):
     group_name: str = ""
     group_motion_state: t.uint8 = 0
-    pose: t.sequence[float] = field(default_factory=list)
-    twist: t.sequence[float] = field(default_factory=list)
-    wrench: t.sequence[float] = field(default_factory=list)
+    pose: sequence[float] = field(default_factory=list)
+    twist: sequence[float] = field(default_factory=list)
+    wrench: sequence[float] = field(default_factory=list)
 
 
 @appendable
@@ -270,8 +277,8 @@ class CartesianCmd(IdlStruct, typename="fourier_msgs::msg::CartesianCmd"):
 class RobotCartesianCmd(IdlStruct, typename="fourier_msgs::msg::RobotCartesianCmd"):
     header: Header = field(default_factory=Header)
     coordinate_system: t.uint8 = 0
-    cartesian_cmd: t.sequence[CartesianCmd] = field(default_factory=list)
-    ex_data: t.sequence[BaseDataType] = field(default_factory=list)
+    cartesian_cmd: sequence[CartesianCmd] = field(default_factory=list)
+    ex_data: sequence[BaseDataType] = field(default_factory=list)
 
 
 @appendable
@@ -283,7 +290,7 @@ class MoveCommand(IdlStruct, typename="fourier_msgs::msg::MoveCommand"):
     move_type: t.uint8 = 0
     joint_commands: RobotControlGroupCmd = field(default_factory=RobotControlGroupCmd)
     cartesian_commands: RobotCartesianCmd = field(default_factory=RobotCartesianCmd)
-    ex_data: t.sequence[BaseDataType] = field(default_factory=list)
+    ex_data: sequence[BaseDataType] = field(default_factory=list)
 
 
 # -- MotorCfgCmd.idl / MotorCfgState.idl -------------------------------------------------------
@@ -306,19 +313,19 @@ class MotorCfgGroupCmd(IdlStruct, typename="fourier_msgs::msg::MotorCfgGroupCmd"
 
     group_name: str = ""
     mode: MotorMode = MotorMode.DISABLE
-    pos_kp: t.sequence[float] = field(default_factory=list)
-    pos_ki: t.sequence[float] = field(default_factory=list)
-    pos_kd: t.sequence[float] = field(default_factory=list)
-    pd_kp: t.sequence[float] = field(default_factory=list)
-    pd_kd: t.sequence[float] = field(default_factory=list)
+    pos_kp: sequence[float] = field(default_factory=list)
+    pos_ki: sequence[float] = field(default_factory=list)
+    pos_kd: sequence[float] = field(default_factory=list)
+    pd_kp: sequence[float] = field(default_factory=list)
+    pd_kd: sequence[float] = field(default_factory=list)
 
 
 @appendable
 @dataclass
 class RobotMotorCfgGroupCmd(IdlStruct, typename="fourier_msgs::msg::RobotMotorCfgGroupCmd"):
     header: Header = field(default_factory=Header)
-    group_cmd: t.sequence[MotorCfgGroupCmd] = field(default_factory=list)
-    ex_data: t.sequence[BaseDataType] = field(default_factory=list)
+    group_cmd: sequence[MotorCfgGroupCmd] = field(default_factory=list)
+    ex_data: sequence[BaseDataType] = field(default_factory=list)
 
 
 @appendable
@@ -327,16 +334,16 @@ class MotorCfgGroupCmdSeed(IdlStruct, typename="fourier_msgs::msg::MotorCfgGroup
     """Seed 003: the PD gains only."""
 
     group_name: str = ""
-    pd_kp: t.sequence[float] = field(default_factory=list)
-    pd_kd: t.sequence[float] = field(default_factory=list)
+    pd_kp: sequence[float] = field(default_factory=list)
+    pd_kd: sequence[float] = field(default_factory=list)
 
 
 @appendable
 @dataclass
 class RobotMotorCfgGroupCmdSeed(IdlStruct, typename="fourier_msgs::msg::RobotMotorCfgGroupCmd"):
     header: Header = field(default_factory=Header)
-    group_cmd: t.sequence[MotorCfgGroupCmdSeed] = field(default_factory=list)
-    ex_data: t.sequence[BaseDataType] = field(default_factory=list)
+    group_cmd: sequence[MotorCfgGroupCmdSeed] = field(default_factory=list)
+    ex_data: sequence[BaseDataType] = field(default_factory=list)
 
 
 @appendable
@@ -344,12 +351,12 @@ class RobotMotorCfgGroupCmdSeed(IdlStruct, typename="fourier_msgs::msg::RobotMot
 class MotorCfgGroupState(IdlStruct, typename="fourier_msgs::msg::MotorCfgGroupState"):
     group_name: str = ""
     mode: MotorMode = MotorMode.DISABLE
-    motor_error: t.sequence[t.uint32] = field(default_factory=list)
-    pos_kp: t.sequence[float] = field(default_factory=list)
-    pos_ki: t.sequence[float] = field(default_factory=list)
-    pos_kd: t.sequence[float] = field(default_factory=list)
-    pd_kp: t.sequence[float] = field(default_factory=list)
-    pd_kd: t.sequence[float] = field(default_factory=list)
+    motor_error: sequence[t.uint32] = field(default_factory=list)
+    pos_kp: sequence[float] = field(default_factory=list)
+    pos_ki: sequence[float] = field(default_factory=list)
+    pos_kd: sequence[float] = field(default_factory=list)
+    pd_kp: sequence[float] = field(default_factory=list)
+    pd_kd: sequence[float] = field(default_factory=list)
 
 
 @appendable
@@ -358,8 +365,8 @@ class RobotMotorCfgGroupState(IdlStruct, typename="fourier_msgs::msg::RobotMotor
     """Not in the seed; ``robot_motor_cfg_group_state``, which the vendor's client waits for."""
 
     header: Header = field(default_factory=Header)
-    group_state: t.sequence[MotorCfgGroupState] = field(default_factory=list)
-    ex_data: t.sequence[BaseDataType] = field(default_factory=list)
+    group_state: sequence[MotorCfgGroupState] = field(default_factory=list)
+    ex_data: sequence[BaseDataType] = field(default_factory=list)
 
 
 # -- the topic-level types by interface variant, and their ROS-compatible twins ---------------
