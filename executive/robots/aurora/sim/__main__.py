@@ -10,8 +10,13 @@ import sys
 
 from executive.robots.aurora.sim.model import AuroraModel
 from executive.robots.aurora.sim.node import SimNode, group_sizes
-from executive.robots.aurora.wire.config import LOOPBACK_CONFIG, VENDOR_DOMAIN, WireConfig
-from executive.robots.aurora.wire.types import DEFAULT_INTERFACE, INTERFACES
+from executive.robots.aurora.wire.config import (
+    DEFAULT_INTERFACE,
+    INTERFACES,
+    LOOPBACK_CONFIG,
+    VENDOR_DOMAIN,
+    WireConfig,
+)
 
 DOMAIN_ENV = "ATOM_DDS_DOMAIN"  # what the tests' domain lease exports (executive.wire.dds)
 

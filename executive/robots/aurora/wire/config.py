@@ -4,8 +4,8 @@
 vendor's default 123), the topic namespace (the seed's ``RobotName/SerialNumber/`` prefix when
 the robot's SerialNumber is not "null", or the vendor client's free namespace; empty for bare
 names), the vendor's ROS-compatible naming (``rt/`` topics, ``dds_::<Name>_`` types), the
-interface variant (``types.INTERFACES``) and the CycloneDDS 11 configuration (the loopback
-one with ``IgnoreTypeInformation`` by default). Standard library only.
+interface variant (``INTERFACES``) and the CycloneDDS 11 configuration (the loopback
+one with ``IgnoreTypeInformation`` by default). Standard library only (no cyclonedds).
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from executive.robots.aurora.wire.types import DEFAULT_INTERFACE, INTERFACES
-
+# the interface variants (wire.types): what the vendor's client 0.1.8 sends, and seed 003 as written
+INTERFACES = ("client-0.1.8", "seed")
+DEFAULT_INTERFACE = "client-0.1.8"
 VENDOR_DOMAIN = 123  # the vendor's examples, CLI and config.yaml
 RESOURCES = Path(__file__).resolve().parents[3] / "resources"
 LOOPBACK_CONFIG = RESOURCES / "cyclonedds11-loopback.xml"

@@ -13,7 +13,7 @@ holds the ROS-compatible variants (``fourier_msgs::msg::dds_::<Name>_``, the ven
 with type information ignored (the eProsima vendor id, cyclonedds11-loopback.xml) a topic
 matches by that name, and nested names never reach the wire.
 
-Two interface variants (``INTERFACES``): ``client-0.1.8`` (default: what the vendor's client
+Two interface variants (``config.INTERFACES``): ``client-0.1.8`` (default: what the vendor's client
 sends: ``VelocityCmd.duration``, ``MotorCfgGroupCmd`` with ``mode`` and position gains) and
 ``seed`` (seed 003 as written: no duration, ``pd_kp``/``pd_kd`` only). The two share type
 names, so a peer must be configured with the one its robot speaks.
@@ -35,9 +35,6 @@ if TYPE_CHECKING:
     sequence = list
 else:
     from cyclonedds.idl.types import sequence
-
-INTERFACES = ("client-0.1.8", "seed")
-DEFAULT_INTERFACE = "client-0.1.8"
 
 
 # -- builtin_interfaces / std_msgs -------------------------------------------------------------
