@@ -16,7 +16,7 @@ from py_trees.common import Access, Status
 
 from behaviours.context import Failure, RobotContext
 from behaviours.state import SNAPSHOT_KEY, snapshot
-from executive.language.kinds import LeafKind
+from executive.language.leaf import LeafKind
 from executive.robots.ports import RobotSnapshot
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from py_trees.common import Status
 
 from behaviours.base import RobotLeaf
-from executive.language.kinds import MAX_TIMEOUT, NAME, Field, FieldType, LeafKind, show
+from executive.language.kinds import MAX_TIMEOUT, NAME, Field, FieldType, show
+from executive.language.leaf import LeafKind
 
 
 class Wait(RobotLeaf):

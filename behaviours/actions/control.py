@@ -12,11 +12,12 @@ from typing import TYPE_CHECKING, Any
 from py_trees.common import Status
 
 from behaviours.base import RobotLeaf
-from executive.language.kinds import NAME, Field, FieldType, LeafKind, show, timeout
+from executive.language.kinds import NAME, Field, FieldType, show, timeout
+from executive.language.leaf import LeafKind
 from executive.language.model import Unresolved
 
 if TYPE_CHECKING:
-    from executive.language.check import LeafChecker, LeafInput
+    from executive.language.leaf import LeafChecker, LeafInput
     from executive.language.model import Leaf
 
 RESEND = 0.2  # s

@@ -15,7 +15,8 @@ from py_trees.common import Status
 
 from behaviours.base import RobotLeaf
 from executive.language.diagnostics import Location
-from executive.language.kinds import NAME, Field, FieldType, LeafKind, show, timeout
+from executive.language.kinds import NAME, Field, FieldType, show, timeout
+from executive.language.leaf import LeafKind
 from executive.language.library import limits_message
 from executive.language.model import Unresolved
 from executive.language.values import Val, suggest
@@ -24,7 +25,7 @@ from executive.motion.trajectory import PlanError, plan
 from executive.robots.profile import GROUPS, RAD_TOLERANCE
 
 if TYPE_CHECKING:
-    from executive.language.check import LeafChecker, LeafInput
+    from executive.language.leaf import LeafChecker, LeafInput
     from executive.language.model import Leaf
 
 # One default for joints and fingers alike, in the joint's units: a joint stream's

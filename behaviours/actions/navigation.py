@@ -20,11 +20,12 @@ from typing import TYPE_CHECKING, Any
 from py_trees.common import Status
 
 from behaviours.base import RobotLeaf
-from executive.language.kinds import MAX_TAG, NAME, Field, FieldType, LeafKind, show, timeout
+from executive.language.kinds import MAX_TAG, NAME, Field, FieldType, show, timeout
+from executive.language.leaf import LeafKind
 from executive.robots.ports import BUSY, NavStatus
 
 if TYPE_CHECKING:
-    from executive.language.check import LeafChecker, LeafInput
+    from executive.language.leaf import LeafChecker, LeafInput
 
 # Numeric values of the wire enums (idl/dobot_atom/amr_state.idl).
 

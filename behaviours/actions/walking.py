@@ -14,7 +14,8 @@ from typing import Any
 from py_trees.common import Status
 
 from behaviours.base import RobotLeaf
-from executive.language.kinds import MAX_TIMEOUT, NAME, Field, FieldType, LeafKind, show
+from executive.language.kinds import MAX_TIMEOUT, NAME, Field, FieldType, show
+from executive.language.leaf import LeafKind
 
 TTL = 0.5  # s: the stream's dead man (a few ticks at any tick rate the executive runs)
 

@@ -6,7 +6,8 @@ from py_trees.common import Status
 
 from behaviours.base import RobotLeaf
 from executive.language.kinds import BUTTONS as BUTTON_NAMES
-from executive.language.kinds import NAME, Field, FieldType, LeafKind, show, timeout
+from executive.language.kinds import NAME, Field, FieldType, show, timeout
+from executive.language.leaf import LeafKind
 
 
 class CheckBattery(RobotLeaf):

@@ -1,29 +1,24 @@
-"""What a node kind is declared with: field types, ``Field``, ``NodeKind`` and ``LeafKind``.
+"""What a node kind is declared with: field types, ``Field`` and ``NodeKind``.
 
 Composites, decorators and ``include`` are declared in ``executive.mission.registry``;
 each leaf kind is declared beside the behaviour that runs it (``behaviours/actions/*.py``,
 ``behaviours/conditions/*.py``, the class attribute ``kinds``), like a BehaviorTree.CPP
 node's ``providedPorts()``: its fields, what it waits on, the robot capability it needs,
 how a validated ``model.Leaf`` becomes the behaviour, and any check of its own against the
-robot profile. The registry collects them from an explicit list of behaviour classes.
+robot profile (``LeafKind``, in ``executive.language.leaf``). The registry collects them
+from an explicit list of behaviour classes.
 
-This module imports nothing else at run time (the behaviours and the registry both import
-it), so it sits under both without an import cycle.
+This module imports nothing of the project: the model, the values and the leaf kinds are
+declared with its field types, so it is the language's ground floor.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    import py_trees
-
-    from executive.language.check import LeafChecker, LeafInput
-    from executive.language.model import Leaf
+from typing import Any
 
 MAX_TIMEOUT = 3600.0  # s: longer than any step of a mission should ever wait
 MAX_TAG = 2**32 - 1  # AMRCommand_.target_id is uint32
@@ -144,38 +139,6 @@ class NodeKind:
     @property
     def required(self) -> tuple[str, ...]:
         return tuple(f.name for f in self.fields if f.required)
-
-
-LeafBuilder = Callable[["Leaf"], "py_trees.behaviour.Behaviour"]
-# A leaf kind's own checks against the robot profile and the libraries, run after every
-# field's type and range passed: the builder args (exactly ``LeafKind.args``), or None
-# once the problems are reported through the checker.
-LeafCheck = Callable[["LeafChecker", "LeafInput"], "dict[str, Any] | None"]
-
-
-@dataclass(frozen=True, kw_only=True)
-class LeafKind(NodeKind):
-    """A leaf kind, declared beside its behaviour.
-
-    - ``requires``: the robot capability it needs (``executive.robots.ports.CAPABILITIES``),
-      None if it needs none; validation refuses it on a robot without it.
-    - ``build``: the validated ``model.Leaf`` (``name``, and ``args`` with exactly the keys
-      ``args``) -> the behaviour; the constructor does no I/O.
-    - ``label``: the leaf's name when the file gives none, from its args.
-    - ``check``: checks of its own (``LeafCheck``); without one, the args are the fields'
-      values or defaults.
-    - ``drives``: what it takes hold of, which a parallel sibling must not also drive;
-      ``moves_joints``: it drives the joints of ``args["targets"]`` (pacing follows them,
-      and they want upper-body control first).
-    """
-
-    category: Category = field(default=Category.LEAF, init=False)
-    requires: str | None
-    build: LeafBuilder
-    label: Callable[[Mapping[str, Any]], str]
-    check: LeafCheck | None = None
-    drives: tuple[str, ...] = ()
-    moves_joints: bool = False
 
 
 # --- fields several kinds share -----------------------------------------------------------

@@ -33,7 +33,7 @@ from typing import Any
 import py_trees
 from py_trees.common import ParallelPolicy, Status
 
-from executive.language.kinds import LeafBuilder
+from executive.language.leaf import LeafBuilder
 from executive.language.model import (
     Composite,
     Decorator,

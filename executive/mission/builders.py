@@ -9,7 +9,7 @@ profile, so builders only translate names; constructors store parameters and do 
 
 from __future__ import annotations
 
-from executive.language.kinds import LeafBuilder
+from executive.language.leaf import LeafBuilder
 from executive.mission.registry import LEAVES
 
 BUILDERS: dict[str, LeafBuilder] = {kind.name: kind.build for kind in LEAVES}

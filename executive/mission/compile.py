@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from executive.language.check import LeafInput
 from executive.language.diagnostics import Diagnostics, Location
+from executive.language.leaf import LeafInput
 from executive.language.library import Library
 from executive.language.model import (
     Composite,

@@ -9,7 +9,7 @@ actions in reactive composites). The loader, the JSON Schema and the docs are al
 derived from here.
 
 Composites, decorators and ``include`` are declared below. Each leaf kind is declared
-beside the behaviour that runs it (the class attribute ``kinds``, a ``kinds.LeafKind``:
+beside the behaviour that runs it (the class attribute ``kinds``, a ``leaf.LeafKind``:
 fields, the robot capability it needs, its builder, its own checks); ``LEAF_BEHAVIOURS``
 is the one explicit list of those classes, so the vocabulary stays closed and nothing
 is discovered by scanning. ``check_builders`` says whether a builder table covers the
@@ -39,10 +39,9 @@ from executive.language.kinds import (
     Category,
     Field,
     FieldType,
-    LeafBuilder,
-    LeafKind,
     NodeKind,
 )
+from executive.language.leaf import LeafBuilder, LeafKind
 from executive.robots.ports import CAPABILITIES
 
 __all__ = [

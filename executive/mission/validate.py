@@ -18,9 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from executive.language.check import LeafInput
 from executive.language.diagnostics import Diagnostics, Location
-from executive.language.kinds import LeafKind
+from executive.language.leaf import LeafInput, LeafKind
 from executive.language.library import Library
 from executive.mission.registry import KINDS
 from executive.robots.profile import RobotProfile
@@ -28,7 +27,7 @@ from executive.robots.profile import RobotProfile
 
 class LeafValidator:
     """Checks leaves of one load; errors go to ``diags``. Kinds' own checks
-    (``LeafKind.check``) receive it as their ``executive.language.check.LeafChecker``: the
+    (``LeafKind.check``) receive it as their ``executive.language.leaf.LeafChecker``: the
     profile, the libraries and the reporting."""
 
     def __init__(self, profile: RobotProfile, library: Library, diags: Diagnostics) -> None:

@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from executive.language.kinds import NAME, LeafKind, timeout
+from executive.language.kinds import NAME, timeout
+from executive.language.leaf import LeafKind
 from executive.mission.builders import BUILDERS
 from executive.mission.registry import (
     ACCEPTS,
