@@ -101,6 +101,9 @@ class MissionRun:
     started_at: float
     result: ExecState | None = None
     reason: str = ""
+    # what its record says of it at its start (the service's: mission file, content hash,
+    # parameters, ``recovered_from``): what ``atom-executive recover`` needs after a crash
+    meta: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -284,7 +287,12 @@ class Executive:
 
     _control_seen: bool = False
 
-    def start_mission(self, name: str, root: py_trees.behaviour.Behaviour) -> tuple[bool, str]:
+    def start_mission(
+        self,
+        name: str,
+        root: py_trees.behaviour.Behaviour,
+        meta: dict[str, Any] | None = None,
+    ) -> tuple[bool, str]:
         with self._trip_lock:  # no fast-path trip between the judgement and the release
             refusal = self._refusal()
             if not refusal:
@@ -294,7 +302,7 @@ class Executive:
             return False, refusal
         for node in root.iterate():
             node.setup(context=self.context)
-        run = MissionRun(name, uuid.uuid4().hex[:12], root, self.clock())
+        run = MissionRun(name, uuid.uuid4().hex[:12], root, self.clock(), meta=dict(meta or {}))
         self.tree.insert_subtree(root, self.slot.id, 0)
         self.run = run
         self.context.control_acquired = False
