@@ -12,7 +12,10 @@ from typing import Any
 
 import pytest
 
+from executive.harness.stack import Stack
 from executive.operator.commands import status_document
+from executive.robots.grx.demo import Watcher
+from executive.robots.grx.sim.process import SimProcess
 from tests.integration.test_grx import grx, nonzero, start_mission  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.dds
@@ -26,7 +29,9 @@ def _paused(status: Any) -> dict[str, Any] | None:
     return paused if isinstance(paused, dict) else None
 
 
-def test_walk_square_paused_mid_walk_stands_with_zero_axes_then_succeeds(grx) -> None:  # noqa: F811
+def test_walk_square_paused_mid_walk_stands_with_zero_axes_then_succeeds(
+    grx: tuple[Stack, SimProcess, Watcher],  # noqa: F811
+) -> None:
     stack, sim, wire = grx
     t0 = time.monotonic()
     start_mission(stack, "walk_square", leg_seconds=2.5)
