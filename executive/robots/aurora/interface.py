@@ -389,6 +389,14 @@ class AuroraAdapter:
             self._upper = False
             self.send({"t": ipc.FSM, "whole": self.control_id})
         else:
+            if aurora is not None and aurora["whole"] == self.safety_id:
+                # the robot's own protection: leaving it is an operator's act, not a release
+                _errors.log(
+                    "warning",
+                    "aurora: the robot is in its safety FSM; control release sends nothing",
+                    key="release_in_safety",
+                )
+                return
             back = self._found
             if back is None or back in (self.control_id, self.safety_id):
                 back = self._fsm_ids[self.settings.release_fsm]
