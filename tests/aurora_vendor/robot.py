@@ -83,8 +83,10 @@ class Robot:
         self.fixed: dict[str, Any] = (
             json.loads(Path(args.states).read_text()) if args.states else {}
         )
-        self.write({"robot": {"domain": args.domain, "namespace": args.namespace or ""}})
-        self.dds = DDSInterface(args.domain, common.participant_qos(), args.namespace or None)
+        self.write({"robot": {"domain": args.domain, "namespace": args.namespace, "ros": args.ros}})
+        self.dds = DDSInterface(
+            args.domain, common.participant_qos(), args.namespace or None, args.ros
+        )
         self.pubs: dict[str, Any] = {}
         self.classes: dict[str, Any] = {}
         for topic, (module, name) in common.STATE.items():
@@ -251,6 +253,7 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=50.0)
     parser.add_argument("--states", default="")
     parser.add_argument("--no-override", action="store_true")
+    parser.add_argument("--ros", action="store_true", help="the vendor's ROS-compatible naming")
     args = parser.parse_args()
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

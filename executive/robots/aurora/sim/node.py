@@ -10,8 +10,6 @@ come from the control port (``control``) on a thread of their own, under the sam
 
 from __future__ import annotations
 
-import dataclasses
-import enum
 import json
 import math
 import os
@@ -28,22 +26,12 @@ from executive.robots.aurora.sim.model import AuroraModel
 from executive.robots.aurora.sim.record import Recorder
 from executive.robots.aurora.wire import types as idl
 from executive.robots.aurora.wire.config import GROUP_NAMES, WireConfig
+from executive.robots.aurora.wire.convert import plain
 from executive.robots.aurora.wire.node import AuroraNode, header, is_valid
 from executive.robots.aurora.wire.topics import COMMAND, STATE, type_for
 
 FAST_TOPICS = ("aurora_state", "robot_control_group_state")
 BROKEN_MARK = "UNDECODABLE!"
-
-
-def plain(value: Any) -> Any:
-    """A decoded sample as JSON-able data (dataclasses as dicts, enums as numbers)."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, enum.Enum):
-        return value.value
-    if isinstance(value, list):
-        return [plain(v) for v in value]
-    return value
 
 
 def _broken(sample: Any) -> Any:

@@ -9,7 +9,7 @@ checked value by value against a robot built from that wheel (tests/aurora_vendo
 Every struct is ``@appendable`` and travels as XCDR1 (``qos.writer_qos``): the vendor writes
 and reads nothing else. Names are the vendor's (``fourier_msgs::msg::<Name>``); ``ROS``
 holds the ROS-compatible variants (``fourier_msgs::msg::dds_::<Name>_``, the vendor's
-``FOURIERDDS_ROS_COMPATIBLE=1``), subclasses that differ only in the top-level type name:
+``FOURIERDDS_ROS_COMPATIBLE=1``), copies that differ only in the top-level type name:
 with type information ignored (the eProsima vendor id, cyclonedds11-loopback.xml) a topic
 matches by that name, and nested names never reach the wire.
 
@@ -21,9 +21,10 @@ names, so a peer must be configured with the one its robot speaks.
 
 # no ``from __future__ import annotations``: cyclonedds reads these classes' annotations as
 # objects (a string annotation it resolves by module and fails on ``t.uint8``)
+import dataclasses
 import types as _types
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import cyclonedds.idl.types as t
 from cyclonedds.idl import IdlEnum, IdlStruct
@@ -398,14 +399,24 @@ def ros_type_name(name: str) -> str:
 
 
 def _ros_twin(cls: type[IdlStruct]) -> type[IdlStruct]:
-    """A subclass of ``cls`` named as the vendor's ROS-compatible mode names it."""
+    """A copy of ``cls`` (same members, defaults, extensibility) named as the vendor's
+    ROS-compatible mode names it. A copy, not a subclass: cyclone describes a subclass as a
+    struct inheriting from its parent, and a sample of it from the vendor's robot then fails
+    to deserialize (measured)."""
     name = ros_type_name(cls.__idl_typename__)
-    # no annotations of its own: the fields (and their defaults) are the parent's
-    twin = _types.new_class(
-        cls.__name__ + "Ros", (cls,), {"typename": name}, lambda ns: ns.update(__annotations__={})
-    )
-    twin.__module__ = __name__
-    twin.__doc__ = f"{cls.__name__} under its ROS-compatible type name {name}."
+    own = {f.name: f for f in dataclasses.fields(cast(Any, cls))}
+
+    def body(ns: dict[str, Any]) -> None:
+        ns["__annotations__"] = dict(cls.__annotations__)
+        for member, f in own.items():
+            if f.default_factory is not dataclasses.MISSING:
+                ns[member] = dataclasses.field(default_factory=f.default_factory)
+            else:
+                ns[member] = f.default
+        ns["__module__"] = __name__
+        ns["__doc__"] = f"{cls.__name__} under its ROS-compatible type name {name}."
+
+    twin = _types.new_class(cls.__name__ + "Ros", (IdlStruct,), {"typename": name}, body)
     made: Any = appendable(dataclass(twin))
     return made  # type: ignore[no-any-return]
 
