@@ -14,10 +14,14 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import py_trees
 
+from behaviours.actions.basic import Wait
 from executive.core.rest import REST_SPREAD_RAD, REST_WINDOW_S, RestWatch
 from executive.operator import watch
 from executive.operator.commands import paused_line, summary
+from executive.service.status import active_node, state_line, status_document
+from tests.rigs import Rig
 from tests.test_watch import status as watch_status
 
 TICK = 0.02  # the executive's 50 Hz
@@ -124,3 +128,22 @@ def test_a_forged_pause_is_printed_as_text() -> None:
     forged = {**HELD, "what": ["\x1b[2Jx"], "held_since": "\x07now"}
     text = summary(_with_document(forged))
     assert not set(text) & {"\x1b", "\x07"}, repr(text)
+
+
+def test_a_real_executive_says_pausing_then_paused_once_at_rest(rig: Rig) -> None:
+    """The rig's robot stands still (its state never changes) and nothing streams: the
+    pause is PAUSING until a whole rest window has been measured, then PAUSED since."""
+    rig.ex.start_mission("greet", py_trees.composites.Sequence("greet", True, [Wait(30)]))
+    rig.tick_until(lambda: rig.ex.run is not None and active_node(rig.ex.tree.root) != "")
+    ok, said = rig.ex.pause("test")
+    assert ok and "timeouts and waits" in said, said
+    assert state_line(rig.ex).startswith("RUNNING PAUSING greet")
+    paused = status_document(rig.ex)["paused"]
+    assert paused["held_since"] is None and paused["drift_mrad"] is None
+    rig.tick_until(lambda: rig.ex.paused is not None and rig.ex.paused.rest.at_rest)
+    assert state_line(rig.ex).startswith("RUNNING PAUSED greet")
+    paused = status_document(rig.ex)["paused"]
+    assert paused["held_since"] >= paused["since"] and paused["drift_mrad"] == 0.0
+    assert REST_WINDOW_S <= paused["rest_after_s"] < REST_WINDOW_S + 1.0
+    assert rig.ex.resume()[0]
+    assert rig.ex.paused is None and state_line(rig.ex).startswith("RUNNING greet")

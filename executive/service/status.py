@@ -558,7 +558,7 @@ def state_line(executive: Executive) -> str:
     if ex.state is ExecState.SAFE_STOP:
         return "SAFE_STOP: " + "; ".join(map(str, ex.monitor.reasons))
     if ex.run is not None:
-        paused = " PAUSED" if ex.paused is not None else ""
+        paused = "" if ex.paused is None else " PAUSED" if ex.paused.rest.at_rest else " PAUSING"
         return f"RUNNING{paused} {ex.run.name} ({ex.run.run_id})"
     last = ex.last_run
     tail = f" (last: {last.name} {last.result.value})" if last and last.result else ""
