@@ -56,7 +56,9 @@ def start_mission(stack: Stack, name: str, **params: object) -> None:
     assert reply.code == 0, reply.message
 
 
-def test_arm_hand_walk_succeeds_and_the_robot_took_each_command_exactly(aurora) -> None:
+def test_arm_hand_walk_succeeds_and_the_robot_took_each_command_exactly(
+    aurora: tuple[Stack, RobotProcess],
+) -> None:
     stack, robot = aurora
     t0 = time.monotonic()
     start_mission(stack, "arm_hand_walk", walk_seconds=1.0)
@@ -109,7 +111,7 @@ def test_arm_hand_walk_succeeds_and_the_robot_took_each_command_exactly(aurora) 
 
 
 def test_fsm9_raised_by_the_robot_latches_safe_stop_and_nothing_moving_reaches_it_after(
-    aurora,
+    aurora: tuple[Stack, RobotProcess],
 ) -> None:
     stack, robot = aurora
     t0 = time.monotonic()
