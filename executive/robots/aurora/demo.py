@@ -261,36 +261,71 @@ def run(demo: Demo, stack: Stack, robot: RobotProcess) -> None:
     robot.control({"clear": True})
     out = client.request("reset")
     demo.check(f"reset refused while the robot is in FSM 9: {out.message}", out.code != 0)
-    _leave_fsm9(stack, robot)
-    deadline = time.monotonic() + 5
-    out = client.request("reset")
-    while out.code != 0 and time.monotonic() < deadline:
-        time.sleep(0.2)
-        out = client.request("reset")
-    demo.check(f"reset accepted once the robot left FSM 9: {out.message}", out.code == 0)
+    pendant = Pendant(stack)
+    try:
+        answer = leave_fsm9(stack, pendant)
+    finally:
+        pendant.close()
+    demo.check(f"reset accepted once the robot left FSM 9: {answer}", answer is not None)
     demo.check(
         "IDLE after the reset", client.wait_status(lambda s: s.state == "IDLE", 5) is not None
     )
 
 
-def _leave_fsm9(stack: Stack, robot: RobotProcess) -> None:
-    """What the robot's own pendant would do: a whole-body command out of FSM 9, here from a
-    plain cyclonedds 11 writer in .venv-aurora (no project code but the wire's types)."""
-    code = (
-        "import sys,time\n"
+class Pendant:
+    """What the robot's own pendant would do: whole-body FSM commands from a plain cyclonedds
+    11 writer in .venv-aurora (no project code but the wire's types), e.g. out of FSM 9."""
+
+    CODE = (
+        "import sys\n"
         "from executive.robots.aurora.wire.config import WireConfig\n"
         "from executive.robots.aurora.wire.node import AuroraNode, header\n"
         "from executive.robots.aurora.wire import types as T\n"
         "n = AuroraNode(WireConfig(domain=int(sys.argv[1])))\n"
         "w = n.writer('whole_body_fsm_state_change_cmd')\n"
-        "time.sleep(1.0)\n"
-        "for _ in range(5):\n"
-        "    w.write(T.WholeBodyFsmStateChangeCmd(header=header(), desired_state=2)); time.sleep(0.1)\n"
+        "print('ready', flush=True)\n"
+        "for line in sys.stdin:\n"
+        "    w.write(T.WholeBodyFsmStateChangeCmd(header=header(), desired_state=int(line)))\n"
         "n.close()\n"
     )
-    subprocess.run(
-        [str(SIM_PYTHON), "-c", code, str(stack.domain)], check=True, timeout=30, env=stack.env()
-    )
+
+    def __init__(self, stack: Stack) -> None:
+        self.proc = subprocess.Popen(
+            [str(SIM_PYTHON), "-c", self.CODE, str(stack.domain)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=stack.env(),
+            text=True,
+        )
+        assert self.proc.stdout is not None
+        self.proc.stdout.readline()
+
+    def whole(self, state: int) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(f"{state}\n")
+        self.proc.stdin.flush()
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def leave_fsm9(stack: Stack, pendant: Pendant, timeout: float = 5.0) -> str | None:
+    """The robot commanded out of FSM 9 (to 2) until the executive's reset is accepted: its
+    answer, or None if it never was."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        pendant.whole(2)
+        reply = stack.client.request("reset")
+        if reply.code == 0:
+            return str(reply.message)
+        time.sleep(0.2)
+    return None
 
 
 if __name__ == "__main__":
