@@ -7,13 +7,17 @@ of what it observed (the test asserts on it and on the sim's record).
   a target, a leg refused in 11, the arm held (2); velocity ignored outside FSM 3, walked in
   FSM 3 with source 2;
 - ``faults``: FSM 9 from the control port freezes a moving arm and refuses group commands;
-  a group error shows 3; silence stops aurora_state; an undecodable sample raises in take().
+  a group error shows 3; silence stops aurora_state; an undecodable sample raises in take();
+- ``vendor`` (``--robot-pid``): against tests/aurora_vendor/robot.py, FSM 11 and an arm
+  moving, then FSM 9 raised by that robot (SIGUSR1) seen on our side.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import sys
 import time
 from collections.abc import Callable
@@ -149,14 +153,37 @@ def faults(p: Peer) -> dict[str, Any]:
     return out
 
 
+def vendor(p: Peer, robot_pid: int) -> dict[str, Any]:
+    """Against tests/aurora_vendor/robot.py: FSM 11, an arm moving, then FSM 9 raised by the
+    robot (SIGUSR1 to it) seen here, and a group command after it."""
+    out: dict[str, Any] = {}
+    assert p.wait(lambda: "groups" in p.last and p.fsm() >= 0)
+    out["fsm11"] = p.set_fsm(11)
+    p.group("left_manipulator", [1.0] * 7)
+    out["moving"] = p.wait(lambda: p.q("left_manipulator")[0] > 0.1)
+    os.kill(robot_pid, signal.SIGUSR1)
+    out["fsm9"] = p.wait(lambda: p.fsm() == 9)
+    frozen = p.q("left_manipulator")
+    p.group("left_manipulator", [1.0] * 7)
+    time.sleep(0.3)
+    p.poll()
+    out["frozen"] = p.q("left_manipulator") == frozen
+    out["motion_after_fsm9"] = p.motion("left_manipulator")
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--domain", type=int, required=True)
-    parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("scenario", choices=["rules", "faults"])
+    parser.add_argument("--port", type=int, default=0, help="the sim's control port")
+    parser.add_argument("--robot-pid", type=int, default=0, help="the vendor robot's pid")
+    parser.add_argument("scenario", choices=["rules", "faults", "vendor"])
     args = parser.parse_args()
     peer = Peer(args.domain, args.port)
-    out = {"rules": rules, "faults": faults}[args.scenario](peer)
+    if args.scenario == "vendor":
+        out = vendor(peer, args.robot_pid)
+    else:
+        out = {"rules": rules, "faults": faults}[args.scenario](peer)
     print(json.dumps(out))
     peer.node.close()
     return 0

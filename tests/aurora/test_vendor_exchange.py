@@ -256,3 +256,43 @@ def test_every_type_both_ways_with_exact_values(
     assert sorted(got) == sorted(COMMANDS)
     for topic, want in COMMANDS.items():
         assert not contains(got[topic], want, topic), contains(got[topic], want, topic)
+
+
+def test_fsm9_raised_by_the_vendor_robot_reaches_the_wire(
+    aurora_procs: Processes, dds_domain: int
+) -> None:
+    """The adapter's fault path starts here: the vendor-built robot raises FSM 9 while an arm
+    moves under our commands; our side reads 9, and what it sends after is refused there."""
+    robot = aurora_procs.vendor_robot(dds_domain)
+    rc, out, err = run(
+        AURORA_PY,
+        [
+            "tests/aurora/sim_peer.py",
+            "--domain",
+            str(dds_domain),
+            "--robot-pid",
+            str(robot.proc.pid),
+            "vendor",
+        ],
+    )
+    assert rc == 0, err
+    assert out == {
+        "fsm11": True,
+        "moving": True,
+        "fsm9": True,
+        "frozen": True,
+        "motion_after_fsm9": 2,
+    }
+    lines = robot.lines()
+    fault_t = next(line["t"] for line in lines if line.get("fault") == "fsm9")
+    before = [
+        c["result"]
+        for c in lines
+        if c.get("topic") == "robot_control_group_cmd" and c["t"] < fault_t
+    ]
+    after = [
+        c["result"]
+        for c in lines
+        if c.get("topic") == "robot_control_group_cmd" and c["t"] > fault_t
+    ]
+    assert before == ["left_manipulator:moving"] and after == ["ignored_fsm"]
