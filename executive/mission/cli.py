@@ -29,6 +29,7 @@ from typing import Any
 import py_trees
 
 from executive.language.diagnostics import Diagnostic
+from executive.language.model import Node
 from executive.mission.build import BuildError, build, placeholder_builders
 from executive.mission.loader import MissionLoader
 from executive.mission.params import StartArgError, parse_start_arg
@@ -280,6 +281,9 @@ def key_fields(node: py_trees.behaviour.Behaviour) -> str:
         for name in names:
             value = args.get(name)
             if name in HIDDEN_FIELDS or value is None or isinstance(value, Mapping | list | tuple):
+                continue
+            if isinstance(value, Node):  # a leaf's subtree (a checkpoint's recover): its name
+                parts.append(f"{name} {printable(repr(value.name))}")
                 continue
             parts.append(f"{name} {_value(name, value)}")
         targets = args.get("targets")

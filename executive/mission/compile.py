@@ -278,7 +278,7 @@ class _Compiler:
         if body is None:
             return None
         if kind.category is Category.LEAF:
-            return self._leaf(kind, body, where, kpath)
+            return self._leaf(kind, body, where, kpath, depth)
         if kind.category is Category.COMPOSITE:
             return self._composite(kind, body, where, kpath, depth)
         if kind.category is Category.DECORATOR:
@@ -401,10 +401,19 @@ class _Compiler:
         v = body.vals.get("name")
         return str(v.value) if v is not None else fallback
 
-    def _leaf(self, kind: NodeKind, body: _Body, where: Location, kpath: str) -> Node | None:
+    def _leaf(
+        self, kind: NodeKind, body: _Body, where: Location, kpath: str, depth: int
+    ) -> Node | None:
+        # a leaf's node fields (checkpoint's ``recover``): subtrees in its args, run apart
+        # from the tree (a walk does not enter them; executive.mission.checkpoints checks them)
+        subtrees = {
+            fname: self.node(raw, f"{kpath}.{fname}", depth + 1)
+            for fname, (raw, _) in body.nodes.items()
+        }
         args = self.s.leaves.check(LeafInput(kind, body.vals, body.broken, where, kpath))
-        if args is None or not body.ok:
+        if args is None or not body.ok or any(t is None for t in subtrees.values()):
             return None
+        args = {**args, **subtrees}
         return Leaf(
             name=self._name(body, default_name(kind.name, args)),
             where=where,

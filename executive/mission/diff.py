@@ -87,11 +87,19 @@ def format_value(value: Any) -> str:
     return printable(str(value) if not isinstance(value, str) else repr(value))
 
 
+def kids(node: Node) -> tuple[Node, ...]:
+    """A node's children as the diff walks them: a leaf's subtrees (a checkpoint's
+    ``recover``) count as its children, so a change in one is said by node path."""
+    if isinstance(node, Leaf):
+        return tuple(v for v in node.args.values() if isinstance(v, Node))
+    return node.children()
+
+
 def node_fields(node: Node) -> dict[str, str]:
     """The fields of a node that decide what it does, flattened to dotted keys."""
     out: dict[str, str] = {}
     if isinstance(node, Leaf):
-        _flat("", node.args, out)
+        _flat("", {k: v for k, v in node.args.items() if not isinstance(v, Node)}, out)
     elif isinstance(node, Composite):
         out["memory"] = format_value(node.memory)
         if node.policy is not None:
@@ -110,7 +118,7 @@ def _fingerprint(node: Node) -> tuple[Any, ...]:
         node_kind(node),
         node.name,
         tuple(sorted(node_fields(node).items())),
-        tuple(_fingerprint(c) for c in node.children()),
+        tuple(_fingerprint(c) for c in kids(node)),
     )
 
 
@@ -148,7 +156,7 @@ class _Differ:
             before, after = fa.get(key, "(absent)"), fb.get(key, "(absent)")
             if before != after:
                 self.changes.append(Change(CHANGED, path_b, kind, key, before, after))
-        self.children(a.children(), b.children(), path_a, path_b)
+        self.children(kids(a), kids(b), path_a, path_b)
 
     def children(self, ca: Sequence[Node], cb: Sequence[Node], path_a: str, path_b: str) -> None:
         pa, pb = _child_paths(path_a, ca), _child_paths(path_b, cb)
@@ -239,7 +247,7 @@ def format_md(changes: Sequence[Change], name_a: str, name_b: str) -> str:
 def walk_paths(node: Node, path: str) -> Iterator[tuple[str, Node]]:
     """Every node with its node path, parents first (what the diff names nodes by)."""
     yield path, node
-    children = node.children()
+    children = kids(node)
     for child_path, child in zip(_child_paths(path, children), children, strict=True):
         yield from walk_paths(child, child_path)
 

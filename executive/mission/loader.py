@@ -35,7 +35,7 @@ from executive.language.yaml_source import (
     parse,
     read_file,
 )
-from executive.mission import body_checks, pacing, tree_checks
+from executive.mission import body_checks, checkpoints, pacing, tree_checks
 from executive.mission.compile import Session, compile_document
 from executive.mission.params import decl_field, parse_decls
 from executive.mission.registry import MAX_DEPTH, MAX_NODES
@@ -187,6 +187,7 @@ class MissionLoader:
             body_checks.check(
                 mission.root, mission.where, self.profile, library, mission.scene, diags
             )
+            checkpoints.check(mission, self.profile, library, diags)
         if data is not None:
             del self._parsed[resolved]
         return LoadResult(display, mission if not diags.has_errors else None, diags.items())

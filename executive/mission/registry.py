@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from behaviours.actions.basic import Log, Wait
+from behaviours.actions.checkpoint import Checkpoint
 from behaviours.actions.control import AcquireControl, ClearErrors, ReleaseControl, SetFsm
 from behaviours.actions.motion import MoveJoints
 from behaviours.actions.navigation import NavigateToTag
@@ -234,6 +235,7 @@ LEAF_BEHAVIOURS: tuple[type[RobotLeaf], ...] = (
     Log,
     Walk,
     RunTask,
+    Checkpoint,
 )
 
 

@@ -33,6 +33,7 @@ SAMPLES = {
     "log": "log: {message: hello}",
     "walk": "walk: {forward: 0.5, duration: 2}",
     "run_task": "run_task: {task: 0, timeout: 5}",
+    "checkpoint": "checkpoint: {name: here}",
 }
 REQUIRES = {
     "acquire_control": "control",
@@ -48,6 +49,7 @@ REQUIRES = {
     "log": None,
     "walk": "base_velocity",
     "run_task": "tasks",
+    "checkpoint": None,
 }
 GRX_ONLY = {"walk", "run_task"}  # the Atom's profile lacks their capabilities (the GRX's has them)
 

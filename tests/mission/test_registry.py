@@ -42,6 +42,7 @@ def test_the_leaf_kinds_of_the_brief() -> None:
         "log",
         "walk",
         "run_task",
+        "checkpoint",
     }
 
 
