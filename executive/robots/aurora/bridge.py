@@ -119,6 +119,7 @@ class Bridge:
         self.latched: tuple[str, str] | None = None
         self.next_hold = 0.0
         self.last_parent = clock()
+        self.last_motion = -math.inf  # the last group or walk command from the service
         self.counts = {"group": 0, "hold": 0, "velocity": 0, "dropped": 0, "fsm": 0}
         self.first_hold_at: float | None = None
         self._stop = threading.Event()
@@ -303,6 +304,7 @@ class Bridge:
             if group not in fresh:
                 self.gains_due[group] = GAIN_REPEATS
             self.targets[group] = (q, now)
+            self.last_motion = now
             self.commanded.add(group)
             fresh = self._fresh(now)
             due = [g for g in fresh if self.gains_due.get(g, 0) > 0]
@@ -367,6 +369,7 @@ class Bridge:
                 return
             now = self.clock()
             self.velocity = (vx, vy, yaw)
+            self.last_motion = now
             self.velocity_until = now + max(ttl, 0.0)
             self.velocity_used = True
             self.zeros_due = ZERO_REPEATS
@@ -422,8 +425,9 @@ class Bridge:
                 self.zeros_due -= 1
                 self._write_velocity(0.0, 0.0, 0.0)
                 self.next_velocity = now + self.velocity_period
-            if self.latched is None and self._active(now):
-                trips = self._silences(now)
+            if self.latched is None:
+                trips = self._silences(now) if self._active(now) else []
+                trips += self._service_silence(now)
         for code, message in trips[:1]:
             self.trip(code, message)
         if now >= next_up:
@@ -444,16 +448,21 @@ class Bridge:
             elif now - latest[0] > limit:
                 age = now - latest[0]
                 out.append(("stale_state", f"{name} silent for {age:.2f} s (limit {limit:g} s)"))
-        quiet = now - self.last_parent
-        if quiet > self.parent_timeout_s:
-            out.append(
-                (
-                    "internal",
-                    f"the Aurora bridge heard nothing from the service for {quiet:.2f} s "
-                    f"(limit {self.parent_timeout_s:g} s): held",
-                )
-            )
         return out
+
+    def _service_silence(self, now: float) -> list[tuple[str, str]]:
+        """The service silent past its limit while it was commanding: its last frames came
+        with motion (a group, a walk). Judged from the last frame, not from now: a stopped
+        service's streams stop with it, and the robot still runs on their last command."""
+        quiet = now - self.last_parent
+        was_active = self.last_parent - self.last_motion <= self.fresh_s
+        if quiet <= self.parent_timeout_s or not was_active:
+            return []
+        why = (
+            f"the Aurora bridge heard nothing from the service for {quiet:.2f} s "
+            f"(limit {self.parent_timeout_s:g} s) while it commanded motion: held"
+        )
+        return [("internal", why)]
 
     def state(self, now: float) -> dict[str, Any]:
         with self.lock:

@@ -322,6 +322,7 @@ class AuroraAdapter:
                 code, message = str(m["code"]), str(m["message"])
                 self.trips.append((code, message, time.monotonic()))
                 self._safety(code, f"{message} (the Aurora bridge held on its own)")
+                log.error("aurora bridge held on its own", code=code, reason=message)
             elif kind == ipc.ERROR:
                 _errors.log(
                     "error", "aurora bridge", key=str(m["message"])[:40], message=m["message"]

@@ -1,0 +1,108 @@
+"""The Aurora's bridge is supervised both ways (executive/robots/aurora/bridge.py): it holds
+and exits when the service dies, holds on its own when the service goes silent, and holds
+when the executive trips on something only the executive sees. Judged from the simulated
+Aurora's own record, each on its own DDS domain."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from executive.harness.stack import Stack, running_stack
+from executive.robots.aurora.demo import Pendant, RobotProcess, bridge_pid, start
+
+pytestmark = pytest.mark.dds
+
+
+@pytest.fixture
+def waving(tmp_path: Path) -> Iterator[tuple[Stack, RobotProcess, float]]:
+    """The service waving the simulated Aurora's left arm (moving commands arriving)."""
+    with running_stack(tmp_path) as stack:
+        robot = start(stack)
+        try:
+            t0 = time.monotonic()
+            reply = stack.client.request("start", {"mission": "arm_wave", "params": {"waves": 20}})
+            assert reply.code == 0, reply.message
+            assert stack.wait_for(lambda: len(robot.records().moving(t0)) > 10, 20)
+            yield stack, robot, t0
+        finally:
+            robot.close()
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+
+
+def test_the_bridge_holds_and_exits_when_the_service_is_killed(waving) -> None:
+    stack, robot, t0 = waving
+    service = stack.procs["executive"]
+    bridge = bridge_pid(service.pid)
+    assert bridge is not None
+    t_kill = time.monotonic()
+    service.kill()
+    service.wait(5)
+    assert stack.wait_for(lambda: not alive(bridge), 3), "the bridge outlived the service"
+    time.sleep(0.3)
+    rec = robot.records()
+    assert rec.moving(t0)[0] < t_kill  # it was moving
+    holds = rec.holds(t_kill)
+    assert holds, "no hold reached the robot after the service died"
+    assert holds[0] - t_kill < 1.0
+    assert not rec.moving(holds[0])
+
+
+def test_a_silent_service_is_held_by_the_bridge_then_latched_when_it_wakes(waving) -> None:
+    stack, robot, _ = waving
+    service = stack.procs["executive"]
+    t_stop = time.monotonic()
+    os.kill(service.pid, signal.SIGSTOP)
+    try:
+        time.sleep(1.6)  # the profile's parent_timeout_s is 1.0
+        rec = robot.records()
+        holds = rec.holds(t_stop)
+        assert holds, "the bridge did not hold a silent service's robot"
+        assert 0.9 < holds[0] - t_stop < 1.5
+        assert not rec.moving(holds[0])
+    finally:
+        os.kill(service.pid, signal.SIGCONT)
+    stopped = stack.client.wait_status(lambda s: s.state == "SAFE_STOP", 5)
+    assert stopped is not None, stack.client.status()
+    # the executive's own stall is its cause (internal); the bridge's trip, told as it woke,
+    # is the same code and is logged
+    assert "internal" in stopped.safety_reason
+    log = stack.log_path("executive")
+    assert stack.wait_for(lambda: "heard nothing from the service" in log.read_text(), 3)
+    time.sleep(0.3)
+    assert not robot.records().moving(holds[0])
+
+
+def test_a_trip_only_the_executive_sees_goes_down_as_a_hold(waving) -> None:
+    """Another controller takes the robot out of upper-body control (FSM 11 -> 10): the
+    executive's control_revoked, which the bridge cannot judge, reaches it as ``hold``."""
+    stack, robot, _ = waving
+    pendant = Pendant(stack)
+    try:
+        t_trip = time.monotonic()
+        pendant.whole(10)
+        stopped = stack.client.wait_status(lambda s: s.state == "SAFE_STOP", 5)
+    finally:
+        pendant.close()
+    assert stopped is not None, stack.client.status()
+    assert "control_revoked" in stopped.safety_reason
+    time.sleep(0.5)
+    rec = robot.records()
+    holds = rec.holds(t_trip)
+    assert holds, "the executive's trip never reached the robot as a hold"
+    assert not rec.moving(holds[0])
+    # in FSM 10 the robot takes group commands: the hold was obeyed, not ignored
+    taken = [r for t, _, r in rec.taken("robot_control_group_cmd", holds[0] - 1e-6)]
+    assert taken[0] == "left_manipulator:held"
