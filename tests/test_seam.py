@@ -16,6 +16,7 @@ own wire tables rather than from a list kept by hand:
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -98,8 +99,27 @@ def wire_words() -> set[str]:
     adam = AdamInterface()
     for type_name in ADAM_TOPICS.values():
         words |= set(_fields(adam.codec(type_name, MOTOR_COUNTS["pro"]).dtype))
+    words |= aurora_words()
     ports = ast.parse((ROOT / "executive" / "robots" / "ports.py").read_text())
     return {w for w in words if "_" in w or "/" in w} - set(_words(ports)) - NEUTRAL
+
+
+def aurora_words() -> set[str]:
+    """The Fourier Aurora's topics (its wire's tables) and every member of its types (its
+    IDL): read as text, since the wire module is cyclonedds 11's and never loads here."""
+    tables = ast.parse((ROOT / "executive/robots/aurora/wire/topics.py").read_text())
+    topics = {
+        key.value
+        for node in ast.walk(tables)
+        if isinstance(node, ast.Dict)
+        for key in node.keys
+        if isinstance(key, ast.Constant) and isinstance(key.value, str)
+    }
+    idl = (ROOT / "idl/fourier_aurora/fourier_aurora.idl").read_text()
+    # its own module's: std_msgs' Header (frame_id, stamp) is every ROS-shaped wire's
+    idl = re.sub(r"//[^\n]*", "", idl.split("module fourier_msgs", 1)[1])
+    members = set(re.findall(r"[\w:<>]+\s+(\w+)\s*;", idl))
+    return topics | members
 
 
 @pytest.mark.parametrize("path", ABOVE, ids=lambda p: str(p.relative_to(ROOT)))
@@ -117,7 +137,18 @@ def test_nothing_above_the_seam_imports_a_robot(path: Path) -> None:
 def test_the_word_list_is_the_robots_wire() -> None:
     """The check below is only as good as this list: it holds the wire's own names."""
     words = wire_words()
-    for expected in ("rt/upper/state", "is_upper_control", "bms_alarms", "rt/lowcmd", "mode_pr"):
+    for expected in (
+        "rt/upper/state",
+        "is_upper_control",
+        "bms_alarms",
+        "rt/lowcmd",
+        "mode_pr",
+        "aurora_state",
+        "whole_body_fsm_state",
+        "robot_control_group_cmd",
+        "group_motion_state",
+        "allow_upper_body_override",
+    ):
         assert expected in words
 
 
