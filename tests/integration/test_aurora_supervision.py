@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from executive.harness.stack import Stack, running_stack
-from executive.robots.aurora.demo import Pendant, RobotProcess, bridge_pid, start
+from executive.robots.aurora.demo import Pendant, RobotProcess, bridge_pid, sim, start
 
 pytestmark = pytest.mark.dds
 
@@ -106,3 +106,28 @@ def test_a_trip_only_the_executive_sees_goes_down_as_a_hold(waving) -> None:
     # in FSM 10 the robot takes group commands: the hold was obeyed, not ignored
     taken = [r for t, _, r in rec.taken("robot_control_group_cmd", holds[0] - 1e-6)]
     assert taken[0] == "left_manipulator:held"
+
+
+def test_upper_body_control_left_taken_is_handed_back_on_start(tmp_path: Path) -> None:
+    """A previous instance died holding upper-body control (the robot in FSM 11): the
+    service's recovery finds it, sends zero velocity at once, then the release FSM."""
+    with running_stack(tmp_path) as stack:
+        robot = start(stack, sim(stack, "--fsm", "11"))
+        try:
+
+            def released() -> bool:
+                taken = robot.records().taken("whole_body_fsm_state_change_cmd")
+                return any(f["desired_state"] == 2 and r == "applied" for _, f, r in taken)
+
+            assert stack.wait_for(released, 15), stack.client.status().not_ready
+            rec = robot.records()
+            zero = rec.taken("velocity_cmd")
+            assert zero and zero[0][1]["vx"] == 0.0  # make_safe_now, before the release
+            assert zero[0][0] < rec.taken("whole_body_fsm_state_change_cmd")[0][0]
+            assert not rec.groups()  # nothing of the arms was touched
+            reply = stack.client.request("start", {"mission": "arm_wave", "params": {"waves": 1}})
+            assert reply.code == 0, reply.message
+            done = stack.client.wait_status(lambda s: s.state not in ("RUNNING", "IDLE"), 30)
+            assert done is not None and done.state == "SUCCEEDED"
+        finally:
+            robot.close()
