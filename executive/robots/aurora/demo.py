@@ -62,9 +62,14 @@ class RobotProcess:
         self.pid = self.proc.pid
 
     def fsm9(self) -> float:
-        """Security protection raised (SIGUSR1, as both robots take it); when it was sent."""
+        """Security protection raised; when it was asked. The simulated Aurora through its
+        control port; another robot (the vendor-built one) by SIGUSR1. Not the sim's SIGUSR1:
+        its handler takes the lock its main loop may hold, and then waits for it forever."""
         t = time.monotonic()
-        self.proc.send_signal(signal.SIGUSR1)
+        if "control_port" in self.ready:
+            self.control({"fault": "fsm9"})
+        else:
+            self.proc.send_signal(signal.SIGUSR1)
         return t
 
     def control(self, message: dict[str, Any]) -> dict[str, Any]:
