@@ -131,3 +131,41 @@ def test_upper_body_control_left_taken_is_handed_back_on_start(tmp_path: Path) -
             assert done is not None and done.state == "SUCCEEDED"
         finally:
             robot.close()
+
+
+def test_a_pause_mid_walk_sends_zero_velocity_and_holds_the_arm_then_resumes(
+    tmp_path: Path,
+) -> None:
+    """``atom-executive pause`` on the Aurora: the walk is sent zero at once and nothing but
+    zero while paused; resume walks on and the mission succeeds."""
+    with running_stack(tmp_path) as stack:
+        robot = start(stack)
+        try:
+            t0 = time.monotonic()
+            reply = stack.client.request(
+                "start", {"mission": "arm_hand_walk", "params": {"walk_seconds": 4.0}}
+            )
+            assert reply.code == 0, reply.message
+
+            def walking(after: float) -> bool:
+                taken = robot.records().taken("velocity_cmd", after)
+                return any(f["vx"] > 0 and r == "applied" for _, f, r in taken)
+
+            assert stack.wait_for(lambda: walking(t0), 30)
+            asked = time.monotonic()
+            reply = stack.client.request("pause")
+            assert reply.code == 0 and "base (zero velocity)" in reply.message, reply.message
+            time.sleep(1.5)
+            resumed = time.monotonic()
+            reply = stack.client.request("resume")
+            assert reply.code == 0, reply.message
+            done = stack.client.wait_status(lambda s: s.state not in ("RUNNING", "IDLE"), 60)
+            assert done is not None and done.state == "SUCCEEDED", stack.client.status()
+            time.sleep(0.3)
+            during = [f for t, f, _ in robot.records().taken("velocity_cmd", asked) if t < resumed]
+            zeros = [i for i, f in enumerate(during) if f["vx"] == 0.0]
+            assert zeros, "no zero velocity after the pause"
+            assert not [f for f in during[zeros[0] :] if f["vx"] != 0.0], "walked while paused"
+            assert walking(resumed), "it did not walk on after resume"
+        finally:
+            robot.close()
