@@ -16,6 +16,7 @@ Nothing here raises for a bad file: ``check`` returns diagnostics. ``load`` rais
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,6 +88,7 @@ class MissionLoader:
         self.max_nodes = max_nodes
         self.max_bytes = max_bytes
         self._parsed: dict[Path, Parsed] = {}
+        self._digests: dict[Path, str] = {}  # sha256 of the bytes parsed, by resolved path
         self._libraries: dict[Path, Library] = {}
         self._roots: dict[Path, Path] = {}
         self._resolved: dict[Path, Path] = {}
@@ -97,9 +99,28 @@ class MissionLoader:
         """The located tree of a file (parsed once per loader) and its YAML problems."""
         cached = self._parsed.get(path)
         if cached is None:
-            cached = self._parse(lambda: read_file(path, display, self.max_bytes), display)
+            cached = self._parse(lambda: self._read(path, display), display)
             self._parsed[path] = cached
         return cached
+
+    def _read(self, path: Path, display: str) -> bytes:
+        data = read_file(path, display, self.max_bytes)
+        self._digests[path] = hashlib.sha256(data).hexdigest()
+        return data
+
+    def sources(self, mission: Mission) -> dict[str, str]:
+        """The sha256 of the bytes this loader parsed for ``mission``'s file and every file
+        it includes, by their paths as the mission names them: what the mission is made of
+        (a recovery after a crash is refused if any differs; the pose and gesture libraries
+        are not in it). A file given as ``data`` (not read) has no digest: "" then."""
+        out = {}
+        for display in (mission.file, *mission.includes):
+            try:
+                resolved = Path(display).resolve()
+            except (OSError, ValueError):
+                resolved = Path(display)
+            out[display] = self._digests.get(resolved, "")
+        return out
 
     def _parse(self, data: Callable[[], bytes], display: str) -> Parsed:
         try:

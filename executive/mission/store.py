@@ -21,14 +21,18 @@ lacks.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import py_trees
 import structlog
 
+from executive.mission import checkpoints
 from executive.mission.build import BuildError, build
 from executive.mission.builders import BUILDERS
 from executive.mission.loader import LoadResult, MissionLoader
@@ -114,12 +118,50 @@ class MissionStore:
     def build(
         self, name: str, params: dict[str, Any]
     ) -> tuple[py_trees.behaviour.Behaviour | None, list[str]]:
+        prepared = self.prepare(name, params)
+        return prepared.root, prepared.errors
+
+    def prepare(self, name: str, params: dict[str, Any], checkpoint: str | None = None) -> Prepared:
+        """Mission ``name`` built with ``params``, and what its run's record keeps of it
+        (``meta``: the file, the sha256 of it and of its includes as loaded, the parameters
+        as asked and as resolved). With ``checkpoint``: the mission recovery runs from that
+        checkpoint (``executive.mission.checkpoints.resume_at``)."""
         if name in self._problems:
-            return None, self._problems[name]
+            return Prepared(None, self._problems[name])
         result = self._loader.check(self._files[name], args=params)
-        if result.mission is None:
-            return None, _errors(result) or [f"{name}: not a runnable mission"]
+        mission = result.mission
+        if mission is None:
+            return Prepared(None, _errors(result) or [f"{name}: not a runnable mission"])
+        sources = self._loader.sources(mission)
+        meta = {
+            "file": mission.file,
+            "content_hash": content_hash(sources),
+            "sources": sources,
+            "params": dict(params),
+            "resolved": {k: v for k, v in mission.args.items()},
+        }
+        if checkpoint is not None:
+            try:
+                mission = checkpoints.resume_at(mission, checkpoint)
+            except (KeyError, ValueError) as e:
+                return Prepared(None, [str(e).strip("'\"")], meta)
         try:
-            return build(result.mission, BUILDERS, clock=self.clock), []
+            return Prepared(build(mission, BUILDERS, clock=self.clock), [], meta)
         except BuildError as e:
-            return None, [str(e)]
+            return Prepared(None, [str(e)], meta)
+
+
+def content_hash(sources: dict[str, str]) -> str:
+    """One sha256 over a mission's files' digests (``MissionLoader.sources``)."""
+    text = json.dumps(sorted(sources.items()), separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass
+class Prepared:
+    """A mission built for a run (``root``, None when it cannot be: ``errors`` say why) and
+    what the run's record says of it (``meta``, ``MissionRun.meta``)."""
+
+    root: py_trees.behaviour.Behaviour | None
+    errors: list[str]
+    meta: dict[str, Any] = field(default_factory=dict)

@@ -229,6 +229,8 @@ def run(args: argparse.Namespace) -> int:
         request_args: dict[str, Any] = {}
         if args.command == "start":
             request_args = {"mission": args.mission, "params": _params(args.param)}
+        elif args.command == "recover" and args.run_id is not None:
+            request_args = {"run_id": args.run_id}
         elif args.command == "missions" and not args.names:
             request_args = {"detail": True}  # an older service ignores it: names only
         domain = _domain(args)
@@ -267,6 +269,8 @@ def _dispatch(
     if args.command == "watch":
         return _watch(client, args)
     verb = {"missions": "list_missions"}.get(args.command, args.command)
+    if args.command == "recover" and args.run_id is None:
+        verb = "recoverable"  # the list: a read, unsigned (executive/service/recover.py)
     reply = client.request(verb, request_args, timeout=args.timeout)
     names = _names(reply.payload) if args.command == "missions" and reply.code == 0 else None
     if names is not None:
@@ -372,6 +376,13 @@ def add_parsers(sub: Any) -> None:
         "reset", parents=[common], help="reset a SAFE_STOP (refused while its cause is present)"
     )
     sub.add_parser("reload", parents=[common], help="reload the mission files (only while idle)")
+    p = sub.add_parser(
+        "recover",
+        parents=[common],
+        help="list the runs a crash interrupted and their last checkpoint; with RUN_ID "
+        "(signed), go on with that run from its checkpoint",
+    )
+    p.add_argument("run_id", nargs="?", metavar="RUN_ID")
     for name in (
         "status",
         "watch",
@@ -382,5 +393,6 @@ def add_parsers(sub: Any) -> None:
         "resume",
         "reset",
         "reload",
+        "recover",
     ):
         sub.choices[name].set_defaults(handler=run)

@@ -15,6 +15,12 @@ reported through ``problems()`` (the status shows it); the mission goes on.
 
 At start-up, ``close_unfinished()`` closes the record of a run a previous instance left
 RUNNING (it was killed) as ABORTED, so no record claims to be running forever.
+
+``durable()`` is the one write that must reach the disk before anyone goes on: a mission's
+checkpoint (``executive.records.checkpoints``). It goes through the same queue and thread
+(the tick thread still never waits on a disk), and the writer flushes and fsyncs the file
+(and the directory, once, for a file it created) before it resolves the returned
+``Future``; the checkpoint leaf stays RUNNING until then.
 """
 
 from __future__ import annotations
@@ -24,13 +30,14 @@ import os
 import queue
 import threading
 import time
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
 import structlog
 from py_trees.common import Status
 
-from executive.core.tree import Executive, MissionRun, node_path
+from executive.core.tree import ExecState, Executive, MissionRun, node_path
 
 log = structlog.get_logger(__name__)
 
@@ -49,7 +56,11 @@ class RunRecorder:
         self._statuses: dict[Any, Status] = {}  # node id -> status last recorded
         self._paths: dict[Any, str] = {}  # node id -> path in the core tree, taken at start
         self._run_id = ""
-        self._queue: queue.Queue[tuple[str, str] | None] = queue.Queue(maxsize=queue_batches)
+        # (run id, lines, the Future of a durable write or None)
+        self._queue: queue.Queue[tuple[str, str, Future[None] | None] | None] = queue.Queue(
+            maxsize=queue_batches
+        )
+        self._synced: set[str] = set()  # run ids whose file's directory entry was fsync'd
         self.failed = 0  # batches whose write failed
         self.dropped = 0  # batches dropped: the queue was full (the disk too slow or stuck)
         self.last_error = ""
@@ -67,20 +78,44 @@ class RunRecorder:
         ts = time.time()  # wall time: a stamp for people, never used for durations
         lines = "".join(json.dumps({"ts": ts, **e}, default=str) + "\n" for e in events)
         try:
-            self._queue.put_nowait((run_id, lines))
+            self._queue.put_nowait((run_id, lines, None))
         except queue.Full:
             self.dropped += 1
             self._problem(f"queue full ({self._queue.maxsize} batches): the disk is not keeping up")
 
+    def durable(self, run_id: str, line: str) -> Future[None]:
+        """Queue one whole line (``line``, newline included) for ``run_id``'s record, to be
+        fsync'd; the Future resolves once it is on the disk, or with the ``OSError``. Never
+        blocks: a full queue is an error at once."""
+        done: Future[None] = Future()
+        try:
+            self._queue.put_nowait((run_id, line, done))
+        except queue.Full:
+            self.dropped += 1
+            self._problem(f"queue full ({self._queue.maxsize} batches): the disk is not keeping up")
+            done.set_exception(OSError(f"the record's queue is full ({self._queue.maxsize})"))
+        return done
+
     def _write_loop(self) -> None:
         while (item := self._queue.get()) is not None:
-            run_id, lines = item
+            run_id, lines, done = item
             try:
                 with self.path(run_id).open("a", encoding="utf-8") as f:
                     f.write(lines)
+                    if done is not None:
+                        f.flush()
+                        os.fsync(f.fileno())
+                if done is not None and run_id not in self._synced:
+                    _fsync_dir(self.dir)  # the file's name, not only its bytes, survives
+                    self._synced.add(run_id)
             except OSError as e:
                 self.failed += 1
                 self._problem(f"{self.path(run_id)}: {e.strerror or e}")
+                if done is not None:
+                    done.set_exception(e)
+            else:
+                if done is not None:
+                    done.set_result(None)
             finally:
                 self._queue.task_done()
         self._queue.task_done()
@@ -194,6 +229,8 @@ class RunRecorder:
             return
         self._last = key
         event: dict[str, Any] = {"event": "state", "state": ex.state.value, "mission": run.name}
+        if ex.run is not None and ex.state is ExecState.RUNNING and run.meta:
+            event.update(run.meta)  # file, content hash, params; recovered_from (checkpoints)
         if ex.run is None:  # ended: the last tick's transitions (or the preemption) first
             event["result"] = run.result.value if run.result else ""
             event["reason"] = run.reason
@@ -209,6 +246,15 @@ class RunRecorder:
             state=ex.state.value,
             reason=event.get("reason", ""),
         )
+
+
+def _fsync_dir(directory: Path) -> None:
+    """fsync a directory, so a file created in it is found after a power cut."""
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _last_state(path: Path) -> dict[str, Any] | None:

@@ -1,5 +1,5 @@
 """Requests with replies over DDS: list missions, validate, start, stop, pause, resume, reset,
-reload, status.
+reload, status, recoverable and recover (executive/service/recover.py).
 
 Every request gets exactly one reply, with a code and a message: unknown verbs, bad or
 oversized fields, fields that are not UTF-8, JSON too deep or with numbers too long to
@@ -36,7 +36,7 @@ from collections.abc import Callable
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import py_trees
 import structlog
@@ -54,6 +54,9 @@ from executive.service.auth import Authenticator
 from executive.wire.codec import raw_take
 from executive.wire.gen.own.atom_executive.msg import Reply_, Request_
 
+if TYPE_CHECKING:
+    from executive.service.recover import Recoveries
+
 log = structlog.get_logger(__name__)
 
 REQUEST_TOPIC = "atom/executive/request"
@@ -67,8 +70,8 @@ MAX_FIELD = 64 * 1024  # bytes of any one string field
 ECHO_OVERSIZED = 256  # characters of an oversized request_id/client_id the reply echoes
 MAX_QUEUE = 256
 LOGGED_ID = 64  # characters of a client id a log line repeats
-MUTATING = frozenset({"start", "stop", "reset", "reload", "pause", "resume"})
-VERBS = frozenset({"list_missions", "validate", "status", *MUTATING})
+MUTATING = frozenset({"start", "stop", "reset", "reload", "pause", "resume", "recover"})
+VERBS = frozenset({"list_missions", "validate", "status", "recoverable", *MUTATING})
 
 
 class Code(enum.IntEnum):
@@ -171,6 +174,9 @@ class RequestServer:
         self.tick_timeout = tick_timeout
         # ``reload`` re-reads the keys file too (run.Reloader.keys; SIGHUP does the same)
         self.reload_keys: Callable[[], tuple[bool, str]] | None = None
+        # ``recoverable``/``recover``: runs a crash interrupted (set by the service, which
+        # keeps the run records; executive/service/recover.py)
+        self.recoveries: Recoveries | None = None
         self.handled = 0
         # a request and the names of its fields that were not UTF-8; None wakes the worker
         self._queue: queue.Queue[tuple[Request_, tuple[str, ...]] | None] = queue.Queue(MAX_QUEUE)
@@ -377,6 +383,22 @@ class RequestServer:
 
     def _verb_resume(self, args: dict[str, Any]) -> Answer:
         return self._on_tick(self.executive.resume)
+
+    def _verb_recoverable(self, args: dict[str, Any]) -> Answer:
+        if self.recoveries is None:
+            return Answer(Code.REFUSED, "this service keeps no run records to recover from")
+        return self.recoveries.listing()
+
+    def _verb_recover(self, args: dict[str, Any]) -> Answer:
+        run_id = args.get("run_id")
+        if not isinstance(run_id, str):
+            return Answer(Code.BAD_REQUEST, "args.run_id: a run id is required")
+        if self.recoveries is None:
+            return Answer(Code.REFUSED, "this service keeps no run records to recover from")
+        library = self.library
+        if not hasattr(library, "prepare"):
+            return Answer(Code.REFUSED, "this service's missions cannot be recovered")
+        return self.recoveries.recover(run_id, library, self._on_tick)  # type: ignore[arg-type]
 
     def _verb_reset(self, args: dict[str, Any]) -> Answer:
         return self._on_tick(self.executive.reset)

@@ -31,11 +31,13 @@ from typing import Any
 
 import structlog
 
+from behaviours.actions.checkpoint import SINK
 from executive import logs
 from executive.core.runtime import Runtime
 from executive.core.tree import Executive
 from executive.mission.store import MissionStore
 from executive.motion import realtime
+from executive.records.checkpoints import Checkpoints
 from executive.records.mcaprecord import record_runs
 from executive.records.runchannels import RunChannels
 from executive.records.runrecord import RunRecorder
@@ -44,6 +46,7 @@ from executive.service import faultpoints, notify
 from executive.service.auth import Authenticator, KeyFileError, load_keys
 from executive.service.config import ConfigError, ServiceConfig, check_data_dir, load_config
 from executive.service.peers import PeerWatch
+from executive.service.recover import Recoveries
 from executive.service.recovery import PreviousInstance
 from executive.service.requests import RequestServer
 from executive.service.status import StatusPublisher, state_line
@@ -142,6 +145,8 @@ def run(args: argparse.Namespace) -> int:
     previous.act_now()
     recorder = RunRecorder(config.data_dir)
     recorder.close_unfinished()  # runs a killed instance left RUNNING: ABORTED (crash)
+    checkpoints = Checkpoints(recorder, lambda: ex.run)  # a mission's checkpoint leaves record
+    ex.context.extras[SINK] = checkpoints  # through it (fsync'd by the recorder's thread)
     channels = record_runs(ex, profile, config.data_dir, config.foxglove)  # MCAP, live view
     publisher = StatusPublisher(
         participant,
@@ -168,6 +173,7 @@ def run(args: argparse.Namespace) -> int:
     )
     reloader = Reloader(store, auth, config.keys_file)
     server.reload_keys = reloader.keys
+    server.recoveries = Recoveries(recorder.dir, checkpoints, ex)  # recover after a crash
     _supervise(signals, runtime, peers, publisher, reloader)
     notify.stopping()
     log.info(
