@@ -42,10 +42,10 @@ EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 
 
 def add_parsers(sub: Any) -> None:
-    """Register ``validate``, ``schema`` and ``render`` on an argparse subparsers object."""
+    """Register ``validate``, ``schema`` and ``render`` on an argparse subparsers object
+    (their one-line summaries are ``executive.cli.COMMANDS``'s)."""
     p = sub.add_parser(
         "validate",
-        help="check mission files; every problem as file:line:col: path: message",
         description=(
             "Check mission, subtree and pose/gesture library files against the mission "
             "language and the robot profile. Exit status 1 if any file has an error."
@@ -65,7 +65,6 @@ def add_parsers(sub: Any) -> None:
 
     s = sub.add_parser(
         "schema",
-        help="print the JSON Schema (draft 2020-12) of mission files",
         description="Print the JSON Schema editors use to complete and check mission files.",
     )
     s.add_argument(
@@ -84,7 +83,6 @@ def add_parsers(sub: Any) -> None:
 
     r = sub.add_parser(
         "render",
-        help="draw a mission's tree (ascii, dot or svg)",
         description="Draw the behaviour tree a mission file builds.",
     )
     r.add_argument("file", metavar="FILE", type=Path)
@@ -321,7 +319,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m executive.mission.cli", description=__doc__.splitlines()[0]
     )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", required=True)  # usage names the three
     add_parsers(sub)
     return parser
 

@@ -259,7 +259,6 @@ def add_parser(sub: Any) -> None:
     """Register ``diff`` on an argparse subparsers object."""
     p = sub.add_parser(
         "diff",
-        help="what changed between two missions, by node path (exit 1 if they differ)",
         description=(
             "Compare two missions as the trees they run (includes expanded, parameters "
             "resolved): nodes added, removed, moved, and fields changed, by node path. "

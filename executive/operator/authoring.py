@@ -302,7 +302,6 @@ def add_parsers(sub: Any) -> None:
     for name, what in (("poses", "pose"), ("gestures", "gesture")):
         p = sub.add_parser(
             name,
-            help=f"list the {what} library of a mission directory (name, joints, file)",
             description=f"List the {name} of a mission directory's library ({name}/*.yaml).",
         )
         p.add_argument("name", nargs="?", metavar="NAME", help=f"show one {what}, every joint")
@@ -314,7 +313,6 @@ def add_parsers(sub: Any) -> None:
         p.set_defaults(handler=library_cmd)
     k = sub.add_parser(
         "keygen",
-        help="write a new HMAC key file for a client; print the service's keys-file line",
         description=(
             "Write a random 256-bit key for CLIENT to a key file (mode 600) for "
             "--key-file, and print the line to add to the service's keys file."

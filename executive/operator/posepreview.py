@@ -412,7 +412,7 @@ def _wrap(text: str, width: int) -> str:
 
 
 def add_parser(sub: Any) -> None:
-    pose = sub.add_parser("pose", help="poses of the library: preview")
+    pose = sub.add_parser("pose")
     verbs = pose.add_subparsers(dest="pose_command", required=True, metavar="VERB")
     p = verbs.add_parser(
         "preview", help="draw a pose or gesture on the robot (from its vendor model) as a PNG"

@@ -498,7 +498,7 @@ def _draw_events(ax: Any, data: RunData) -> None:
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("timeline", help="draw a run (its MCAP file or JSON-lines record) as a PNG")
+    p = sub.add_parser("timeline")
     p.add_argument("run", metavar="RUN", help="a run id, 'latest', or a .mcap/.jsonl file")
     p.add_argument("-o", "--output", type=Path, help="the PNG to write (default: RUN.png)")
     p.add_argument("--data-dir", type=Path, help="where the runs are (default: the config's)")

@@ -82,7 +82,6 @@ def add_parser(sub: Any) -> None:
     """Register ``sim`` on the ``atom-executive`` subcommand parser."""
     p = sub.add_parser(
         "sim",
-        help="run the simulated Atom on DDS (or inject faults into one)",
         description=DESCRIPTION,
         epilog=FAULT_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
