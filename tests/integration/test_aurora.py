@@ -18,10 +18,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 from executive.harness.stack import ROOT, Stack, running_stack
 from executive.robots.aurora.demo import RobotProcess, bridge_pid, sim, start
 from executive.robots.profile import load_profile
+from executive.wire import dds
 
 pytestmark = pytest.mark.dds
 
@@ -190,3 +192,53 @@ def test_each_fault_the_bridge_sees_holds_and_latches_naming_it(
             assert not rec.moving(holds[0]), "a moving command after the hold"
         finally:
             robot.close()
+
+
+def test_namespace_ros_naming_and_a_domain_of_its_own_come_from_the_profile(
+    tmp_path: Path,
+) -> None:
+    """A profile extending aurora puts the robot on another DDS domain than the executive's
+    own topics, under the seed's RobotName/SerialNumber prefix, in the vendor's ROS-compatible
+    naming (rt/..., dds_ types): the simulated Aurora speaking exactly that is driven."""
+    profile = yaml.safe_load((ROOT / "executive/robots/profiles/aurora.yaml").read_text())
+    options = dict(profile["aurora"])
+    robot_domain = dds.lease_domain()
+    try:
+        options.update(domain=robot_domain.domain, namespace="GR3/SN0042", ros_compatible=True)
+        path = tmp_path / "aurora-site.yaml"
+        path.write_text(
+            yaml.safe_dump({"extends": "aurora", "name": "aurora-site", "aurora": options})
+        )
+        with running_stack(tmp_path / "stack") as stack:
+            argv = [
+                str(ROOT / ".venv-aurora/bin/python"),
+                "-m",
+                "executive.robots.aurora.sim",
+                "--domain",
+                str(robot_domain.domain),
+                "--namespace",
+                "GR3/SN0042",
+                "--ros",
+            ]
+            robot = start(
+                stack,
+                RobotProcess(argv, stack.workdir / "robot.jsonl", stack.log_path("robot")),
+                profile=str(path),
+            )
+            try:
+                t0 = time.monotonic()
+                start_mission(stack, "arm_wave", waves=1)
+                done = stack.client.wait_status(lambda s: s.state not in ("RUNNING", "IDLE"), 60)
+                assert done is not None and done.state == "SUCCEEDED", stack.client.status()
+                time.sleep(0.3)
+                rec = robot.records()
+                assert rec.moving(t0)
+                whole = [
+                    f["desired_state"]
+                    for _, f, _ in rec.taken("whole_body_fsm_state_change_cmd", t0)
+                ]
+                assert whole == [11, 2]
+            finally:
+                robot.close()
+    finally:
+        robot_domain.release()

@@ -46,6 +46,7 @@ from executive.robots.aurora.wire import config as wc
 from executive.robots.aurora.wire import types as _types
 from executive.robots.aurora.wire.config import WireConfig
 from executive.robots.aurora.wire.node import AuroraNode, header, is_valid
+from executive.robots.aurora.wire.topics import type_for
 
 # the adapter's source keys (the profile's) -> the robot's state topic (base name)
 SOURCES = {
@@ -124,6 +125,19 @@ class Bridge:
         self.first_hold_at: float | None = None
         self._stop = threading.Event()
         self.node = AuroraNode(self.wire)
+        # each command topic's class under this config: the variant's, or its ROS twin
+        # (another type name: a plain class is refused by a twin's writer)
+        self.cls: dict[str, Any] = {
+            topic: type_for(self.wire, topic)
+            for topic in (
+                "robot_control_group_cmd",
+                "robot_motor_cfg_group_cmd",
+                "whole_body_fsm_state_change_cmd",
+                "upper_body_fsm_state_change_cmd",
+                "velocity_source_cmd",
+                "velocity_cmd",
+            )
+        }
         w = self.node.writer
         self.w_group = w("robot_control_group_cmd")
         self.w_cfg = w("robot_motor_cfg_group_cmd")
@@ -240,6 +254,12 @@ class Bridge:
         if tell:
             self._send({"t": ipc.TRIP, "code": code, "message": message, "at": self.clock()})
 
+    def failed(self, why: str) -> None:
+        """A command from the service that raised: what it asked is not what the robot
+        does, so hold (a stale command must not go on driving it) and latch, saying why."""
+        self._send({"t": ipc.ERROR, "message": f"the bridge could not carry out {why}"})
+        self.trip("internal", f"the Aurora bridge could not carry out {why}: held")
+
     def _hold(self) -> None:
         """Every group commanded since the last reset stopped (group_motion_state 2, at its
         last position), zero velocity. Caller holds the lock."""
@@ -255,10 +275,15 @@ class Bridge:
                 )
                 for g in sorted(self.commanded)
             ]
-            self.w_group.write(wt.RobotControlGroupCmd(header=header(), group_cmd=cmds))
-            self.counts["hold"] += 1
-            if self.first_hold_at is None:
-                self.first_hold_at = now
+            try:
+                self.w_group.write(
+                    self.cls["robot_control_group_cmd"](header=header(), group_cmd=cmds)
+                )
+                self.counts["hold"] += 1
+                if self.first_hold_at is None:
+                    self.first_hold_at = now
+            except Exception as e:  # noqa: BLE001 - the velocity's zero must still go out
+                self._send({"t": ipc.ERROR, "message": f"hold not written: {e!r}"})
         self.velocity_until = 0.0
         if self.velocity_used or self.zeros_due:
             self._write_velocity(0.0, 0.0, 0.0)
@@ -322,7 +347,7 @@ class Bridge:
                 )
                 for g in fresh
             ]
-            self.w_group.write(wt.RobotControlGroupCmd(header=header(), group_cmd=cmds))
+            self.w_group.write(self.cls["robot_control_group_cmd"](header=header(), group_cmd=cmds))
             self.counts["group"] += 1
 
     def _fresh(self, now: float) -> list[str]:
@@ -342,7 +367,7 @@ class Bridge:
                         group_name=g, mode=wt.MotorMode(self.motor_cfg_mode), pd_kp=kp, pd_kd=kd
                     )
                 )
-        cls = wt.RobotMotorCfgGroupCmdSeed if seed else wt.RobotMotorCfgGroupCmd
+        cls = self.cls["robot_motor_cfg_group_cmd"]
         self.w_cfg.write(cls(header=header(), group_cmd=cmds))
 
     def _fsm(self, m: dict[str, Any]) -> None:
@@ -350,11 +375,15 @@ class Bridge:
             self.counts["fsm"] += 1
             if "whole" in m:
                 self.w_whole.write(
-                    wt.WholeBodyFsmStateChangeCmd(header=header(), desired_state=int(m["whole"]))
+                    self.cls["whole_body_fsm_state_change_cmd"](
+                        header=header(), desired_state=int(m["whole"])
+                    )
                 )
             else:
                 self.w_upper.write(
-                    wt.UpperBodyFsmStateChangeCmd(header=header(), desired_state=int(m["upper"]))
+                    self.cls["upper_body_fsm_state_change_cmd"](
+                        header=header(), desired_state=int(m["upper"])
+                    )
                 )
 
     def _velocity(self, vx: float, vy: float, yaw: float, ttl: float) -> None:
@@ -381,7 +410,9 @@ class Bridge:
         source = None if aurora is None else aurora[1]["source"]
         if source != self.velocity_source and now >= self.next_source:
             self.w_source.write(
-                wt.VelocitySourceCmd(header=header(), desired_source=self.velocity_source)
+                self.cls["velocity_source_cmd"](
+                    header=header(), desired_source=self.velocity_source
+                )
             )
             self.next_source = now + SOURCE_REPEAT_S
         if now >= self.next_velocity:
@@ -390,9 +421,9 @@ class Bridge:
 
     def _write_velocity(self, vx: float, vy: float, yaw: float) -> None:
         if self.wire.interface == "seed":
-            sample: Any = wt.VelocityCmdSeed(header=header(), vx=vx, vy=vy, yaw=yaw)
+            sample: Any = self.cls["velocity_cmd"](header=header(), vx=vx, vy=vy, yaw=yaw)
         else:  # the robot stops by itself two periods after the stream ends
-            sample = wt.VelocityCmd(
+            sample = self.cls["velocity_cmd"](
                 header=header(), vx=vx, vy=vy, yaw=yaw, duration=2 * self.velocity_period
             )
         self.w_velocity.write(sample)
@@ -534,8 +565,11 @@ def main(argv: list[str] | None = None) -> int:
             if m is None:
                 why = "the service is gone (EOF on the link)"
                 break
-            if not bridge.handle(m):
-                break
+            try:
+                if not bridge.handle(m):
+                    break
+            except Exception as e:  # noqa: BLE001 - a command it cannot carry out: hold, say so
+                bridge.failed(f"{m.get('t')!r}: {type(e).__name__}: {e}")
     except ipc.FrameError as e:
         why = f"a broken frame from the service: {e}"
     except SystemExit:

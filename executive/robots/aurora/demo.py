@@ -162,7 +162,7 @@ def start(stack: Stack, robot: RobotProcess | None = None, **config: Any) -> Rob
     (profile aurora, missions/aurora), ready: every state source heard."""
     robot = robot or sim(stack)
     try:
-        stack.write_config(profile="aurora", missions_dir=str(MISSIONS), **config)
+        stack.write_config(**{"profile": "aurora", "missions_dir": str(MISSIONS), **config})
         stack.start_service(ready=True)
     except BaseException:
         robot.close()

@@ -1,0 +1,74 @@
+"""The bridge on its own (executive/robots/aurora/bridge.py), driven through the adapter with
+no service around it, against the simulated Aurora on this test's DDS domain."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from executive.robots.aurora.demo import SIM_PYTHON, RobotProcess
+from executive.robots.aurora.interface import AuroraAdapter, open
+from executive.robots.profile import load_profile
+from tests.sim.conftest import wait_until
+
+pytestmark = pytest.mark.dds
+
+
+@pytest.fixture
+def arm(tmp_path: Path, dds_domain: int) -> Iterator[tuple[AuroraAdapter, RobotProcess, list]]:
+    """The adapter (its bridge) holding upper-body control, its left arm commanded."""
+    argv = [str(SIM_PYTHON), "-m", "executive.robots.aurora.sim", "--domain", str(dds_domain)]
+    robot = RobotProcess(argv, tmp_path / "robot.jsonl", tmp_path / "robot.log")
+    adapter = open(load_profile("aurora"), domain=dds_domain)
+    events: list[tuple[str, str]] = []
+    adapter.on_safety_event(lambda code, message: events.append((code, message)))
+    try:
+        heard = lambda: all(src.received for src in adapter.snapshot().sources.values())  # noqa: E731
+        assert wait_until(heard, 10)  # as the service waits for every safety source
+        adapter.request_control(True)
+        assert wait_until(lambda: (c := adapter.snapshot().control) is not None and c.sample, 5)
+        stream = next(s for s in adapter.streams if s.name == "left_manipulator")
+        for i in range(20):
+            stream.write(stream.encode(np.full(7, 0.01 * i)))
+            time.sleep(0.01)
+        yield adapter, robot, events
+    finally:
+        adapter.close()
+        robot.close()
+
+
+def test_a_command_the_bridge_cannot_carry_out_holds_and_is_a_trip(arm) -> None:
+    adapter, robot, events = arm
+    t = time.monotonic()
+    adapter.send({"t": "velocity", "vx": 0.1})  # no vy, yaw, ttl: the bridge's KeyError
+    assert wait_until(lambda: events, 5)
+    code, message = events[0]
+    assert code == "internal" and "could not carry out 'velocity'" in message
+    time.sleep(0.3)
+    rec = robot.records()
+    holds = rec.holds(t)
+    assert holds and not rec.moving(holds[0])
+    # latched: the arm's next command is dropped until the reset
+    stream = next(s for s in adapter.streams if s.name == "left_manipulator")
+    stream.write(stream.encode(np.full(7, 0.5)))
+    time.sleep(0.3)
+    assert not robot.records().moving(holds[0])
+
+
+def test_the_hold_and_the_reset(arm) -> None:
+    adapter, robot, _ = arm
+    t = time.monotonic()
+    adapter.safe_stop()
+    stream = next(s for s in adapter.streams if s.name == "left_manipulator")
+    stream.write(stream.encode(np.full(7, 0.5)))  # dropped: latched
+    time.sleep(0.3)
+    rec = robot.records()
+    holds = rec.holds(t)
+    assert holds and not rec.moving(holds[0])
+    adapter.install_reflex(None, lambda trip: None).reset()
+    stream.write(stream.encode(np.full(7, 0.5)))
+    assert wait_until(lambda: robot.records().moving(holds[0]), 3)
