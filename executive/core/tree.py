@@ -185,6 +185,25 @@ def forget_blackboards(root: py_trees.behaviour.Behaviour) -> None:
         node.blackboards.clear()
 
 
+def dismantle(root: py_trees.behaviour.Behaviour) -> None:
+    """Break the reference cycles of a tree nothing will tick again, so that reference
+    counting frees it at once.
+
+    Every py_trees node is a cycle by itself (``node.iterator``, its ``tick()`` generator,
+    holds the node) and with its parent (``parent`` / ``children``, ``current_child``). A
+    finished run's tree was freed only by a full collection of the cyclic collector, which
+    came every ~100 runs: the run trees in between piled up (the service's Python heap a
+    sawtooth of ~15,000 blocks) and pymalloc's arenas grew to the peak and kept it, the
+    soak's residual growth (issue 25, 8).
+    """
+    for node in list(root.iterate()):
+        node.iterator = iter(())  # not the node's tick(): that generator's frame holds it
+        node.parent = None
+        if isinstance(node, py_trees.composites.Composite):
+            node.current_child = None
+        node.children = []
+
+
 def first_failure(root: py_trees.behaviour.Behaviour) -> tuple[str, str]:
     """(node path, reason) of the deepest failed robot leaf under ``root``."""
     for node in root.iterate():
@@ -299,6 +318,7 @@ class Executive:
                 self.streamer.release()
         if refusal:
             forget_blackboards(root)  # built for nothing
+            dismantle(root)
             return False, refusal
         for node in root.iterate():
             node.setup(context=self.context)
@@ -582,7 +602,9 @@ class Executive:
             self.context.pauses.resume()
             self.streamer.unpause()
         run.result, run.reason = result, reason
-        self.last_run, self.run = run, None
+        previous, self.last_run, self.run = self.last_run, run, None
+        if previous is not None:  # kept until now for the status (last_run); freed at once
+            dismantle(previous.root)
         if release:
             self._release_robot()
         log.info(

@@ -526,18 +526,21 @@ class RunChannels:
                 return
             self._statuses, self._feedback, self._tree_at = statuses, feedback, now
         snapshot: list[tuple[str, str, str, str, int]] = []
-
-        def visit(node: py_trees.behaviour.Behaviour, path: str, depth: int) -> None:
+        # depth-first with a stack: a nested function that calls itself is a reference
+        # cycle (function -> closure cell -> function) that kept the snapshot and ``ended``
+        # (the whole run's tree) alive until the next full collection (issue 25, 8)
+        todo: list[tuple[py_trees.behaviour.Behaviour, str, int]] = [
+            (ex.tree.root, ex.tree.root.name, 0)
+        ]
+        while todo:
+            node, path, depth = todo.pop()
             snapshot.append(
                 (path, type(node).__name__, node.status.value, node.feedback_message, depth)
             )
             children = node.children
             if ended is not None and node is ex.slot and not children:
                 children = [ended.root]
-            for child in children:
-                visit(child, f"{path}/{child.name}", depth + 1)
-
-        visit(ex.tree.root, ex.tree.root.name, 0)
+            todo.extend((c, f"{path}/{c.name}", depth + 1) for c in reversed(children))
         run = ex.run or ended
         mission = run.name if run else ""
         self._put(("tree", now_ns, ex.state.value, mission, run.run_id if run else "", snapshot))

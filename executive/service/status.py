@@ -126,8 +126,12 @@ def tree_document(
 ) -> list[dict[str, Any]]:
     """Every node of the tree, depth-first: path, kind, status, feedback, depth, progress."""
     out: list[dict[str, Any]] = []
-
-    def visit(node: py_trees.behaviour.Behaviour, depth: int) -> None:
+    # depth-first with a stack, not a nested function calling itself: that is a reference
+    # cycle (function -> closure cell -> function) holding ``out``, left for the cyclic
+    # collector at every status publish (issue 25, 8)
+    todo: list[tuple[py_trees.behaviour.Behaviour, int]] = [(root, 0)]
+    while todo:
+        node, depth = todo.pop()
         fraction, elapsed, left = node_progress(node, now, since)
         out.append(
             {
@@ -141,10 +145,7 @@ def tree_document(
                 "time_left_s": left,
             }
         )
-        for child in node.children:
-            visit(child, depth + 1)
-
-    visit(root, 0)
+        todo.extend((child, depth + 1) for child in reversed(node.children))
     return out
 
 
