@@ -107,7 +107,8 @@ def recover(stack: Any, robot: RobotProcess, pendant: Pendant, kind: str) -> Non
         robot.control({"clear": True})
     if stack.client.status().state == "RUNNING":
         stack.client.request("stop")
-    leave_fsm9(stack, pendant, timeout=10)
+    if leave_fsm9(stack, pendant, timeout=10) is None:  # the robot itself went quiet
+        raise SystemExit(f"cannot reset: {stack.client.request('reset').message}")
     stack.client.wait_status(lambda s: s.state == "IDLE", 5)
 
 
