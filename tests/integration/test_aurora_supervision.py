@@ -60,6 +60,7 @@ def test_the_bridge_holds_and_exits_when_the_service_is_killed(waving) -> None:
     assert not rec.moving(holds[0])
 
 
+@pytest.mark.serial  # the hold's time after the stop is measured
 def test_a_silent_service_is_held_by_the_bridge_then_latched_when_it_wakes(waving) -> None:
     stack, robot, _ = waving
     service = stack.procs["executive"]
