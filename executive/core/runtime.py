@@ -23,6 +23,7 @@ from behaviours.context import RobotContext
 from executive.core.safety import STALL_S, SafetyConfig, SafetyMonitor
 from executive.core.ticker import Ticker
 from executive.core.tree import Executive
+from executive.motion import native
 from executive.motion.streamer import MotionStreamer
 from executive.records.taps import CommandTap
 from executive.robots import open_adapter
@@ -76,7 +77,12 @@ class Runtime:
             profile, participant=participant, interface=interface, **adapter_options
         )
         streamer = MotionStreamer(
-            adapter.streams, profile, rate_hz=stream_hz, priority=stream_priority
+            adapter.streams,
+            profile,
+            rate_hz=stream_hz,
+            priority=stream_priority,
+            native=native.mode(profile.stream_mode) == "native",
+            deadman_s=profile.stream_deadman_s,
         )
         # every one-shot command passes the tap: a run's recording lists them (runchannels)
         commands = CommandTap(adapter.commands)

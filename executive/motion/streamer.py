@@ -31,6 +31,14 @@ blocked) never jumps along its trajectories to where they would be by now: after
 ``SHIFT_AFTER_S`` its trajectories resume where they were left, and after ``stall_s`` (the
 executive's own stall: SAFE_STOP internal follows) it holds at once. Before issue 25 the
 first period after a 3 s SIGSTOP commanded the arm 1 rad ahead of where it was.
+
+With ``native=True`` (the profile's ``stream_mode: native``, ``executive.motion.native``)
+no Python runs per period: the extension's thread samples and writes every engaged
+stream, and this streamer only hands it plans (after every change, and every
+``native.RENEW_S``, renewing its dead man). Everything above holds the same: the lock,
+the gate (the C thread writes under the reflex's gate), the hold (the plan and a write at
+once, under that gate). A stream without a layout, or a missing extension, falls back to
+the Python thread, saying so.
 """
 
 from __future__ import annotations
@@ -39,12 +47,14 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import structlog
 
 from executive.logs import RateLimitedLog
+from executive.motion import native as nat
 from executive.motion import realtime
 from executive.motion.gate import Gate, PythonGate
 from executive.motion.trajectory import (
@@ -108,6 +118,11 @@ class _Stream:
         self.target: FloatArray = np.zeros(len(self.lower))
         self.engaged = False
         self.trajectories: list[Trajectory] = []
+        self.layout: nat.NativeLayout | None = None  # set when the stream runs natively
+        self.planned = False  # the native side has a plan for it (engaged there)
+        self.knots: dict[int, FloatArray] = {}  # the feed-forward by knot, this plan's
+        # the trajectories (and fixed targets) the knots were computed for
+        self.knots_of: tuple[tuple[Trajectory, ...], bytes] | None = None
 
 
 class MotionStreamer:
@@ -124,8 +139,15 @@ class MotionStreamer:
         on_publish: PublishHook | None = None,
         priority: int | None = None,
         stall_s: float = STALL_S,
+        native: bool = False,
+        deadman_s: float = 0.1,
     ) -> None:
         self.profile = profile
+        self.native = native  # asked for; ``self._core`` is set once it runs natively
+        self.deadman_s = deadman_s
+        self._core: Any = None  # the extension's Core the periods run on (native)
+        self._seen_deadman = 0
+        self._lapses: list[float] = []  # short dead-man lapses not yet logged (s silent)
         self.stall_s = stall_s
         self.period = 1.0 / (rate_hz or profile.command_hz)
         self.max_state_age = max_state_age
@@ -181,6 +203,7 @@ class MotionStreamer:
             elif (measured := self.measured(stream.topic)) is not None:
                 # engaged after the reflex's last hold was stored: frozen where it is
                 stream.target = np.clip(measured, stream.lower, stream.upper)
+        self._sync(self.clock())
         return True
 
     def _hold_bytes(self, stream: _Stream) -> bytes:
@@ -244,6 +267,7 @@ class MotionStreamer:
                 return False
             if self._paused_at is None:
                 self._paused_at = self.clock()
+                self._sync(self._paused_at)
             return True
 
     def unpause(self) -> None:
@@ -255,6 +279,7 @@ class MotionStreamer:
                 for stream in self._streams.values():
                     stream.trajectories = [replace(t, t0=t.t0 + lost) for t in stream.trajectories]
             self._paused_at = None
+            self._sync(self.clock())
 
     def resume(self) -> list[str]:
         """Start the clock again, each interrupted move re-planned from the measured pose:
@@ -286,6 +311,7 @@ class MotionStreamer:
                         )
                     kept.append(new)
                 stream.trajectories = kept
+            self._sync(now)
             return said
 
     def _replan(self, traj: Trajectory, frozen: float, now: float) -> Trajectory | None:
@@ -335,6 +361,7 @@ class MotionStreamer:
                     stream.target = np.clip(q, stream.lower, stream.upper)
                     stream.engaged = True
                 stream.trajectories.append(traj)
+            self._sync(self.clock())
 
     def active(self, names: Iterable[str]) -> bool:
         """Whether any trajectory still moves any of ``names``."""
@@ -362,6 +389,7 @@ class MotionStreamer:
             stream.engaged = False
             stream.trajectories.clear()
             self._gate.store_hold(stream.slot, None)  # the reflex no longer holds it
+            self._sync(self.clock())
 
     def cancel(self, names: Iterable[str]) -> None:
         """Stop moving ``names``: each stream keeps the position its trajectories had reached."""
@@ -383,6 +411,7 @@ class MotionStreamer:
                     if rest is not None:
                         keep.append(rest)
                 stream.trajectories = keep
+            self._sync(self.clock())
 
     def hold_joints(self, positions: dict[str, float]) -> None:
         """Stop moving these joints and hold them at the given (measured) positions.
@@ -410,6 +439,7 @@ class MotionStreamer:
                             stream.target[index] = min(
                                 max(q, stream.lower[index]), stream.upper[index]
                             )
+            self._sync(self.clock())
 
     def hold(self, reason: str, *, quiet: bool = False) -> bool:
         """Freeze every engaged stream at the measured position and publish it now.
@@ -458,11 +488,252 @@ class MotionStreamer:
             self._hold_called = False
             self._paused_at = None
 
+    # -- the native stream (executive.motion.native) --------------------------------------
+
+    def _start_native(self) -> bool:
+        """Hand the periods to the extension's thread: True if it streams from now on. A
+        stream the robot gives no layout for, or a missing extension, keeps the Python
+        thread (one warning saying why)."""
+        if self.clock is not time.monotonic:
+            log.warning("native stream refused: the streamer runs on another clock")
+            return False
+        layouts: dict[str, nat.NativeLayout] = {}
+        for stream in self._streams.values():
+            get = getattr(stream.port, "native_layout", None)
+            layout = get() if get is not None else None
+            if layout is None:
+                log.warning(
+                    "native stream refused: the Python streamer runs instead",
+                    stream=stream.topic,
+                    reason="the robot's stream gives no native layout",
+                )
+                return False
+            layouts[stream.topic] = layout
+        # the C side of the gate the adapter attached: the hold and the stream share it
+        core = getattr(self._gate, "_core", None)
+        if core is None:
+            log.warning(
+                "native stream refused: the Python streamer runs instead",
+                reason="no native gate attached (the extension is not built: pip install -e .)",
+            )
+            return False
+        with self._lock:
+            for stream in self._streams.values():
+                stream.layout = layouts[stream.topic]
+            self._core = core
+            self._seen_deadman = core.renew(0.0)
+            self._sync(self.clock())
+        refused = core.stream_start(self.period, self.priority or 0)
+        self.stats.scheduling = (
+            f"SCHED_FIFO {self.priority} (native)"
+            if self.priority and not refused
+            else "SCHED_OTHER (native)"
+        )
+        if self.priority and refused:
+            log.warning(
+                "motion streamer runs at normal priority",
+                policy=self.stats.scheduling,
+                wanted=f"SCHED_FIFO {self.priority}",
+                reason=f"{refused}: give the service LimitRTPRIO={self.priority} or "
+                "CAP_SYS_NICE (deploy/atom-executive.service)",
+            )
+        else:
+            log.info(
+                "motion streamer scheduling",
+                policy=self.stats.scheduling,
+                deadman_s=self.deadman_s,
+            )
+        return True
+
+    def _sync(self, now: float, write_now: bool = False) -> None:
+        """Hand every stream's plan to the native streamer (nothing in Python mode).
+        Caller holds the lock."""
+        if self._core is None:
+            return
+        for stream in self._streams.values():
+            self._push(stream, now, write_now)
+
+    def _push(self, stream: _Stream, now: float, write_now: bool) -> None:
+        """Sample the trajectories into the target (finished ones dropped, as a period
+        does), hand the native side the stream's plan, and store its hold for the reflex.
+        ``write_now``: the native side writes it at once (a hold). Caller holds the lock."""
+        core, layout = self._core, stream.layout
+        assert core is not None and layout is not None
+        if not stream.engaged:
+            if stream.planned:
+                core.plan(stream.slot, self._seen_trips, self._seen_deadman, None, 0, (), (),
+                          b"", 0.0, 0.0, b"", -1.0, PAUSE_RAMP_S, False)  # fmt: skip
+                stream.planned = False
+            return
+        t = self._traj_time(now)
+        if stream.trajectories:
+            for traj in stream.trajectories:
+                stream.target[traj.indices] = traj.sample(t)
+            stream.trajectories = [tr for tr in stream.trajectories if not tr.done(t)]
+        q = stream.target
+        if not np.all(np.isfinite(q)):  # cannot happen through plan(); never let it out
+            log.error("non-finite target refused", topic=stream.topic)
+            return
+        np.clip(q, stream.lower, stream.upper, out=q)
+        table = np.zeros((len(q), 8))
+        table[:, 0], table[:, 1], table[:, 2] = q, stream.lower, stream.upper
+        for traj in stream.trajectories:  # the last one moving a joint wins, as in a period
+            i = traj.indices
+            table[i, 3], table[i, 4], table[i, 5] = 1.0, traj.t0, traj.duration
+            table[i, 6], table[i, 7] = traj.start, traj.goal
+        k0, knots = self._knots(stream, table, t)
+        data = stream.port.encode(q)
+        paused = -1.0 if self._paused_at is None else self._paused_at
+        args = (layout.q_kind, layout.q_at, layout.tau_at, table.tobytes(), k0 * nat.KNOT_S,
+                nat.KNOT_S, knots, paused, PAUSE_RAMP_S, write_now)  # fmt: skip
+        rc = core.plan(stream.slot, self._seen_trips, self._seen_deadman, data, *args)
+        if rc == 0:  # a trip or a dead-man hold this streamer has not seen: adopt it first
+            if not (self._adopt() or self._adopt_deadman()):
+                return
+            return  # (adopting re-planned every stream)
+        if rc < 0:
+            from cyclonedds.core import DDSException
+
+            raise DDSException(rc, f"write on {stream.port.command_key}")
+        stream.planned = True
+        if self._held:
+            self._gate.store_hold(stream.slot, data)
+        else:
+            self._gate.store_hold(stream.slot, self._hold_bytes(stream), True)
+        if self.on_publish is not None:
+            self.on_publish(stream.topic, q.copy(), self._held)
+
+    def _knots(self, stream: _Stream, table: FloatArray, t: float) -> tuple[int, bytes]:
+        """The feed-forward's knots from trajectory time ``t`` on (the first one's index
+        and the float32 torques), each computed once per plan. Caller holds the lock."""
+        layout = stream.layout
+        if layout is None or not layout.tau_at or layout.feedforward is None:
+            return 0, b""
+        moving = table[:, 3] != 0
+        key = (tuple(stream.trajectories), table[~moving, 0].tobytes())
+        old = stream.knots_of  # the same trajectory objects (their == compares arrays)
+        same = (
+            old is not None
+            and old[1] == key[1]
+            and len(old[0]) == len(key[0])
+            and all(a is b for a, b in zip(old[0], key[0], strict=True))
+        )
+        if not same:
+            stream.knots, stream.knots_of = {}, key
+        if not stream.trajectories:
+            if 0 not in stream.knots:
+                stream.knots[0] = layout.feedforward(table[:, 0])
+            return 0, stream.knots[0].astype("<f4").tobytes()
+        k0 = int(t // nat.KNOT_S)
+        out = []
+        for k in range(k0, k0 + nat.KNOTS):
+            tau = stream.knots.get(k)
+            if tau is None:
+                tk = k * nat.KNOT_S
+                s = np.clip((tk - table[:, 4]) / np.where(table[:, 5] > 0, table[:, 5], 1.0), 0, 1)
+                s = np.where(table[:, 5] > 0, s, 1.0)
+                blend = s * s * s * (10.0 + s * (-15.0 + 6.0 * s))
+                q = np.where(moving, table[:, 6] + (table[:, 7] - table[:, 6]) * blend, table[:, 0])
+                tau = stream.knots[k] = layout.feedforward(np.clip(q, stream.lower, stream.upper))
+            out.append(tau)
+        for k in [k for k in stream.knots if k < k0]:
+            del stream.knots[k]
+        return k0, np.asarray(out, dtype="<f4").tobytes()
+
+    def _adopt_deadman(self, count: int | None = None) -> bool:
+        """Take over the native side's dead-man hold (it froze every stream at what it sent
+        last). A lapse shorter than ``stall_s`` (Python was late: starved, a long call)
+        resumes each trajectory where it was frozen, as the Python thread does after a gap;
+        a longer one holds: every trajectory dropped, each engaged stream's target the
+        position sent last. True if this call adopted a lapse. Caller holds the lock."""
+        core = self._core
+        if core is None:
+            return False
+        stats = core.stream_stats(1 << 62)
+        if count is None:
+            count = int(stats["deadman"])
+        if count == self._seen_deadman:
+            return False
+        self._seen_deadman = count
+        now = self.clock()
+        frozen = int(stats["deadman_ns"]) / 1e9
+        silent = now - (int(stats["lapsed_ns"]) / 1e9 - self.deadman_s)  # since the renewal
+        if silent < self.stall_s and not self._held:
+            lost = max(now - frozen, 0.0)
+            self._lapses.append(silent)
+            for stream in self._streams.values():
+                if self._paused_at is None:  # (paused: the clock stood still anyway)
+                    stream.trajectories = [replace(t, t0=t.t0 + lost) for t in stream.trajectories]
+                sent = core.sent(stream.slot) if stream.engaged else []
+                if sent:
+                    moving = np.zeros(len(stream.target), dtype=bool)
+                    for traj in stream.trajectories:
+                        moving[traj.indices] = True
+                    q = np.asarray(sent, dtype=np.float64)
+                    stream.target[~moving] = q[~moving]
+            self._sync(now)
+            return True
+        self._held = True
+        self._hold_reason = self._hold_reason or (
+            f"the native stream's dead man: Python did not renew it for {silent:.2f} s"
+        )
+        self._paused_at = None
+        for stream in self._streams.values():
+            stream.trajectories.clear()
+            sent = core.sent(stream.slot) if stream.engaged else []
+            if sent:
+                stream.target = np.asarray(sent, dtype=np.float64)
+        self._sync(now)
+        return True
+
+    def _renew(self) -> None:
+        """Every ``native.RENEW_S``: re-arm the dead man, adopt a hold the native side
+        made, hand it the plans (the feed-forward's next knots), and read its timing."""
+        core = self._core
+        assert core is not None
+        with self._lock:
+            held = self._held
+            count = int(core.renew(self.deadman_s))
+            if not self._adopt_deadman(count):
+                self._adopt()
+                self._sync(self.clock())
+            lapses, self._lapses = self._lapses, []
+            now_held = self._held and not held
+        if now_held:
+            log.warning("motion held", reason=self._hold_reason)
+        for silent in lapses:  # the first, then a line per interval with the count
+            self._overruns.log(
+                "warning",
+                "native stream held: Python renewed it late; the moves resume where they were",
+                key="deadman",
+                silent_s=round(silent, 3),
+                deadman_s=self.deadman_s,
+            )
+        stats = core.stream_stats(self.stats.periods)
+        late = np.frombuffer(stats["lateness_ns"], dtype=np.int64) / 1e9
+        for value in late:
+            self.stats.lateness[self.stats.periods % len(self.stats.lateness)] = value
+            self.stats.periods += 1
+        self.stats.periods = int(stats["periods"])
+        self.stats.missed = int(stats["missed"])
+        self.stats.busy = int(stats["busy_ns"]) / 1e9
+
+    def _run_native(self) -> None:
+        realtime.name_thread("stream-renew")
+        realtime.tight_timer()
+        if self.priority is not None and self.priority > 1:  # below the C thread
+            realtime.fifo(self.priority - 1)
+        while not self._stop.wait(nat.RENEW_S):
+            self._renew()
+
     # -- the periodic thread -------------------------------------------------------------
 
     def _publish(self, stream: _Stream, now: float) -> None:
         """Sample trajectories into the target, publish it through the reflex's gate, and
         store the stream's hold for the reflex. Caller holds the lock."""
+        if self._core is not None:  # the native side writes it, now
+            self._push(stream, now, True)
+            return
         if stream.trajectories:
             finished = []
             now = self._traj_time(now)
@@ -496,6 +767,10 @@ class MotionStreamer:
         with self._lock:
             t = self.clock() if now is None else now
             self._adopt()
+            if self._core is not None:
+                self._adopt_deadman()
+                self._sync(t, write_now=True)
+                return
             for stream in self._streams.values():
                 if stream.engaged:
                     self._publish(stream, t)
@@ -563,7 +838,8 @@ class MotionStreamer:
         if self._thread is not None:
             return
         self._stop.clear()
-        self._thread = threading.Thread(target=self._run, name="motion-streamer", daemon=True)
+        run = self._run_native if self.native and self._start_native() else self._run
+        self._thread = threading.Thread(target=run, name="motion-streamer", daemon=True)
         self._thread.start()
 
     def stop(self, timeout: float = 1.0) -> None:
@@ -571,3 +847,8 @@ class MotionStreamer:
         if self._thread is not None:
             self._thread.join(timeout)
             self._thread = None
+        core, self._core = self._core, None
+        if core is not None:
+            core.stream_stop()  # (the gate lives on: the reflex still holds on an e-stop)
+            for stream in self._streams.values():
+                stream.planned = False

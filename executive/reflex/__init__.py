@@ -218,7 +218,7 @@ class Diversion:
         self._core.close(restore=restore)
 
 
-_live: weakref.WeakSet[Reflex | Diversion] = weakref.WeakSet()
+_live: weakref.WeakSet[Reflex | Diversion | StreamGate] = weakref.WeakSet()
 
 
 @atexit.register
@@ -321,6 +321,68 @@ def install(
     _live.add(reflex)
     log.info("e-stop reflex armed", streams=list(keys), diverted=sorted(io.readers))
     return reflex
+
+
+class StreamGate:
+    """The gate of a robot without an e-stop topic (the Adam): the extension's Core with no
+    reader, so the native stream (``executive.motion.native``) has its C side; it never
+    trips. Commands go out through the Core's writes, as the reflex's do."""
+
+    def __init__(self, core: _reflex.Core, keys: Sequence[str]) -> None:
+        self._core = core
+        self._keys = tuple(keys)
+
+    def publish(self, slot: int, data: bytes, seen: int) -> bool:
+        rc = self._core.publish(slot, data, seen)
+        if rc < 0:
+            from cyclonedds.core import DDSException
+
+            raise DDSException(rc, f"write on {self._keys[slot]}")
+        return rc == 1
+
+    def store_hold(self, slot: int, data: bytes | None, fresh: bool = False) -> None:
+        self._core.store_hold(slot, data, fresh)
+
+    def fired(self, slot: int) -> bytes | None:
+        return None
+
+    def tripped(self) -> bool:
+        return False
+
+    def trips(self) -> int:
+        return 0
+
+    def close(self, *, restore: bool = True) -> None:
+        self._core.close(restore=restore)
+
+
+def stream_gate(streamer: Streamer, writers: Sequence[Any]) -> StreamGate | None:
+    """Route ``streamer`` through a gate that only streams, on ``writers`` (its streams'
+    DDS writers, in ``command_keys`` order): what its native mode runs on where there is
+    no reflex. None, after one warning, when the extension is not built."""
+    if _reflex is None:
+        log.warning(
+            "native stream gate not built: the Python streamer runs instead (pip install -e .)",
+            error=MISSING,
+        )
+        return None
+    core = _reflex.Core(
+        participant=0,
+        estop_topic=0,
+        estop_qos_from=0,
+        nflags=1,
+        stream_writers=[w._ref for w in writers],
+        amr_writer=0,
+        cancel=b"",
+        cancel_id_at=0,
+        cancel_stamp_at=0,
+        cancel_id=0,
+        on_trip=None,
+    )
+    gate = StreamGate(core, streamer.command_keys())
+    streamer.attach_gate(gate)
+    _live.add(gate)
+    return gate
 
 
 def _thread_scheduled(name: str, tid: int, priority: int, error: str) -> None:

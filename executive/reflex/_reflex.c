@@ -105,10 +105,36 @@ typedef struct {
   float lo[MAX_JOINTS], hi[MAX_JOINTS];
 } measure_map;
 
+#define MAX_KNOTS 16
+
+enum { Q_F32 = 0, Q_U32 = 1 }; /* how a position lies in a command: float32, or rounded counts */
+
+/* One stream's plan for the native streamer: a template command (everything but the
+ * positions and the feed-forward), where the positions and the torques lie in it, and per
+ * joint either a minimum-jerk segment or a fixed target. The torques are knots in
+ * trajectory time, linearly interpolated (beyond the last knot: the last). Under the gate. */
+typedef struct {
+  bool engaged;
+  uint32_t len, n, ntau, q_kind;
+  unsigned char tmpl[MAX_SAMPLE];
+  uint32_t q_at[MAX_JOINTS], tau_at[MAX_JOINTS];
+  double target[MAX_JOINTS], lo[MAX_JOINTS], hi[MAX_JOINTS];
+  double t0[MAX_JOINTS], dur[MAX_JOINTS], a[MAX_JOINTS], b[MAX_JOINTS];
+  unsigned char seg[MAX_JOINTS];
+  uint32_t nknots;
+  double knot_t0, knot_dt;
+  double paused_at, ramp_s; /* the trajectories' clock: paused_at < 0 runs */
+  float tau[MAX_KNOTS][MAX_JOINTS];
+  double last_q[MAX_JOINTS]; /* what the streamer sent last (valid once ``sent``) */
+  float last_tau[MAX_JOINTS];
+  bool sent;
+} native_plan;
+
 typedef struct {
   dds_entity_t writer;
   hold_slot hold;
   measure_map measure;
+  native_plan plan;
   uint32_t fired_len; /* what the reflex wrote at the trip (under the gate) */
   unsigned char fired[MAX_SAMPLE];
 } stream_slot;
@@ -172,6 +198,21 @@ typedef struct core {
   PyObject *on_thread; /* owned: on_thread(name, tid, priority, error) */
   _Atomic uint32_t ndiverted;
   diverted div[MAX_DIVERTED];
+
+  /* the native streamer (``stream_start``): its thread, clock, dead man and timing */
+  pthread_t sthread;
+  bool sthread_started;
+  _Atomic int sstop;
+  int64_t period_ns;
+  int s_priority, s_err; /* asked for; pthread_setschedparam's answer (0: granted) */
+  _Atomic int s_ready;
+  _Atomic int64_t deadline_ns; /* the dead man: 0 unarmed */
+  _Atomic uint32_t deadman;    /* dead-man holds so far */
+  _Atomic int64_t deadman_ns, renewed_ns, lapsed_ns; /* lapsed_ns: the deadline that lapsed */
+  _Atomic int64_t back_ns;  /* the first renewal after the latest lapse */
+  _Atomic uint32_t back_of; /* the lapse back_ns is for */
+  _Atomic uint64_t s_periods, s_missed, s_busy_ns, s_writes, s_refused;
+  int64_t *lateness; /* ring of LATENESS_RING, ns */
 
   _Atomic int closed; /* listeners left in place after close() do nothing */
   _Atomic uint64_t deferred, synchronous, torn, batches;
@@ -375,6 +416,203 @@ static void on_diverted(dds_entity_t reader, void *arg) {
   }
 }
 
+/* -- the native streamer ------------------------------------------------------------------
+ *
+ * The fixed-rate joint command stream without the interpreter (issue 22): one thread,
+ * SCHED_FIFO where granted, samples each engaged stream's plan every period and writes it
+ * under the gate, so a trip's hold and the streamer never interleave and nothing computed
+ * before a trip leaves after it. Python hands it plans (``plan``) when they change and
+ * renews a dead man (``renew``); past the deadline every stream holds at the last
+ * position it sent (and its torque), and plans are refused until Python has seen that hold
+ * (``seen_deadman``), as after a trip (``seen_trips``). */
+
+#define LATENESS_RING 65536
+
+static double blend(double s) { return s * s * s * (10.0 + s * (-15.0 + 6.0 * s)); }
+
+/* Trajectory time at monotonic ``now`` (s): the clock's rate falls linearly from 1 to 0
+ * over ``ramp_s`` once paused, as the Python streamer's ``_ramp``. Under the gate. */
+static double traj_time(const native_plan *p, double now) {
+  if (p->paused_at < 0)
+    return now;
+  double dt = now - p->paused_at;
+  dt = dt < 0 ? 0 : dt > p->ramp_s ? p->ramp_s : dt;
+  return p->paused_at + (p->ramp_s > 0 ? dt - dt * dt / (2 * p->ramp_s) : 0);
+}
+
+/* Put q (and tau) into ``buf`` (a copy of the template): false if any is not finite. */
+static bool patch(const native_plan *p, unsigned char *buf, const double *q, const float *tau) {
+  for (uint32_t j = 0; j < p->n; j++) {
+    if (!isfinite(q[j]))
+      return false;
+    if (p->q_kind == Q_U32) {
+      double r = nearbyint(q[j]);
+      uint32_t v = r < 0 ? 0 : r > 4294967295.0 ? 4294967295u : (uint32_t)r;
+      memcpy(buf + p->q_at[j], &v, 4);
+    } else {
+      float f = (float)q[j];
+      memcpy(buf + p->q_at[j], &f, 4);
+    }
+  }
+  for (uint32_t j = 0; j < p->ntau; j++)
+    memcpy(buf + p->tau_at[j], &tau[j], 4);
+  return true;
+}
+
+static void sample_plan(const native_plan *p, double now, double *q, float *tau) {
+  double t = traj_time(p, now);
+  for (uint32_t j = 0; j < p->n; j++) {
+    double v = p->target[j];
+    if (p->seg[j]) {
+      if (p->dur[j] <= 0)
+        v = p->b[j];
+      else {
+        double s = (t - p->t0[j]) / p->dur[j];
+        s = s < 0 ? 0 : s > 1 ? 1 : s;
+        v = p->a[j] + (p->b[j] - p->a[j]) * blend(s);
+      }
+    }
+    q[j] = v < p->lo[j] ? p->lo[j] : v > p->hi[j] ? p->hi[j] : v;
+  }
+  if (p->nknots == 0)
+    return;
+  double x = p->knot_dt > 0 ? (t - p->knot_t0) / p->knot_dt : 0;
+  if (x <= 0 || p->nknots == 1) {
+    memcpy(tau, p->tau[0], p->ntau * sizeof(float));
+    return;
+  }
+  if (x >= p->nknots - 1) {
+    memcpy(tau, p->tau[p->nknots - 1], p->ntau * sizeof(float));
+    return;
+  }
+  uint32_t k = (uint32_t)x;
+  double f = x - k;
+  for (uint32_t j = 0; j < p->ntau; j++)
+    tau[j] = (float)(p->tau[k][j] * (1 - f) + p->tau[k + 1][j] * f);
+}
+
+/* Freeze ``p`` at what it last sent (never sent: at its targets, Python's last sample):
+ * the hold. Under the gate. */
+static void freeze(native_plan *p) {
+  for (uint32_t j = 0; j < p->n; j++) {
+    if (p->sent)
+      p->target[j] = p->last_q[j];
+    p->seg[j] = 0;
+  }
+  if (p->sent && p->ntau) {
+    memcpy(p->tau[0], p->last_tau, p->ntau * sizeof(float));
+    p->nknots = 1;
+  }
+}
+
+/* At a trip (under the gate): the stream goes on sending the hold the reflex wrote. */
+static void adopt_fired(stream_slot *s) {
+  native_plan *p = &s->plan;
+  if (!p->engaged || s->fired_len == 0 || s->fired_len != p->len)
+    return;
+  memcpy(p->tmpl, s->fired, p->len);
+  for (uint32_t j = 0; j < p->n; j++) {
+    if (p->q_kind == Q_U32) {
+      uint32_t v;
+      memcpy(&v, s->fired + p->q_at[j], 4);
+      p->target[j] = v;
+    } else {
+      float f;
+      memcpy(&f, s->fired + p->q_at[j], 4);
+      p->target[j] = f;
+    }
+    p->seg[j] = 0;
+  }
+  if (p->ntau) {
+    for (uint32_t j = 0; j < p->ntau; j++)
+      memcpy(&p->tau[0][j], s->fired + p->tau_at[j], 4);
+    p->nknots = 1;
+  }
+}
+
+/* One period: every engaged stream sampled and written, under the gate. */
+static void stream_period(core *c, int64_t now) {
+  unsigned char buf[MAX_SAMPLE];
+  double q[MAX_JOINTS];
+  float tau[MAX_JOINTS];
+  pthread_mutex_lock(&c->gate);
+  int64_t deadline = atomic_load(&c->deadline_ns);
+  if (deadline > 0 && now > deadline && !atomic_load(&c->tripped)) {
+    /* Python stopped renewing: hold, once per lapse (renew arms it again) */
+    atomic_store(&c->deadline_ns, 0);
+    for (uint32_t i = 0; i < c->nstreams; i++)
+      freeze(&c->streams[i].plan);
+    atomic_store(&c->lapsed_ns, deadline);
+    atomic_store(&c->deadman_ns, now);
+    atomic_fetch_add(&c->deadman, 1);
+  }
+  double t = (double)now / 1e9;
+  for (uint32_t i = 0; i < c->nstreams; i++) {
+    stream_slot *s = &c->streams[i];
+    native_plan *p = &s->plan;
+    if (!p->engaged || s->writer <= 0)
+      continue;
+    sample_plan(p, t, q, tau);
+    memcpy(buf, p->tmpl, p->len);
+    if (!patch(p, buf, q, tau)) {
+      atomic_fetch_add(&c->s_refused, 1);
+      continue;
+    }
+    if (write_bytes(s->writer, buf, p->len) >= 0)
+      atomic_fetch_add(&c->s_writes, 1);
+    memcpy(p->last_q, q, p->n * sizeof(double));
+    memcpy(p->last_tau, tau, p->ntau * sizeof(float));
+    p->sent = true;
+  }
+  pthread_mutex_unlock(&c->gate);
+}
+
+#ifndef PR_SET_TIMERSLACK
+#define PR_SET_TIMERSLACK 29
+#endif
+#include <sys/prctl.h>
+
+static void *stream_thread(void *arg) {
+  core *c = arg;
+  pthread_setname_np(pthread_self(), "motion-streamer");
+  prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+  c->s_err = 0;
+  if (c->s_priority > 0) {
+    struct sched_param sp = {.sched_priority = c->s_priority};
+    c->s_err = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+  }
+  atomic_store(&c->s_ready, 1);
+  int64_t deadline = now_ns(CLOCK_MONOTONIC) + c->period_ns;
+  while (!atomic_load(&c->sstop)) {
+    struct timespec ts = {.tv_sec = deadline / 1000000000, .tv_nsec = deadline % 1000000000};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0)
+      ;
+    int64_t woke = now_ns(CLOCK_MONOTONIC);
+    if (atomic_load(&c->sstop))
+      break;
+    stream_period(c, woke);
+    int64_t done = now_ns(CLOCK_MONOTONIC);
+    uint64_t k = atomic_fetch_add(&c->s_periods, 1);
+    c->lateness[k % LATENESS_RING] = woke - deadline;
+    atomic_fetch_add(&c->s_busy_ns, (uint64_t)(done - woke));
+    deadline += c->period_ns;
+    if (done > deadline) { /* overran: skip the periods already missed, count them */
+      int64_t missed = (done - deadline) / c->period_ns + 1;
+      atomic_fetch_add(&c->s_missed, (uint64_t)missed);
+      deadline += missed * c->period_ns;
+    }
+  }
+  return NULL;
+}
+
+static void stream_stop_c(core *c) {
+  if (!c->sthread_started)
+    return;
+  atomic_store(&c->sstop, 1);
+  pthread_join(c->sthread, NULL);
+  c->sthread_started = false;
+}
+
 /* -- the reflex ------------------------------------------------------------------------ */
 
 /* Why this sample trips the reflex (WHY_NONE: it does not). Generic: N booleans after
@@ -485,7 +723,11 @@ static bool fire(core *c, trip_record *t) {
     t->held |= 1u << i;
     memcpy(s->fired, buf, (size_t)len);
     s->fired_len = (uint32_t)len;
+    adopt_fired(s); /* the native streamer goes on sending this hold */
   }
+  for (uint32_t i = 0; i < c->nstreams; i++) /* engaged natively, no hold stored: stop it */
+    if (!(t->held >> i & 1))
+      freeze(&c->streams[i].plan);
   t->t_holds = now_ns(CLOCK_MONOTONIC);
   if (c->amr_writer > 0 && c->cancel_len) {
     memcpy(buf, c->cancel, c->cancel_len);
@@ -869,6 +1111,218 @@ static PyObject *Core_store_hold(Core *self, PyObject *args) {
   Py_RETURN_NONE;
 }
 
+/* stream_start(period_s, priority) -> "" (SCHED_FIFO granted, or priority 0: not asked)
+ * or why it was refused: the thread runs either way. */
+static PyObject *Core_stream_start(Core *self, PyObject *args) {
+  double period;
+  int priority;
+  core *c = live(self);
+  if (c == NULL || !PyArg_ParseTuple(args, "di", &period, &priority))
+    return NULL;
+  if (!(period >= 1e-4 && period <= 1.0) || priority < 0 || priority > 99) {
+    PyErr_SetString(PyExc_ValueError, "stream_start: period 1e-4..1 s, priority 0..99");
+    return NULL;
+  }
+  if (c->sthread_started) {
+    PyErr_SetString(PyExc_RuntimeError, "stream_start: already streaming");
+    return NULL;
+  }
+  if (c->lateness == NULL && (c->lateness = calloc(LATENESS_RING, sizeof(int64_t))) == NULL)
+    return PyErr_NoMemory();
+  c->period_ns = (int64_t)(period * 1e9);
+  c->s_priority = priority;
+  atomic_store(&c->sstop, 0);
+  atomic_store(&c->s_ready, 0);
+  if (pthread_create(&c->sthread, NULL, stream_thread, c) != 0) {
+    PyErr_SetString(PyExc_OSError, "stream_start: cannot start the thread");
+    return NULL;
+  }
+  c->sthread_started = true;
+  Py_BEGIN_ALLOW_THREADS while (!atomic_load(&c->s_ready)) usleep(100);
+  Py_END_ALLOW_THREADS
+  return PyUnicode_FromString(c->s_err ? strerror(c->s_err) : "");
+}
+
+static PyObject *Core_stream_stop(Core *self, PyObject *Py_UNUSED(ignored)) {
+  core *c = self->c;
+  if (c != NULL) {
+    Py_BEGIN_ALLOW_THREADS stream_stop_c(c);
+    Py_END_ALLOW_THREADS
+  }
+  Py_RETURN_NONE;
+}
+
+/* plan(slot, seen_trips, seen_deadman, template | None, q_kind, q_at, tau_at, table,
+ *      knot_t0, knot_dt, knots, paused_at, ramp_s, write_now) -> 1 taken, 0 refused (a trip or a dead-man hold
+ * Python has not seen), < 0 a DDS error of the write ``write_now`` asked for.
+ * ``table``: float64 n x 8 (target, lower, upper, has segment, t0, duration, start, goal);
+ * ``knots``: float32 K x len(tau_at). None as template: the stream is not engaged. */
+static PyObject *Core_plan(Core *self, PyObject *args) {
+  int slot, write_now;
+  unsigned int seen, seen_dm, q_kind;
+  PyObject *tmpl_obj, *q_at_obj, *tau_at_obj;
+  Py_buffer table, knots;
+  double knot_t0, knot_dt, paused_at, ramp_s;
+  core *c = live(self);
+  if (c == NULL || !PyArg_ParseTuple(args, "iIIOIOOy*ddy*ddp", &slot, &seen, &seen_dm, &tmpl_obj,
+                                     &q_kind, &q_at_obj, &tau_at_obj, &table, &knot_t0, &knot_dt,
+                                     &knots, &paused_at, &ramp_s, &write_now))
+    return NULL;
+  PyObject *result = NULL;
+  Py_buffer tmpl = {0};
+  bool have_tmpl = false;
+  native_plan *p = calloc(1, sizeof *p);
+  stream_slot *s = slot_of(c, slot);
+  if (p == NULL) {
+    PyErr_NoMemory();
+    goto out;
+  }
+  if (s == NULL)
+    goto out;
+  if (tmpl_obj != Py_None) {
+    if (PyObject_GetBuffer(tmpl_obj, &tmpl, PyBUF_SIMPLE) < 0)
+      goto out;
+    have_tmpl = true;
+    uint32_t n, ntau;
+    if (tmpl.len < 4 || tmpl.len > MAX_SAMPLE || q_kind > Q_U32 ||
+        offsets(q_at_obj, &n, p->q_at) < 0 || offsets(tau_at_obj, &ntau, p->tau_at) < 0) {
+      if (!PyErr_Occurred())
+        PyErr_SetString(PyExc_ValueError, "plan: a template is 4..2048 bytes, q_kind 0 or 1");
+      goto out;
+    }
+    bool ok = (size_t)table.len == n * 8 * sizeof(double) && (ntau == 0 || ntau == n) &&
+              knots.len % (sizeof(float) * (ntau ? ntau : 1)) == 0;
+    uint32_t nk = ntau ? (uint32_t)(knots.len / (sizeof(float) * ntau)) : 0;
+    for (uint32_t j = 0; ok && j < n; j++)
+      ok = p->q_at[j] + 4 <= (uint32_t)tmpl.len && (!ntau || p->tau_at[j] + 4 <= (uint32_t)tmpl.len);
+    if (!ok || nk > MAX_KNOTS || (ntau && nk == 0)) {
+      PyErr_SetString(PyExc_ValueError,
+                      "plan: the table is n x 8 float64, the knots 1..16 x n float32, and "
+                      "every offset inside the template");
+      goto out;
+    }
+    const double *tb = table.buf;
+    for (uint32_t j = 0; j < n; j++) {
+      const double *r = tb + 8 * j;
+      p->target[j] = r[0], p->lo[j] = r[1], p->hi[j] = r[2], p->seg[j] = r[3] != 0;
+      p->t0[j] = r[4], p->dur[j] = r[5], p->a[j] = r[6], p->b[j] = r[7];
+    }
+    if (ntau)
+      for (uint32_t k = 0; k < nk; k++)
+        memcpy(p->tau[k], (const float *)knots.buf + k * ntau, ntau * sizeof(float));
+    p->engaged = true;
+    p->len = (uint32_t)tmpl.len;
+    memcpy(p->tmpl, tmpl.buf, p->len);
+    p->n = n, p->ntau = ntau, p->q_kind = q_kind, p->nknots = nk;
+    p->knot_t0 = knot_t0, p->knot_dt = knot_dt;
+    p->paused_at = paused_at < 0 ? -1 : paused_at, p->ramp_s = ramp_s;
+  }
+  long r = 1;
+  gate_lock_py(c);
+  if ((atomic_load(&c->tripped) && seen != atomic_load(&c->trips)) ||
+      seen_dm != atomic_load(&c->deadman))
+    r = 0; /* computed before a hold Python has not seen: it may move */
+  else {
+    native_plan *old = &s->plan;
+    if (old->sent && p->engaged && old->n == p->n) { /* what it sent stays what it sent */
+      memcpy(p->last_q, old->last_q, sizeof p->last_q);
+      memcpy(p->last_tau, old->last_tau, sizeof p->last_tau);
+      p->sent = true;
+    }
+    s->plan = *p;
+    if (write_now && p->engaged && s->writer > 0) {
+      unsigned char buf[MAX_SAMPLE];
+      double q[MAX_JOINTS];
+      float tau[MAX_JOINTS];
+      sample_plan(&s->plan, (double)now_ns(CLOCK_MONOTONIC) / 1e9, q, tau);
+      memcpy(buf, s->plan.tmpl, s->plan.len);
+      if (patch(&s->plan, buf, q, tau)) {
+        dds_return_t rc = write_bytes(s->writer, buf, s->plan.len);
+        r = rc < 0 ? rc : 1;
+        memcpy(s->plan.last_q, q, s->plan.n * sizeof(double));
+        memcpy(s->plan.last_tau, tau, s->plan.ntau * sizeof(float));
+        s->plan.sent = true;
+      }
+    }
+  }
+  pthread_mutex_unlock(&c->gate);
+  result = PyLong_FromLong(r);
+out:
+  if (have_tmpl)
+    PyBuffer_Release(&tmpl);
+  PyBuffer_Release(&table);
+  PyBuffer_Release(&knots);
+  free(p);
+  return result;
+}
+
+/* renew(timeout_s) -> dead-man holds so far: the streams hold unless renewed again within
+ * ``timeout_s``; 0 disarms it. */
+static PyObject *Core_renew(Core *self, PyObject *args) {
+  double timeout;
+  core *c = live(self);
+  if (c == NULL || !PyArg_ParseTuple(args, "d", &timeout))
+    return NULL;
+  int64_t now = now_ns(CLOCK_MONOTONIC);
+  uint32_t lapses = atomic_load(&c->deadman);
+  if (atomic_load(&c->back_of) != lapses) {
+    atomic_store(&c->back_ns, now);
+    atomic_store(&c->back_of, lapses);
+  }
+  atomic_store(&c->renewed_ns, now);
+  atomic_store(&c->deadline_ns, timeout > 0 ? now + (int64_t)(timeout * 1e9) : 0);
+  return PyLong_FromUnsignedLong(atomic_load(&c->deadman));
+}
+
+static PyObject *Core_sent(Core *self, PyObject *args) {
+  int slot;
+  core *c = live(self);
+  if (c == NULL || !PyArg_ParseTuple(args, "i", &slot))
+    return NULL;
+  stream_slot *s = slot_of(c, slot);
+  if (s == NULL)
+    return NULL;
+  gate_lock_py(c);
+  native_plan *p = &s->plan;
+  PyObject *r = PyList_New(p->sent ? p->n : 0);
+  for (uint32_t j = 0; r != NULL && p->sent && j < p->n; j++)
+    PyList_SET_ITEM(r, j, PyFloat_FromDouble(p->last_q[j]));
+  pthread_mutex_unlock(&c->gate);
+  return r;
+}
+
+/* stream_stats(since=0) -> counters, and the lateness (int64 ns) of the periods from
+ * ``since`` on (at most the ring's newest 65,536). */
+static PyObject *Core_stream_stats(Core *self, PyObject *args) {
+  unsigned long long since = 0;
+  core *c = self->c;
+  if (!PyArg_ParseTuple(args, "|K", &since))
+    return NULL;
+  if (c == NULL)
+    Py_RETURN_NONE;
+  uint64_t periods = atomic_load(&c->s_periods);
+  uint64_t first = since > periods ? periods : since;
+  if (periods - first > LATENESS_RING)
+    first = periods - LATENESS_RING;
+  PyObject *late = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)((periods - first) * sizeof(int64_t)));
+  if (late == NULL)
+    return NULL;
+  int64_t *out = (int64_t *)PyBytes_AS_STRING(late);
+  for (uint64_t k = first; k < periods; k++)
+    out[k - first] = c->lateness ? c->lateness[k % LATENESS_RING] : 0;
+  return Py_BuildValue(
+      "{s:K,s:K,s:K,s:K,s:K,s:I,s:L,s:L,s:L,s:L,s:i,s:s,s:N}", "periods", (unsigned long long)periods,
+      "missed", (unsigned long long)atomic_load(&c->s_missed), "busy_ns",
+      (unsigned long long)atomic_load(&c->s_busy_ns), "writes",
+      (unsigned long long)atomic_load(&c->s_writes), "refused",
+      (unsigned long long)atomic_load(&c->s_refused), "deadman", atomic_load(&c->deadman),
+      "deadman_ns", (long long)atomic_load(&c->deadman_ns), "lapsed_ns",
+      (long long)atomic_load(&c->lapsed_ns), "back_ns", (long long)atomic_load(&c->back_ns),
+      "renewed_ns",
+      (long long)atomic_load(&c->renewed_ns), "priority", c->s_priority, "scheduling_error",
+      c->s_err ? strerror(c->s_err) : "", "lateness_ns", late);
+}
+
 static PyObject *bytes_or_none(const unsigned char *p, int64_t len) {
   if (len <= 0)
     Py_RETURN_NONE;
@@ -979,6 +1433,7 @@ static PyObject *Core_close(Core *self, PyObject *args, PyObject *kw) {
     Py_RETURN_NONE;
   bool free_it = true;
   Py_BEGIN_ALLOW_THREADS
+  stream_stop_c(c); /* no period may write after close */
   if (c->estop_reader > 0)
     free_it = gone(dds_delete(c->estop_reader)) && free_it;
   for (uint32_t i = 0; i < c->ndiverted; i++) {
@@ -1007,6 +1462,7 @@ static PyObject *Core_close(Core *self, PyObject *args, PyObject *kw) {
     pthread_mutex_destroy(&c->gate);
     pthread_mutex_destroy(&c->dmu);
     pthread_cond_destroy(&c->dcond);
+    free(c->lateness);
     free(c);
     self->c = NULL;
   }
@@ -1042,6 +1498,16 @@ static PyMethodDef Core_methods[] = {
     {"reset", (PyCFunction)Core_reset, METH_NOARGS, "reset(): clear the latch"},
     {"last_trip", (PyCFunction)Core_last_trip, METH_NOARGS, "last_trip() -> dict | None"},
     {"stats", (PyCFunction)Core_stats, METH_NOARGS, "stats() -> dict of counters"},
+    {"stream_start", (PyCFunction)Core_stream_start, METH_VARARGS,
+     "stream_start(period_s, priority) -> '' or why SCHED_FIFO was refused"},
+    {"stream_stop", (PyCFunction)Core_stream_stop, METH_NOARGS, "stream_stop()"},
+    {"plan", (PyCFunction)Core_plan, METH_VARARGS,
+     "plan(slot, seen_trips, seen_deadman, template, q_kind, q_at, tau_at, table, knot_t0, "
+     "knot_dt, knots, paused_at, ramp_s, write_now) -> 1 taken, 0 refused, <0 DDS error"},
+    {"renew", (PyCFunction)Core_renew, METH_VARARGS, "renew(timeout_s) -> dead-man holds so far"},
+    {"sent", (PyCFunction)Core_sent, METH_VARARGS, "sent(slot) -> the positions sent last"},
+    {"stream_stats", (PyCFunction)Core_stream_stats, METH_VARARGS,
+     "stream_stats(since=0) -> counters and the lateness of periods since"},
     {"close", (PyCFunction)(void (*)(void))Core_close, METH_VARARGS | METH_KEYWORDS,
      "close(restore=True)"},
     {NULL, NULL, 0, NULL},

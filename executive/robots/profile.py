@@ -34,11 +34,17 @@ GROUPS = ("legs", "torso", "arms", "head", "hands")
 RESTART_SAFE_S = 5.0  # restart_safe_s when a profile gives none
 RESTART_SAFE_MAX_S = 60.0
 MAX_PAUSE_S = 300.0  # max_pause_s when a profile gives none: five minutes, then the run ends
+STREAM_MODES = ("python", "native")  # stream_mode: who samples and writes each period
+# stream_deadman_s when a profile gives none: the gap after which the Python thread, too,
+# stops and resumes its moves where they were (streamer.SHIFT_AFTER_S)
+STREAM_DEADMAN_S = 0.1
 # the Atom's state topics; kept while the code below the seam still imports it from here
 STATE_TOPICS = robots.SPECS["atom"].sources
 _TOP_KEYS = {
     "extends",
     "max_pause_s",
+    "stream_mode",
+    "stream_deadman_s",
     "robot",
     "capabilities",
     "name",
@@ -147,6 +153,11 @@ class RobotProfile:
     # the longest a running mission may stay paused (``atom-executive pause``) before the run
     # ends ABORTED, saying so: the base's own task and the arms' hold are not left for hours
     max_pause_s: float = MAX_PAUSE_S
+    # the joint stream's periods in the native extension's thread, or in Python's
+    # (executive.motion.native); the native side holds when Python has not renewed its
+    # plans for stream_deadman_s
+    stream_mode: str = "python"
+    stream_deadman_s: float = STREAM_DEADMAN_S
 
     @property
     def sources(self) -> tuple[str, ...]:
@@ -358,6 +369,14 @@ class _Validator:
         max_pause_s = self.number(
             data.get("max_pause_s", MAX_PAUSE_S), "max_pause_s", positive=True
         )
+        stream_mode = data.get("stream_mode", "python")
+        if stream_mode not in STREAM_MODES:
+            self.bad(
+                "stream_mode", f"must be one of {', '.join(STREAM_MODES)}, got {stream_mode!r}"
+            )
+        deadman_s = self.number(
+            data.get("stream_deadman_s", STREAM_DEADMAN_S), "stream_deadman_s", positive=True
+        )
 
         if self.problems:
             raise ProfileError(self.source, self.problems)
@@ -382,6 +401,8 @@ class _Validator:
             whole_body=self.spec.whole_body,
             body=body,
             max_pause_s=max_pause_s,
+            stream_mode=str(stream_mode),
+            stream_deadman_s=deadman_s,
         )
 
     def _options(self, data: Mapping[str, Any]) -> dict[str, Any]:

@@ -45,6 +45,8 @@ from cyclonedds.domain import DomainParticipant
 from cyclonedds.pub import DataWriter
 from cyclonedds.topic import Topic
 
+from executive import reflex
+from executive.motion.native import Q_F32, Q_U32, NativeLayout, member_offsets
 from executive.robots import SPECS
 from executive.robots.adam.interface import (
     DEFAULT_VARIANT,
@@ -128,6 +130,10 @@ class _Stream:
     def write(self, data: bytes) -> None:
         raw_write(self._writer, data)
 
+    def native_layout(self) -> NativeLayout | None:
+        """Where the native stream puts the positions in this command (no feed-forward)."""
+        return None
+
 
 class BodyStream(_Stream):
     """``rt/lowcmd``: every motor, enabled, with the profile's gains."""
@@ -152,6 +158,10 @@ class BodyStream(_Stream):
     def decode_q(self, data: bytes) -> FloatArray:
         return np.asarray(self.codec.decode(data)["motor_cmd"]["q"], dtype=np.float64)
 
+    def native_layout(self) -> NativeLayout | None:
+        q_at = member_offsets(self.codec.encode, self.codec.zeros(), "motor_cmd", "q", Q_F32)
+        return None if q_at is None else NativeLayout(self._writer._ref, tuple(q_at), Q_F32)
+
 
 class HandStream(_Stream):
     """``rt/handcmd``: 12 positions in counts (rounded, 0..1000)."""
@@ -165,6 +175,12 @@ class HandStream(_Stream):
 
     def decode_q(self, data: bytes) -> FloatArray:
         return np.asarray(self.codec.decode(data)["position"], dtype=np.float64)
+
+    def native_layout(self) -> NativeLayout | None:
+        """Counts: the native side rounds and clips them as ``encode`` does (the profile's
+        limits are the hand's range)."""
+        q_at = member_offsets(self.codec.encode, self.codec.zeros(), "position", None, Q_U32)
+        return None if q_at is None else NativeLayout(self._writer._ref, tuple(q_at), Q_U32)
 
 
 class AdamAdapter:
@@ -327,7 +343,11 @@ class AdamAdapter:
         """Nothing beyond the hold: the Adam has no base to cancel."""
 
     def install_reflex(self, streamer: Any, on_trip: Callable[[Any], None]) -> None:
-        return None  # no e-stop signal on the Adam's DDS: nothing for a reflex to listen to
+        """No e-stop signal on the Adam's DDS: nothing for a reflex to listen to. A native
+        stream (``stream_mode: native``) gets the extension's gate all the same: it runs
+        on it, and holds on its own when Python stops renewing it."""
+        if getattr(streamer, "native", False):
+            self._gate = reflex.stream_gate(streamer, [s._writer for s in self.streams])
 
     def close(self) -> None:
         """Nothing to release: the participant is the caller's."""

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from executive.motion.native import Q_F32, NativeLayout, member_offsets
 from executive.reflex import Measured
 from executive.robots.body import BodySpec, Gravity
 from executive.robots.ports import FloatArray, Stamped
@@ -76,6 +77,20 @@ class AtomStream:
     def write(self, data: bytes) -> None:
         if self._writer is not None:
             raw_write(self._writer, data)
+
+    def native_layout(self) -> NativeLayout | None:
+        """Where the native stream puts positions and the feed-forward in this command."""
+        if self._writer is None:
+            return None
+        q_at = member_offsets(self.codec.encode, self.codec.zeros(), self.cmd_field, "q", Q_F32)
+        tau_at = (
+            member_offsets(self.codec.encode, self.codec.zeros(), self.cmd_field, "tau", Q_F32)
+            if self.gravity is not None
+            else []
+        )
+        if q_at is None or tau_at is None:
+            return None
+        return NativeLayout(self._writer._ref, tuple(q_at), Q_F32, tuple(tau_at), self.gravity)
 
     def measured_for_reflex(self, profile: RobotProfile, max_age: float) -> Measured:
         """Where the reflex finds this stream's newest measurement (it reads raw bytes)."""

@@ -1,0 +1,219 @@
+"""The native stream (``executive.motion.native``) on the in-process rig: what reaches the
+robot's side of the wire, read from a deep-history reader there after the fact (so a
+blocked interpreter cannot hide what was sent while it was blocked).
+
+The whole path against the simulated robots is in ``tests/integration/test_native_stall.py``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+from cyclonedds.core import Policy, Qos
+from cyclonedds.sub import DataReader
+from cyclonedds.util import duration
+
+from executive import reflex
+from executive.motion import native
+from executive.motion.streamer import HeldError
+from executive.motion.trajectory import Trajectory, plan
+from executive.robots.body import Gravity
+from executive.robots.profile import load_profile
+from executive.service.faultpoints import hold_gil
+from tests.rigs import Rig, make_rig
+
+PROFILE = load_profile()
+ELBOW = "left_elbow_pitch"
+PERIOD = 1.0 / PROFILE.command_hz
+RENEW_SLACK_S = 2 * native.RENEW_S  # the renewal thread may run after the blocked one
+assert reflex.MISSING is None, f"the extension is not built: {reflex.MISSING}"
+
+
+@dataclass
+class Sent:
+    t: float  # CLOCK_MONOTONIC s, from the source timestamp (CLOCK_REALTIME) shifted
+    q: npt.NDArray[np.float64]
+    tau: npt.NDArray[np.float64]
+
+
+class Wire:
+    """Everything sent on one command topic, kept by a reader without a listener."""
+
+    def __init__(self, rig: Rig, key: str) -> None:
+        topic = rig.robot.readers[key].reader.topic
+        self.reader: DataReader[Any] = DataReader(
+            rig.robot.participant,
+            topic,
+            qos=Qos(
+                Policy.History.KeepLast(20000), Policy.Reliability.Reliable(duration(seconds=1))
+            ),
+        )
+        self.offset = time.time() - time.monotonic()
+
+    def take(self) -> list[Sent]:
+        out = []
+        while samples := self.reader.take(N=5000):
+            for s in samples:
+                info = s.sample_info
+                t = info.source_timestamp / 1e9 - self.offset
+                q = np.array([m.q for m in s.motor_cmd], float)
+                out.append(Sent(t, q, np.array([m.tau for m in s.motor_cmd], float)))
+        return out
+
+
+@pytest.fixture
+def streaming(dds_domain: int) -> Iterator[tuple[Rig, Wire]]:
+    with make_rig(dds_domain) as rig:
+        wire = Wire(rig, "upper_cmd")
+        # the robot's side is in this process: its Python listeners would run on the C
+        # thread's write (a local delivery) and wait for the GIL there
+        diversion = reflex.divert(r.reader for r in rig.robot.readers.values())
+        assert diversion is not None
+        streamer = rig.ex.streamer
+        # as the service runs it: SCHED_FIFO (the C thread; Python's renewals one below)
+        streamer.native, streamer.priority = True, 80
+        streamer.start()
+        try:
+            assert streamer._core is not None, "the native stream did not start"
+            yield rig, wire
+        finally:
+            streamer.stop()
+            diversion.close()
+
+
+def move(rig: Rig, goal: float, duration: float) -> Trajectory:
+    streamer = rig.ex.streamer
+    measured = streamer.measured_joints([ELBOW])
+    (traj,) = plan(PROFILE, {ELBOW: goal}, measured, time.monotonic(), duration=duration)
+    streamer.submit([traj])
+    return traj
+
+
+def test_the_c_thread_samples_the_minimum_jerk_move_and_the_feedforward(
+    streaming: tuple[Rig, Wire],
+) -> None:
+    rig, wire = streaming
+    traj = move(rig, 0.6, 1.0)
+    time.sleep(1.2)
+    sent = [s for s in wire.take() if s.t >= traj.t0]
+    index = int(traj.indices[0])
+    assert len(sent) > 0.7 * 1.2 / PERIOD, len(sent)  # every period, from C
+    gravity = Gravity(PROFILE, PROFILE.topics["upper"])
+    moving = 0
+    for s in sent:
+        # sampled when written: the source timestamp is a few us after the sample's time
+        want = float(traj.sample(s.t)[0])
+        assert abs(s.q[index] - want) < 2e-3, (s.t - traj.t0, s.q[index], want)
+        # the feed-forward: knots 5 ms apart, linear between; vs the model at the q sent
+        np.testing.assert_allclose(s.tau, gravity(s.q), atol=2e-3)
+        moving += traj.t0 < s.t < traj.t0 + traj.duration
+    assert moving > 0.6 * 1.0 / PERIOD
+    assert abs(sent[-1].q[index] - 0.6) < 1e-6  # arrived, held at the goal
+
+
+@pytest.mark.parametrize("blocked_s", [1.0, 0.15], ids=["stall: held", "late: resumed"])
+def test_a_blocked_interpreter_leaves_the_robot_holding_within_two_periods_of_the_deadline(
+    streaming: tuple[Rig, Wire], blocked_s: float
+) -> None:
+    """The fault: one C call holds the GIL mid-move (nothing of Python runs). The C thread
+    goes on streaming the move until the dead man lapses, then holds where it was: from
+    the first period past the deadline on, every command is that position, until Python
+    runs again. Silent for ``stall_s`` or more, Python keeps the hold; for less (it was
+    late, not stalled), the move resumes from where it was frozen, without a jump."""
+    rig, wire = streaming
+    streamer = rig.ex.streamer
+    streamer.stall_s = 0.6
+    core = streamer._core
+    traj = move(rig, 0.6, 2.0)
+    time.sleep(0.4)
+    t_block = time.monotonic()
+    hold_gil(blocked_s)
+    t_after = time.monotonic()
+    time.sleep(0.15)
+    stats = core.stream_stats(1 << 62)
+    t_free = stats["back_ns"] / 1e9  # Python's first renewal after the lapse
+    sent = wire.take()
+    index = int(traj.indices[0])
+    # (this machine is shared: a renewal may have been late before too; this lapse is ours)
+    assert t_block < stats["deadman_ns"] / 1e9 < t_free <= t_after + RENEW_SLACK_S, stats
+    deadline = stats["lapsed_ns"] / 1e9
+    held_at = stats["deadman_ns"] / 1e9
+    assert 0 <= held_at - deadline <= 2 * PERIOD, (held_at - deadline) * 1e3
+    before = [s for s in sent if t_block < s.t < deadline - 1e-3]
+    frozen = [s for s in sent if held_at + 1e-3 < s.t < t_free]
+    # motion was commanded up to the lapse, from C while Python was blocked
+    assert before[-1].q[index] - before[0].q[index] > 0.002
+    assert len(before) > 0.7 * (deadline - t_block) / PERIOD
+    # and none after it: one position, streamed on (never silent, never moving)
+    assert len(frozen) > 0.7 * (t_free - held_at) / PERIOD, len(frozen)
+    q_hold = frozen[0].q
+    for s in frozen:
+        np.testing.assert_array_equal(s.q, q_hold)
+    assert abs(float(traj.sample(held_at)[0]) - q_hold[index]) < 0.01  # where it was
+    after = [s for s in sent if s.t > t_free]
+    silent = t_free - (deadline - streamer.deadman_s)  # (the machine may stretch the block)
+    if silent >= streamer.stall_s:  # a stall: Python holds on
+        assert streamer.held and "dead man" in streamer._hold_reason
+        for s in after:
+            np.testing.assert_array_equal(s.q, q_hold)
+    else:  # late: the move goes on from where it stood, one period's step at a time
+        assert not streamer.held, (silent, streamer._hold_reason)
+        steps = np.abs(np.diff([q_hold[index]] + [s.q[index] for s in after]))
+        assert steps.max() < 0.005, steps.max()
+        assert after[-1].q[index] - q_hold[index] > 0.005
+
+
+def test_a_trip_holds_the_native_stream_and_refuses_what_python_computed_before(
+    streaming: tuple[Rig, Wire],
+) -> None:
+    rig, wire = streaming
+    streamer = rig.ex.streamer
+    traj = move(rig, 0.6, 2.0)
+    time.sleep(0.3)
+    rig.state(soft_emergency_triggered=True)
+    reflex = rig.ex.reflex
+    assert reflex is not None
+    trip = reflex.last_trip()
+    assert trip is not None and trip.held == ("upper_cmd",)
+    t_hold = trip.first_hold_ns / 1e9
+    time.sleep(0.2)
+    sent = wire.take()
+    index = int(traj.indices[0])
+    before = [s.q[index] for s in sent if traj.t0 < s.t < t_hold - 1e-3]
+    after = [s for s in sent if s.t >= t_hold - 1e-4]
+    assert max(before) - before[0] > 0.01, "nothing moved before the trip"
+    assert len(after) > 0.15 / PERIOD
+    for s in after:
+        np.testing.assert_array_equal(s.q, after[0].q)  # the hold, streamed on
+    assert streamer.held
+    with pytest.raises(HeldError):
+        streamer.submit([traj])
+
+
+def test_the_profile_names_a_bad_stream_mode_or_dead_man_and_the_environment_overrides(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from executive.robots.profile import PROFILES_DIR, ProfileError
+
+    base = str(PROFILES_DIR / "atom-sdk.yaml")
+    path = tmp_path / "p.yaml"
+    path.write_text(f"extends: {base}\nstream_mode: fast\nstream_deadman_s: -1\n")
+    with pytest.raises(ProfileError) as err:
+        load_profile(str(path))
+    assert "stream_mode: must be one of python, native, got 'fast'" in str(err.value)
+    assert "stream_deadman_s" in str(err.value)
+    path.write_text(f"extends: {base}\nstream_mode: native\nstream_deadman_s: 0.2\n")
+    profile = load_profile(str(path))
+    assert (profile.stream_mode, profile.stream_deadman_s) == ("native", 0.2)
+    monkeypatch.setenv(native.ENV, "python")
+    assert native.mode(profile.stream_mode) == "python"
+    monkeypatch.setenv(native.ENV, "turbo")
+    with pytest.raises(ValueError, match="ATOM_EXECUTIVE_STREAM='turbo'"):
+        native.mode(profile.stream_mode)
