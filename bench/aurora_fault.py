@@ -93,12 +93,33 @@ def trial(stack: Any, robot: RobotProcess, pendant: Pendant, kind: str) -> dict[
     if not holds:
         raise RuntimeError("no hold reached the robot")
     late = rec.moving(holds[0])
+    tripped = bridge_trip(stack, t0)
     if kind == "sim":
         robot.control({"clear": True})
     if leave_fsm9(stack, pendant) is None:
         raise RuntimeError(f"reset refused: {client.request('reset').message}")
     client.wait_status(lambda s: s.state == "IDLE", 5)
-    return {"hold_s": holds[0] - raised, "moving_after": float(len(late))}
+    out = {"hold_s": holds[0] - raised, "moving_after": float(len(late))}
+    if tripped is not None:  # the split: robot -> bridge (its state's hop), bridge -> robot
+        out["seen_s"] = tripped - raised
+        out["back_s"] = holds[0] - tripped
+    return out
+
+
+def bridge_trip(stack: Any, after: float) -> float | None:
+    """When the bridge tripped (its clock, the one the robot's record uses), from the
+    service's log line about it."""
+    found = None
+    for raw in stack.log_path("executive").read_text(encoding="utf-8").splitlines():
+        if "aurora bridge held on its own" not in raw:
+            continue
+        try:
+            at = json.loads(raw).get("at")
+        except json.JSONDecodeError:
+            continue
+        if isinstance(at, float) and at > after:
+            found = at
+    return found
 
 
 def recover(stack: Any, robot: RobotProcess, pendant: Pendant, kind: str) -> None:
@@ -149,6 +170,8 @@ def main() -> int:
             pendant.close()
             robot.close()
     holds = [r["hold_s"] * 1e3 for r in results]
+    seen = [r["seen_s"] * 1e3 for r in results if "seen_s" in r]
+    back = [r["back_s"] * 1e3 for r in results if "back_s" in r]
     rt = roundtrip(200)
     summary = {
         "robot": args.robot,
@@ -158,6 +181,20 @@ def main() -> int:
             "p99": round(pct(holds, 0.99), 3),
             "max": round(max(holds), 3),
         },
+        # the robot's fault to the bridge's trip (the robot's publishing phase, a DDS hop, the
+        # bridge's decode), and the trip to the hold at the robot (a write, a DDS hop)
+        "robot_to_bridge_ms": {
+            "median": round(statistics.median(seen), 3),
+            "p99": round(pct(seen, 0.99), 3),
+        }
+        if seen
+        else None,
+        "bridge_to_robot_ms": {
+            "median": round(statistics.median(back), 3),
+            "p99": round(pct(back, 0.99), 3),
+        }
+        if back
+        else None,
         "moving_after_hold": int(sum(r["moving_after"] for r in results)),
         "other_stops": other,
         "load_average": os.getloadavg(),

@@ -322,7 +322,10 @@ class AuroraAdapter:
                 code, message = str(m["code"]), str(m["message"])
                 self.trips.append((code, message, time.monotonic()))
                 self._safety(code, f"{message} (the Aurora bridge held on its own)")
-                log.error("aurora bridge held on its own", code=code, reason=message)
+                # at: the bridge's clock (CLOCK_MONOTONIC) as it tripped, for benchmarks
+                log.error(
+                    "aurora bridge held on its own", code=code, reason=message, at=m.get("at")
+                )
             elif kind == ipc.ERROR:
                 _errors.log(
                     "error", "aurora bridge", key=str(m["message"])[:40], message=m["message"]
