@@ -212,7 +212,7 @@ import dataclasses, sys, time
 from cyclonedds.pub import DataWriter
 from cyclonedds.topic import Topic
 from executive.wire import dds
-from executive.service.status import STATUS_QOS, STATUS_TOPIC
+from executive.service.protocol import STATUS_QOS, STATUS_TOPIC
 from executive.wire.gen.own.atom_executive.msg import Status_
 
 def sample(seq):

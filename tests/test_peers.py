@@ -29,7 +29,7 @@ from executive.service.peers import (
     parse_started,
     peer_from_qos,
 )
-from executive.service.status import STATUS_QOS, STATUS_TOPIC
+from executive.service.protocol import STATUS_QOS, STATUS_TOPIC
 from executive.wire import dds
 from executive.wire.gen.own.atom_executive.msg import Status_
 
@@ -254,7 +254,7 @@ from cyclonedds.domain import DomainParticipant
 from cyclonedds.pub import DataWriter
 from cyclonedds.topic import Topic
 from executive.wire import dds
-from executive.service.status import STATUS_QOS, STATUS_TOPIC
+from executive.service.protocol import STATUS_QOS, STATUS_TOPIC
 from executive.wire.gen.own.atom_executive.msg import Status_
 p = DomainParticipant(int(sys.argv[1]), qos=dds.participant_qos(time.time_ns() - 10**12))
 w = DataWriter(p, Topic(p, STATUS_TOPIC, Status_), qos=STATUS_QOS)

@@ -9,7 +9,8 @@ from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 
 from behaviours.actions.basic import Log, Wait
-from executive.service.status import STATUS_QOS, STATUS_TOPIC, StatusPublisher, state_line
+from executive.service.protocol import STATUS_QOS, STATUS_TOPIC
+from executive.service.status import StatusPublisher, state_line
 from executive.wire import dds
 from executive.wire.gen.own.atom_executive.msg import Status_
 from tests.rigs import Rig

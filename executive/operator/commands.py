@@ -9,6 +9,12 @@ reasons, reply messages) passes ``executive.text.printable`` before it is printe
 come from mission files and from anyone on the domain, and a ``\x1b[2J`` in a log
 message must show as text, not clear the screen and draw a fake state over the real one.
 ``--json`` output is JSON (``json.dumps`` escapes every control character).
+
+What a command needs is imported inside the function that needs it: ``atom-executive``
+imports this module to parse any of these commands, and ``status`` then needs only the
+DDS client, the status type and its rendering (not the key files, the mission library,
+YAML or the live view's terminal machinery): it answers in about the time Python takes
+to import cyclonedds (issue 22, 3; tests/test_cli_imports.py holds it).
 """
 
 from __future__ import annotations
@@ -18,18 +24,13 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-import yaml
-
-from executive import logs
-from executive.operator.authoring import describe_missions, format_missions
-from executive.operator.watch import WATCHDOG_KINDS, motion_line
-from executive.service.auth import KeyFileError, load_keys
-from executive.service.client import ExecutiveClient, NoExecutiveError
 from executive.text import printable
-from executive.wire import dds
-from executive.wire.gen.own.atom_executive.msg import Status_
+
+if TYPE_CHECKING:
+    from executive.service.client import ExecutiveClient
+    from executive.wire.gen.own.atom_executive.msg import Status_
 
 EXIT_REFUSED = 1
 EXIT_USAGE = 2
@@ -46,6 +47,8 @@ MAX_DEPTH_SHOWN = 64  # indent levels drawn; a deeper (or absurd) depth is drawn
 def render_tree(status: Status_) -> str:
     """The tree of a status sample as indented text, one node a line, every name and
     feedback made printable (they may hold anything a mission file or sender put there)."""
+    from executive.operator.watch import WATCHDOG_KINDS
+
     p = printable
     marks = {"RUNNING": "*", "SUCCESS": "✓", "FAILURE": "✗", "INVALID": "-"}
     lines = []
@@ -117,6 +120,8 @@ def summary(status: Status_) -> str:
 def robot_lines(status: Status_) -> str:
     """``robot: grx (Fourier GRX, ...)`` and the motion line (``watch.motion_line``), each
     after a newline; '' for a status without a document (an older executive)."""
+    from executive.operator.watch import motion_line
+
     document = status_document(status)
     if document is None:
         return ""
@@ -146,6 +151,8 @@ def _key(args: argparse.Namespace) -> bytes | None:
     """This client's HMAC key from ``--key-file``, or None for read-only commands."""
     if not getattr(args, "key_file", None):
         return None
+    from executive.service.auth import KeyFileError, load_keys
+
     try:
         keys = load_keys(args.key_file)
     except KeyFileError as e:
@@ -168,6 +175,8 @@ def _param_value(text: str) -> Any:
     """A ``--param`` value: what YAML reads it as (3 -> int, 1.5 -> float, true -> bool,
     [1, 2] -> list) when JSON can carry that to the service, else the text as typed
     (``[oops``, a date, ``.nan``: the mission's own validation then says what it expects)."""
+    import yaml  # start's parameters only
+
     try:
         value = yaml.safe_load(text)
         json.dumps(value, allow_nan=False)
@@ -188,6 +197,8 @@ def _params(items: list[str]) -> dict[str, Any]:
 
 def _domain(args: argparse.Namespace) -> int:
     """The DDS domain: ``--domain``, else ``$ATOM_DDS_DOMAIN``, else 0; a bad one is usage."""
+    from executive.wire import dds
+
     if args.domain is None:
         try:
             return dds.domain_id_from_env()
@@ -204,11 +215,12 @@ def _fail(message: object) -> None:
 
 def _local_missions(args: argparse.Namespace) -> int:
     """``missions --dir DIR``: the mission files of a directory, described, no service."""
-    from executive.robots.profile import ProfileError, load_profile
+    from executive.operator.authoring import describe_missions, format_missions
+    from executive.robots.profile import DEFAULT_PROFILE, ProfileError, load_profile
 
     directory = Path(args.dir)
     try:
-        profile = load_profile(args.profile)
+        profile = load_profile(args.profile or DEFAULT_PROFILE)
     except ProfileError as e:
         _fail(f"robot profile: {e}")
         return EXIT_USAGE
@@ -221,10 +233,22 @@ def _local_missions(args: argparse.Namespace) -> int:
     return EXIT_REFUSED if any("problem" in e for e in entries) else 0
 
 
+# the commands that only read: over DDS they log nothing, so they configure no logging
+# (structlog and its dependencies are a fifth of their start-up)
+READS = frozenset({"status", "watch", "missions"})
+
+
 def run(args: argparse.Namespace) -> int:
-    logs.configure(console=True)  # anything logged here is for the person at the terminal
-    if args.command == "missions" and args.dir is not None:
+    local = args.command == "missions" and args.dir is not None  # loads missions: may log
+    if local or args.command not in READS:
+        from executive import logs
+
+        logs.configure(console=True)  # anything logged here is for the person at the terminal
+    if local:
         return _local_missions(args)
+    from executive.service.client import ExecutiveClient, NoExecutiveError
+    from executive.wire import dds
+
     try:  # everything from the command line first: a mistake there sends nothing
         request_args: dict[str, Any] = {}
         if args.command == "start":
@@ -274,6 +298,8 @@ def _dispatch(
     reply = client.request(verb, request_args, timeout=args.timeout)
     names = _names(reply.payload) if args.command == "missions" and reply.code == 0 else None
     if names is not None:
+        from executive.operator.authoring import format_missions
+
         print(format_missions(names))
     else:
         print(printable(reply.message))
@@ -316,8 +342,7 @@ def _watch(client: ExecutiveClient, args: argparse.Namespace) -> int:
 
 
 def add_parsers(sub: Any) -> None:
-    from executive.robots.profile import DEFAULT_PROFILE
-
+    """Register the operator commands (their one-line summaries are ``executive.cli.COMMANDS``'s)."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "--domain", type=int, default=None, help="DDS domain (default: $ATOM_DDS_DOMAIN or 0)"
@@ -329,13 +354,9 @@ def add_parsers(sub: Any) -> None:
     common.add_argument(
         "--key-file", type=Path, help="HMAC key file for commands that change anything"
     )
-    p = sub.add_parser("status", parents=[common], help="print the executive's status")
+    p = sub.add_parser("status", parents=[common])
     p.add_argument("--json", action="store_true")
-    p = sub.add_parser(
-        "watch",
-        parents=[common],
-        help="the live status: tree, elapsed times, progress; red when the executive is gone",
-    )
+    p = sub.add_parser("watch", parents=[common])
     p.add_argument(
         "--duration", type=_seconds, default=0.0, help="stop after this many seconds (0: never)"
     )
@@ -346,42 +367,20 @@ def add_parsers(sub: Any) -> None:
         help="seconds without status before it says 'no executive' (default 3)",
     )
     p.add_argument("--plain", action="store_true", help="plain text frames, even on a terminal")
-    p = sub.add_parser(
-        "missions",
-        parents=[common],
-        help="list the executive's missions: description, parameters (types, defaults)",
-    )
+    p = sub.add_parser("missions", parents=[common])
     p.add_argument("--names", action="store_true", help="names only, one a line")
     p.add_argument(
         "--dir",
         type=Path,
         help="describe the missions of this directory instead (no executive needed)",
     )
-    p.add_argument("--profile", default=DEFAULT_PROFILE, help="robot profile, with --dir")
-    p = sub.add_parser("start", parents=[common], help="start a mission")
+    p.add_argument("--profile", help="robot profile, with --dir (default: the default profile)")
+    p = sub.add_parser("start", parents=[common])
     p.add_argument("mission")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
-    sub.add_parser("stop", parents=[common], help="stop the running mission")
-    sub.add_parser(
-        "pause",
-        parents=[common],
-        help="hold the running mission where it is (joints, base, timeouts); resume goes on",
-    )
-    sub.add_parser(
-        "resume",
-        parents=[common],
-        help="go on with a paused mission (moves re-planned from where the joints are)",
-    )
-    sub.add_parser(
-        "reset", parents=[common], help="reset a SAFE_STOP (refused while its cause is present)"
-    )
-    sub.add_parser("reload", parents=[common], help="reload the mission files (only while idle)")
-    p = sub.add_parser(
-        "recover",
-        parents=[common],
-        help="list the runs a crash interrupted and their last checkpoint; with RUN_ID "
-        "(signed), go on with that run from its checkpoint",
-    )
+    for name in ("stop", "pause", "resume", "reset", "reload"):
+        sub.add_parser(name, parents=[common])
+    p = sub.add_parser("recover", parents=[common])
     p.add_argument("run_id", nargs="?", metavar="RUN_ID")
     for name in (
         "status",

@@ -46,9 +46,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from rich.console import Console, Group
-from rich.live import Live
-from rich.text import Text
+from rich.text import Text  # the terminal machinery (Console, Live) only in run()
 
 from executive.text import printable
 
@@ -592,6 +590,9 @@ def run(
             status = new
             tracker.arrived(status, clock())
         return True
+
+    from rich.console import Console, Group
+    from rich.live import Live
 
     try:
         if live:

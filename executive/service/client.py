@@ -27,9 +27,14 @@ from cyclonedds.pub import DataWriter
 from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 
-from executive.service.auth import new_nonce, sign
-from executive.service.requests import MUTATING, REPLY_TOPIC, REQUEST_QOS, REQUEST_TOPIC
-from executive.service.status import STATUS_QOS, STATUS_TOPIC
+from executive.service.protocol import (
+    MUTATING,
+    REPLY_TOPIC,
+    REQUEST_QOS,
+    REQUEST_TOPIC,
+    STATUS_QOS,
+    STATUS_TOPIC,
+)
 from executive.wire import dds
 from executive.wire.gen.own.atom_executive.msg import Reply_, Request_, Status_
 
@@ -162,6 +167,8 @@ class ExecutiveClient:
     ) -> Reply_:
         """Send a (signed, when we have a key) request and wait for its reply. A signed
         command is bound to the instance of the service that answers ``status`` now."""
+        from executive.service.auth import new_nonce  # not for a read: status, missions
+
         deadline = time.monotonic() + timeout
         instance = self.instance(timeout) if self.key is not None and verb in MUTATING else None
         left = max(0.0, deadline - time.monotonic())
@@ -173,11 +180,11 @@ class ExecutiveClient:
         if not (self._matched.wait(timeout) and self._reply_matched.wait(timeout)):
             raise NoExecutiveError(f"no executive is listening for requests (waited {timeout} s)")
         request_id, stamp = uuid.uuid4().hex, time.time_ns()
-        signature = (
-            ""
-            if self.key is None
-            else sign(self.key, request_id, self.client_id, verb, args_text, stamp, nonce)
-        )
+        signature = ""
+        if self.key is not None:
+            from executive.service.auth import sign  # only a signed command needs it
+
+            signature = sign(self.key, request_id, self.client_id, verb, args_text, stamp, nonce)
         request = Request_(request_id, self.client_id, verb, args_text, stamp, nonce, signature)
         deadline = time.monotonic() + timeout
         writer.write(request)

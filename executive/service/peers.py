@@ -104,7 +104,8 @@ from cyclonedds.domain import DomainParticipant
 
 from executive.core.tree import Executive
 from executive.service import notify
-from executive.service.status import STATUS_TOPIC, state_line
+from executive.service.protocol import STATUS_TOPIC
+from executive.service.status import state_line
 from executive.wire import dds
 
 log = structlog.get_logger(__name__)

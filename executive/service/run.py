@@ -77,7 +77,7 @@ FATAL_SIGNALS = (
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("run", help="run the executive service")
+    p = sub.add_parser("run")  # its summary: executive.cli.COMMANDS
     p.add_argument("--config", type=Path, help="service config YAML (default: built-in defaults)")
     p.add_argument("--missions", type=Path, help="override missions_dir")
     p.add_argument("--data-dir", type=Path, help="override data_dir")

@@ -46,7 +46,6 @@ from importlib import resources
 from typing import Any, cast
 
 import py_trees
-from cyclonedds.core import Policy, Qos
 from cyclonedds.domain import DomainParticipant
 from cyclonedds.pub import DataWriter
 from cyclonedds.topic import Topic
@@ -55,14 +54,9 @@ from behaviours.base import RobotLeaf
 from executive import __version__
 from executive.core.tree import ExecState, Executive, MissionRun, Paused, node_path
 from executive.robots.ports import Motion, RobotSnapshot, Stamped
+from executive.service.protocol import STATUS_QOS, STATUS_TOPIC
 from executive.wire.gen.own.atom_executive.msg import NodeStatus_, SourceStatus_, Status_
 
-STATUS_TOPIC = "atom/executive/status"
-STATUS_QOS = Qos(
-    Policy.Reliability.Reliable(0),
-    Policy.Durability.TransientLocal,
-    Policy.History.KeepLast(1),
-)
 FEED_LINES = 20
 SCHEMA = "atom-executive/status"
 VERSION = 1

@@ -25,13 +25,21 @@ import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
-import structlog
 from cyclonedds.core import DDSException, Entity, Policy, Qos
 from cyclonedds.domain import DomainParticipant
 from cyclonedds.util import duration
 
-log = structlog.get_logger(__name__)
+
+def _log() -> Any:
+    """This module's logger, structlog imported only when there is something to say (a
+    retry): a CLI that reads the status never does, and structlog with its dependencies
+    (rich, asyncio) is a fifth of its start-up (issue 22, 3)."""
+    import structlog
+
+    return structlog.get_logger(__name__)
+
 
 DOMAIN_ENV = "ATOM_DDS_DOMAIN"
 MAX_DOMAIN_ID = 232  # the highest id whose RTPS ports (7400 + 250 * id + ...) fit in 16 bits
@@ -107,14 +115,14 @@ def make_participant(
             if time.monotonic() >= deadline:
                 raise
             if attempts == 0:
-                log.warning(
+                _log().warning(
                     "DDS is not up yet; retrying", domain=did, error=str(e), for_s=retry_for
                 )
             attempts += 1
             time.sleep(retry_every)
         else:
             if attempts:
-                log.info("DDS is up", domain=did, retries=attempts)
+                _log().info("DDS is up", domain=did, retries=attempts)
             return participant
 
 

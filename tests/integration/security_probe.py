@@ -31,7 +31,7 @@ from cyclonedds.topic import Topic
 
 from executive.robots.atom.sim.client import SimClient
 from executive.service.client import ExecutiveClient, NoExecutiveError
-from executive.service.status import STATUS_QOS, STATUS_TOPIC
+from executive.service.protocol import STATUS_QOS, STATUS_TOPIC
 from executive.wire import dds
 from executive.wire.gen.own.atom_executive.msg import Status_
 
