@@ -13,7 +13,7 @@ from executive import logs
 from executive.robots.atom.topics import TOPICS, AtomIO
 from executive.wire import dds
 from executive.wire.codec import raw_write
-from executive.wire.robot_io import Kind, Side
+from executive.wire.robot_io import ArrivalClock, Kind, Side
 
 
 def test_every_topic_has_exactly_one_writer_side(participant: dds.DomainParticipant) -> None:
@@ -153,3 +153,83 @@ def test_a_raising_callback_does_not_stop_the_others(dds_domain: int) -> None:
         assert _until(lambda: len(seen) >= 3, lambda: robot.write_record("emergency_state", rec))
         assert reader.health.callback_errors >= 3
         assert reader.latest is not None
+
+
+# -- polled readers (issue 22: no Python per sample on high-rate state) -------------------
+
+
+def test_a_polled_reader_decodes_when_asked_and_stamps_the_arrival(dds_domain: int) -> None:
+    """A polled reader runs nothing per sample: its newest sample waits in DDS and is
+    decoded when read. Read 0.3 s after it arrived (a taker that stalled), it is 0.3 s old,
+    not fresh: the watchdog's silence is judged from arrivals."""
+    with dds.open_participant(dds_domain) as p1, dds.open_participant(dds_domain) as p2:
+        robot = AtomIO(p1, side=Side.ROBOT)
+        ctl = AtomIO(p2, side=Side.CONTROLLER, records=["upper_state"], polled=["upper_state"])
+        reader = ctl.readers["upper_state"]
+        assert reader.polled and not ctl.readers["emergency_state"].polled
+        rec = robot.codec("upper_state").zeros()
+        assert _until(
+            lambda: reader.latest is not None, lambda: robot.write_record("upper_state", rec)
+        )
+        decoded = reader.count
+        for k in range(20):  # twenty samples, nobody reading: nothing decoded meanwhile
+            rec["fsm_id"] = k
+            robot.write_record("upper_state", rec)
+            time.sleep(0.002)
+        written = time.monotonic()
+        time.sleep(0.3)
+        stamped = reader.latest
+        assert stamped is not None and int(stamped.sample["fsm_id"]) == 19  # the newest
+        assert reader.count == decoded + 1  # one decode for twenty samples
+        assert 0.25 < stamped.age() < 0.35, stamped.age()
+        assert abs(stamped.received - written) < 0.05
+        with pytest.raises(ValueError, match="polled reader has no per-sample callbacks"):
+            reader.add_callback(lambda s: None)
+
+
+def test_a_polled_reader_reports_an_undecodable_sample_from_poll_only(dds_domain: int) -> None:
+    """Garbled bytes on a polled safety source: counted and named at the next read, and
+    reported to ``on_undecodable`` by ``poll`` (the tick's thread), never by ``latest`` (the
+    motion streamer reads it holding its lock; the fast path's hold takes that lock)."""
+    with dds.open_participant(dds_domain) as p1, dds.open_participant(dds_domain) as p2:
+        robot = AtomIO(p1, side=Side.ROBOT)
+        ctl = AtomIO(p2, side=Side.CONTROLLER, records=["upper_state"], polled=["upper_state"])
+        reader = ctl.readers["upper_state"]
+        told: list[str] = []
+        reader.on_undecodable(told.append)
+        writer = robot.writers["upper_state"]
+        assert _until(
+            lambda: reader.health.errors >= 1,
+            lambda: raw_write(writer, b"\x00\x01\x00\x00\x01\x00\x00\x00"),
+        )
+        assert reader.health.undecodable and reader.latest is None
+        assert told == []  # read, not polled: nobody told yet
+        reader.poll()
+        assert told and told[0] == reader.health.last_error
+        assert "too short for UpperState_" in told[0]
+        good = robot.codec("upper_state").encode(robot.codec("upper_state").zeros())
+        assert _until(lambda: reader.latest is not None, lambda: raw_write(writer, good))
+        assert not reader.health.undecodable
+
+
+def test_arrival_clock_survives_a_skewed_or_jumping_writer_clock() -> None:
+    """The writer's clock is not ours: a skew is learnt from the least delay, and a jump
+    only ever makes a sample older, by at most the time between two takes."""
+    clock = ArrivalClock()
+    skew = 5e9  # the writer's wall clock runs 5 s ahead of ours
+    wall0 = 1_000_000_000_000_000_000
+    now, since = 100.0, None
+    arrivals = []
+    for k in range(50):  # a take every 20 ms; each sample arrived 1..19 ms before it
+        delay = 0.001 + (k % 19) * 0.001
+        source = wall0 + int((now - 100.0 - delay) * 1e9 + skew)
+        arrivals.append(now - clock.arrival(source, wall0 + int((now - 100.0) * 1e9), now, since))
+        since, now = now, now + 0.02
+    assert max(arrivals[20:]) < 0.019 + 1e-6  # learnt: within the least delay seen (1 ms)
+    assert all(a >= -1e-9 for a in arrivals)  # never after the take
+    # the writer's clock jumps back 10 s: the sample is older, never more than the interval
+    source = wall0 + int((now - 100.0 - 0.001) * 1e9 + skew - 10e9)
+    got = clock.arrival(source, wall0 + int((now - 100.0) * 1e9), now, since)
+    assert got == since
+    # no timestamp at all: the previous take (the earliest it can have arrived)
+    assert clock.arrival(0, wall0, now + 0.02, now) == now

@@ -659,3 +659,14 @@ def raw_take(reader: Any, n: int = 64) -> list[bytes]:
 
         raise DDSException(ret, f"raw take on {reader!r}")
     return [data for data, info in ret if info.valid_data]
+
+
+def raw_take_stamped(reader: Any, n: int = 64) -> list[tuple[bytes, int]]:
+    """Take up to ``n`` samples as encoded bytes with their source timestamps (the
+    writer's wall clock, ns), valid data only, oldest first."""
+    ret = ddspy_take(reader._ref, n)
+    if isinstance(ret, int):
+        from cyclonedds.core import DDSException
+
+        raise DDSException(ret, f"raw take on {reader!r}")
+    return [(data, info.source_timestamp) for data, info in ret if info.valid_data]

@@ -15,12 +15,23 @@ in which the one thing that matters (the robot's state is not being understood) 
 A sample that does not decode is counted on its reader, logged once per topic and then at
 most every ``ERROR_LOG_INTERVAL`` seconds with the count, and reported to the reader's
 ``on_undecodable`` callbacks (the safety fast path treats it as a fault, DESIGN.md 4).
+
+A reader is either listening or polled. A listening reader runs Python for every sample
+(its DDS listener), which the e-stop's fast path needs. A polled reader (``polled=True``,
+``RobotIO(polled=...)``) has no listener: its newest sample waits in the DDS reader (history
+one) until someone asks (``latest``, ``poll``), and is decoded then, once. State that the
+executive only needs at tick rate is read that way: 500 Hz joint state costs the tick's
+rate, not the topic's (issue 22). Silence is still judged from each sample's arrival,
+estimated from its source timestamp (``ArrivalClock``), never from when it was taken; an
+undecodable newest sample is still counted, named and reported to ``on_undecodable``, on
+the thread that calls ``poll`` (the tick's), never from ``latest``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import enum
+import math
 import threading
 import time
 import weakref
@@ -38,11 +49,13 @@ from cyclonedds.topic import Topic
 
 from executive.robots.ports import ReaderHealth, Stamped
 from executive.wire import dds
-from executive.wire.codec import Codec, raw_take, raw_write
+from executive.wire.codec import Codec, raw_take, raw_take_stamped, raw_write
 
 T = TypeVar("T")
 log = structlog.get_logger(__name__)
 ERROR_LOG_INTERVAL = 10.0  # s between repeated log lines about one reader's errors
+SKEW_WINDOW_S = 10.0  # ArrivalClock: the least delay is the least of this window and the last
+POLL_WAIT_S = 0.005  # a polled reader's ``wait_for`` looks this often
 
 
 class Side(enum.Enum):
@@ -61,6 +74,41 @@ class TopicSpec:
     name: str
     type_name: str
     kind: Kind
+
+
+class ArrivalClock:
+    """When a polled sample arrived, from its source timestamp (the writer's wall clock).
+
+    A polled reader takes a sample after it arrived, by up to the time between two takes,
+    and a stall of the taker must not make an old sample look fresh (the watchdog judges
+    silence from arrival times). The writer's clock may be skewed from ours, so it is not
+    read as ours: ``d`` = our wall clock at the take less the source timestamp is the
+    sample's delay (arrival to take included) plus the skew, and its least value over the
+    last one or two ``SKEW_WINDOW_S`` windows is the skew plus the least delay. A sample's
+    arrival is then the take's time less ``d`` - that least: exact on one host, where
+    CycloneDDS delivers within microseconds. It is clamped to the previous take (a sample
+    the reader holds arrived after it) and to the take itself, so a writer's clock that
+    jumps costs at most the time between two takes, and only ever makes a sample older.
+    """
+
+    def __init__(self) -> None:
+        self._least: float | None = None  # this window's least d (s)
+        self._previous: float | None = None  # the last window's
+        self._window_end = -math.inf
+
+    def arrival(self, source_ns: int, wall_ns: int, now: float, since: float | None) -> float:
+        """The arrival (``now``'s clock) of a sample stamped ``source_ns`` and taken at
+        ``now`` (``wall_ns`` on the wall clock); ``since``: the previous take, if any."""
+        if source_ns <= 0:  # the writer set no time: all that is known is the interval
+            return now if since is None else since
+        d = (wall_ns - source_ns) / 1e9
+        if now >= self._window_end:
+            self._previous, self._least = self._least, None
+            self._window_end = now + SKEW_WINDOW_S
+        self._least = d if self._least is None else min(self._least, d)
+        least = self._least if self._previous is None else min(self._least, self._previous)
+        arrived = now - (d - least)
+        return arrived if since is None else min(now, max(since, arrived))
 
 
 def _weak_listener(latest: weakref.ReferenceType[LatestReader[Any]]) -> Listener:
@@ -88,6 +136,10 @@ class LatestReader(Generic[T]):
 
     With a ``codec`` the reader takes raw bytes and keeps numpy records instead of IDL
     objects: a 500 Hz ``UpperState_`` then costs microseconds per sample, not hundreds.
+
+    ``polled``: no listener and no per-sample Python (the module's docstring); the sample is
+    taken and decoded when asked for. Use a history of one (``dds.STATE_READER_QOS``): the
+    newest sample is the one that matters, and the e-stop reflex reads it where it waits.
     """
 
     def __init__(
@@ -97,9 +149,15 @@ class LatestReader(Generic[T]):
         qos: Qos,
         clock: Callable[[], float] = time.monotonic,
         codec: Codec | None = None,
+        *,
+        polled: bool = False,
     ) -> None:
         self._clock = clock
         self._codec = codec
+        self.polled = polled
+        self._arrivals = ArrivalClock()
+        self._taken_at: float | None = None  # polled: the last take (``clock``)
+        self._unreported: list[str] = []  # polled: undecodable samples ``poll`` reports
         self._cond = threading.Condition()
         self._latest: Stamped[T] | None = None
         self._count = 0
@@ -110,16 +168,19 @@ class LatestReader(Generic[T]):
         self._unlogged: dict[str, int] = {}  # kind of error -> occurrences since then
         self._take_lock = threading.Lock()  # the listener's thread and the first take below
         self.reader: DataReader[T] = DataReader(participant, topic, qos=qos)
+        self._created_at = clock()
         # The listener goes on after the constructor: cyclonedds-python 0.10.2 sets the
         # reader's topic after creating it, and a listener given to the constructor can run
         # before that ("take failed: ... no attribute '_topic'", seen with a writer already
         # publishing, as a robot is when the service starts). Then take what came before it.
-        self.reader.set_listener(_weak_listener(weakref.ref(self)))
+        if not polled:
+            self.reader.set_listener(_weak_listener(weakref.ref(self)))
         # Deleted with this object however it goes (close, refcount or the collector), by
         # a finalizer that holds the DDS reader and not this object (see dds.delete_entities)
         self._finalizer = weakref.finalize(self, dds.delete_entities, [self.reader])
         self._finalizer.atexit = False  # at exit, the participant's deletion covers it
-        self._on_data(self.reader)
+        if not polled:
+            self._on_data(self.reader)
 
     def close(self) -> None:
         """Stop the callbacks and delete the DDS reader, now; idempotent. ``latest`` and
@@ -161,19 +222,86 @@ class LatestReader(Generic[T]):
                 self._health = dataclasses.replace(self._health, undecodable=False)
             self._cond.notify_all()
 
-    def _undecodable(self, why: str) -> None:
+    # -- polled ---------------------------------------------------------------------------
+
+    def _refresh(self) -> None:
+        """Polled: take what waits (with a history of one, the newest sample), decode it,
+        stamp its arrival. Never raises; an undecodable sample is counted here and reported
+        by the next ``poll``."""
+        if not self._finalizer.alive:  # closed: keep the last values
+            return
+        with self._take_lock:
+            now, wall = self._clock(), time.time_ns()
+            try:
+                taken = self._take_stamped()
+            except Exception as e:  # noqa: BLE001 - a reader deleted under us, a DDS error
+                self._failed("take", f"{type(e).__name__}: {e}")
+                return
+            since = self._taken_at if self._taken_at is not None else self._created_at
+            self._taken_at = now
+            if not taken:
+                return
+            for data, source_ns in taken:
+                if self._codec is None:
+                    sample = data
+                else:
+                    try:
+                        sample = self._codec.decode(data)
+                    except ValueError as e:  # DecodeError, or numpy refusing the buffer
+                        self._undecodable(str(e), report=False)
+                        continue
+                received = self._arrivals.arrival(source_ns, wall, now, since)
+                with self._cond:
+                    self._latest = Stamped(sample, received)
+                    self._count += 1
+                    if self._health.undecodable:
+                        self._health = dataclasses.replace(self._health, undecodable=False)
+                    self._cond.notify_all()
+
+    def _take_stamped(self) -> list[tuple[Any, int]]:
+        if self._codec is not None:
+            return raw_take_stamped(self.reader, 64)
+        out = []
+        for s in self.reader.take(N=64):
+            if not isinstance(s, InvalidSample):
+                info = getattr(s, "sample_info", None)
+                out.append((s, 0 if info is None else int(info.source_timestamp)))
+        return out
+
+    def poll(self) -> None:
+        """Polled: take and decode what arrived, then report undecodable samples found since
+        the last ``poll`` to the ``on_undecodable`` callbacks, on this thread (the tick's:
+        never the motion streamer's, which reads ``latest`` holding its lock). Listening:
+        nothing (the listener did it all)."""
+        if not self.polled:
+            return
+        self._refresh()
+        with self._cond:
+            reasons, self._unreported = self._unreported, []
+        for why in reasons:
+            self._report(why)
+
+    # -- errors ----------------------------------------------------------------------------
+
+    def _undecodable(self, why: str, report: bool = True) -> None:
         now = self._clock()
         with self._cond:
             h = self._health
             self._health = dataclasses.replace(
                 h, errors=h.errors + 1, last_error=why, last_error_at=now, undecodable=True
             )
+            if not report:
+                self._unreported.append(why)
+        if report:  # the fast path's hold first, then the log line
+            self._report(why)
+        self._log("undecodable sample", why)
+
+    def _report(self, why: str) -> None:
         for cb in self._error_callbacks:
             try:
                 cb(why)
             except Exception as e:  # noqa: BLE001 - the listener thread must survive
                 self._failed("callback", f"{getattr(cb, '__name__', cb)!s}: {e!r}")
-        self._log("undecodable sample", why)
 
     def _failed(self, kind: str, why: str) -> None:
         if kind == "callback":
@@ -195,6 +323,13 @@ class LatestReader(Generic[T]):
         log.error(event, topic=self._health.topic, error=why, since_last_line=since)
 
     def add_callback(self, cb: Callable[[T], None]) -> None:
+        """Call ``cb`` with every sample, on the receiving thread (listening readers only:
+        a polled reader runs no Python per sample)."""
+        if self.polled:
+            raise ValueError(
+                f"{self._health.topic}: a polled reader has no per-sample callbacks; "
+                "read it with latest/poll, or make it a listening reader"
+            )
         self._callbacks.append(cb)
 
     def on_undecodable(self, cb: Callable[[str], None]) -> None:
@@ -202,22 +337,39 @@ class LatestReader(Generic[T]):
 
     @property
     def health(self) -> ReaderHealth:
+        if self.polled:
+            self._refresh()
         with self._cond:
             return self._health
 
     @property
     def latest(self) -> Stamped[T] | None:
+        """The newest sample and its arrival (polled: taken now, if a newer one waits)."""
+        if self.polled:
+            self._refresh()
         with self._cond:
             return self._latest
 
     @property
     def count(self) -> int:
+        """Samples decoded so far (polled: at most one per take)."""
+        if self.polled:
+            self._refresh()
         with self._cond:
             return self._count
 
     def wait_for(self, predicate: Callable[[T], bool], timeout: float) -> T | None:
         """Block until the newest sample satisfies ``predicate``; None on timeout."""
         deadline = time.monotonic() + timeout
+        if self.polled:  # nothing wakes us: look every POLL_WAIT_S
+            while True:
+                stamped = self.latest
+                if stamped is not None and predicate(stamped.sample):
+                    return stamped.sample
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return None
+                time.sleep(min(POLL_WAIT_S, remaining))
         with self._cond:
             while True:
                 if self._latest is not None and predicate(self._latest.sample):
@@ -234,7 +386,8 @@ class RobotIO:
     with an attribute per type name: the robot's interface variant).
 
     Topics named in ``records`` are read as numpy records through the precompiled codec
-    (``self.codecs[key]``), and can be written from records with ``write_record``.
+    (``self.codecs[key]``), and can be written from records with ``write_record``. Readers
+    of the topics named in ``polled`` are polled (``LatestReader``): no Python per sample.
     """
 
     def __init__(
@@ -245,6 +398,7 @@ class RobotIO:
         *,
         side: Side = Side.CONTROLLER,
         records: Iterable[str] = (),
+        polled: Iterable[str] = (),
     ) -> None:
         self.participant = participant
         self.interface = interface
@@ -255,6 +409,7 @@ class RobotIO:
         self.codecs: dict[str, Codec] = {
             key: Codec(getattr(self.interface, self.topics[key].type_name)) for key in records
         }
+        polled = frozenset(polled)
         for key, spec in self.topics.items():
             topic = Topic(participant, spec.name, getattr(self.interface, spec.type_name))
             robot_writes = spec.kind is Kind.STATE
@@ -264,7 +419,7 @@ class RobotIO:
             else:
                 qos = dds.STATE_READER_QOS if robot_writes else dds.EVENT_READER_QOS
                 self.readers[key] = LatestReader(
-                    participant, topic, qos, codec=self.codecs.get(key)
+                    participant, topic, qos, codec=self.codecs.get(key), polled=key in polled
                 )
 
     def write(self, key: str, sample: Any) -> None:
@@ -287,6 +442,13 @@ class RobotIO:
     def health(self) -> dict[str, ReaderHealth]:
         """Every reader's decode health, by key."""
         return {key: reader.health for key, reader in self.readers.items()}
+
+    def poll(self, keys: Iterable[str] | None = None) -> None:
+        """``LatestReader.poll`` of these readers (every one when None)."""
+        for key in self.readers if keys is None else keys:
+            reader = self.readers.get(key)
+            if reader is not None:
+                reader.poll()
 
 
 def _writer_qos(kind: Kind) -> Qos:

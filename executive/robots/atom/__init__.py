@@ -43,6 +43,9 @@ ESTOP_KEY = "emergency_state"
 JOINT_MOVING = 0.1
 BASE_MOVING = (0.02, 0.05)  # m/s, rad/s: a base reported faster than this is moving
 COMMAND_TOPICS = frozenset(s.name for s in TOPICS.values() if s.kind in (Kind.STREAM, Kind.EVENT))
+# The state the executive reads at tick rate (the snapshot), polled: no Python per sample
+# (issue 22). The e-stop keeps its per-sample path (the fast path without the reflex).
+POLLED = frozenset(k for k, s in TOPICS.items() if s.kind is Kind.STATE and k != ESTOP_KEY)
 
 
 class AtomTypeWatch(TypeWatch):
@@ -74,7 +77,9 @@ class AtomAdapter:
         self.interface = interface
         self.interface_name = interface.variant.name
         self.capabilities = profile.capabilities
-        self.io = AtomIO(participant, interface, side=Side.CONTROLLER, records=profile.sources)
+        self.io = AtomIO(
+            participant, interface, side=Side.CONTROLLER, records=profile.sources, polled=POLLED
+        )
         self.commands = AtomCommands(self.io)
         self.streams = tuple(AtomStream(self.io, profile, name) for name in profile.topics)
         layout = {j.name: (j.topic, j.index) for j in profile.joints.values()}

@@ -177,6 +177,12 @@ class AtomState:
         )
 
     def snapshot(self) -> RobotSnapshot:
+        """The newest state of every source. Polled readers are polled here: their
+        undecodable samples reach the fast path from this thread (the tick's)."""
+        for key in self.sources:
+            reader = self.readers.get(key)
+            if reader is not None:
+                reader.poll()
         state = {key: self.latest(key) for key in self.sources}
         health = {
             key: self.readers[key].health

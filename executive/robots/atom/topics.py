@@ -33,7 +33,8 @@ TOPICS: dict[str, TopicSpec] = {
 
 class AtomIO(RobotIO):
     """The Atom's topics (``TOPICS`` unless a subset is given) for one side of the wire, with
-    the types of ``interface`` (the default preset's when None)."""
+    the types of ``interface`` (the default preset's when None); ``polled``: the readers read
+    at the reader's rate, not the topic's (``executive.wire.robot_io.LatestReader``)."""
 
     def __init__(
         self,
@@ -42,6 +43,7 @@ class AtomIO(RobotIO):
         side: Side = Side.CONTROLLER,
         topics: Mapping[str, TopicSpec] | None = None,
         records: Iterable[str] = (),
+        polled: Iterable[str] = (),
     ) -> None:
         super().__init__(
             participant,
@@ -49,6 +51,7 @@ class AtomIO(RobotIO):
             TOPICS if topics is None else topics,
             side=side,
             records=records,
+            polled=polled,
         )
 
 
