@@ -8,10 +8,11 @@ right_elbow_pitch`` rather than an index that differs between the two upper-body
 
 Channels (``catalogue``):
 
-The robot's channels come from its robot-neutral snapshot (``Executive.state_now()``,
-``executive.robots.ports.RobotSnapshot``), so an Atom, an Adam and a GRX record the same
-channels; joint streams are the profile's (``profile.topics``: ``upper``, ``lower``,
-``hands`` on the Atom, ``body`` ... on others):
+The robot's channels come from the robot-neutral snapshot each tick gathers (the
+blackboard's ``executive.robots.ports.RobotSnapshot``, not a second read of the robot's
+readers), so an Atom, an Adam and a GRX record the same channels; joint streams are the
+profile's (``profile.topics``: ``upper``, ``lower``, ``hands`` on the Atom, ``body`` ... on
+others):
 
 - ``/robot/joints/<stream>``: measured position by joint name, at most ``STATE_HZ`` (the
   500 Hz state is decimated at the tick).
@@ -67,6 +68,8 @@ import numpy as np
 import py_trees
 import structlog
 
+from behaviours.state import SNAPSHOT_KEY
+from behaviours.state import snapshot as read_snapshot
 from executive import __version__
 from executive.core.tree import Executive, MissionRun
 from executive.motion.streamer import MotionStreamer
@@ -445,6 +448,8 @@ class RunChannels:
         self.last_error = ""
         self._logged_at = -LOG_INTERVAL
         self._closed = False
+        self._bb = py_trees.blackboard.Client(name="Run Channels")
+        self._bb.register_key(SNAPSHOT_KEY, access=py_trees.common.Access.READ)
         self._box: Batches[tuple[Any, ...]] = Batches(
             self._encode,
             name="run-channels",
@@ -474,7 +479,7 @@ class RunChannels:
         """After each tick (tick thread): new state samples, the tree if it changed, and
         the safety causes if they changed."""
         now_ns = time.time_ns()
-        snap = ex.state_now()
+        snap = self._tick_snapshot(ex)
         for stream, stamped in snap.joints.items():
             if self._due(stream, stamped.received, self._state_gap):
                 self._put(("joints", now_ns, stream, stamped))
@@ -493,6 +498,17 @@ class RunChannels:
         if causes != self._causes:
             self._causes = causes
             self._put(("safety", now_ns, ex.monitor.latched, causes, self._run_id))
+
+    def _tick_snapshot(self, ex: Executive) -> RobotSnapshot:
+        """What this tick gathered and the watchdog judged (the blackboard's snapshot): the
+        recording is fed from the tick, not from a second read of the robot's readers
+        (issue 22). Another executive-like object, or before the first gather: its
+        ``state_now()``."""
+        if isinstance(ex, Executive):
+            snap = read_snapshot(self._bb)
+            if snap.taken:
+                return snap
+        return ex.state_now()
 
     def _due(self, key: str, received: float, gap: float) -> bool:
         """Whether a sample received at ``received`` is new and ``gap`` after the last
