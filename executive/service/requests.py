@@ -368,11 +368,16 @@ class RequestServer:
             return Answer(Code.INVALID, f"not a mission this robot can run: {why}", skipped)
         if name not in (names := self.library.names()):
             return Answer(Code.NOT_FOUND, not_found("mission", name, names))
-        root, errors = self.library.build(name, params)
+        prepare = getattr(self.library, "prepare", None)  # the store's: with the run's meta
+        if prepare is not None:
+            prepared = prepare(name, params)
+            root, errors, meta = prepared.root, prepared.errors, prepared.meta
+        else:
+            (root, errors), meta = self.library.build(name, params), {}
         if root is None:
             return Answer(Code.INVALID, "; ".join(errors) or "the mission did not build", errors)
         built = root
-        return self._on_tick(lambda: self.executive.start_mission(name, built))
+        return self._on_tick(lambda: self.executive.start_mission(name, built, meta))
 
     def _verb_stop(self, args: dict[str, Any]) -> Answer:
         return self._on_tick(lambda: self.executive.stop_mission("stopped by request"))
