@@ -41,6 +41,8 @@ def test_adapter_snapshot_reads_the_c_robots_state(
     body = tuple(profile.topics["body"])
     exe = cadam_exe(variant)
     adapter = adam.open(profile, participant=participant, interface=variant)
+    # read at the tick's rate, not rt/lowstate's 500 Hz: no Python per sample (issue 22)
+    assert all(r.polled for r in adapter.readers.values())
     out = exe.with_name(f"adapter-{dds_domain}.out")
     with out.open("w") as stdout:
         proc = subprocess.Popen(

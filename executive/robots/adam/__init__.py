@@ -215,8 +215,9 @@ class AdamAdapter:
         self.readers: dict[str, LatestReader[Any]] = {}
         for key, (topic, type_name) in SOURCES.items():
             t = Topic(participant, topic, getattr(interface, type_name))
+            # polled: read at the tick's rate, not rt/lowstate's 500 Hz (issue 22)
             self.readers[key] = LatestReader(
-                participant, t, dds.STATE_READER_QOS, codec=self.codecs[key]
+                participant, t, dds.STATE_READER_QOS, codec=self.codecs[key], polled=True
             )
         writers = {
             key: DataWriter(
@@ -249,6 +250,10 @@ class AdamAdapter:
         self._participant = participant
 
     def snapshot(self) -> RobotSnapshot:
+        """The newest state; the readers are polled here, so an undecodable sample reaches
+        the fast path (``on_safety_event``) from this thread (the tick's)."""
+        for reader in self.readers.values():
+            reader.poll()
         low = self.readers["low_state"].latest
         joints = {
             s.name: Stamped(s.positions(r.sample), r.received)
