@@ -24,7 +24,7 @@ from tests.mission.conftest import MISSIONS, PROFILE
 SHIPPED = sorted(MISSIONS.glob("*.yaml"))
 NAMES = [p.stem for p in SHIPPED]
 # other robots' missions and libraries live in a folder of their own, validated for them
-ROBOT_FOLDERS = {"adam": "adam-pro", "grx": "grx"}
+ROBOT_FOLDERS = {"adam": "adam-pro", "grx": "grx", "aurora": "aurora"}
 ALL_FILES = sorted(
     p for p in MISSIONS.rglob("*.yaml") if p.relative_to(MISSIONS).parts[0] not in ROBOT_FOLDERS
 )
