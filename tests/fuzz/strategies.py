@@ -1052,8 +1052,13 @@ def _args_object(verb: str) -> st.SearchStrategy[dict[str, Any]]:
         (20, _json_values()),
     )
     needs = verb in ("start", "validate")
+    run_id = weighted(  # recover's: hex (no such run), a path, anything
+        (50, st.text("0123456789abcdef", min_size=1, max_size=70)),
+        (20, st.sampled_from(["../runs/x", "", "ABC", "0" * 64 + "/"])),
+        (30, _json_values()),
+    )
     body = st.fixed_dictionaries(
-        {"mission": mission} if needs else {},
+        {"mission": mission} if needs else {"run_id": run_id} if verb == "recover" else {},
         optional={"params": _params(), "extra": _json_values()}
         | ({} if needs else {"mission": mission}),
     )

@@ -36,6 +36,7 @@ from hypothesis import strategies as st
 from executive.harness.stack import Stack, running_stack
 from executive.mission.store import MissionStore
 from executive.service.auth import WINDOW_NS, new_nonce, nonce_instance, sign
+from executive.service.recover import RUN_ID
 from executive.service.requests import (
     MAX_FIELD,
     MUTATING,
@@ -288,6 +289,13 @@ def expect(fz: Fuzz, spec: RequestSpec, fields: dict[str, Any], seen: dict[str, 
     )
     if verb == "resume":  # nothing is paused: the fuzzer never signs a pause correctly
         return sent(Code.REFUSED, "not paused")
+    if verb == "recoverable":  # the runs a crash interrupted: none in the fuzzed service's data
+        return sent(Code.OK, "")
+    if verb == "recover":  # a run id is hex digits naming a record; none of the fuzzer's does
+        asked = args.get("run_id")
+        if not isinstance(asked, str) or not RUN_ID.fullmatch(asked):
+            return sent(Code.BAD_REQUEST, "args.run_id")
+        return sent(Code.NOT_FOUND, f"no run {asked}")
     name = args.get("mission")
     if not isinstance(name, str):
         return sent(Code.BAD_REQUEST, "args.mission")
