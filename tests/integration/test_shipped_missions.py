@@ -11,7 +11,8 @@ The docs' missions are the ```yaml blocks of docs/missions.md that are ``mission
 documents, written into a mission directory beside copies of the shipped libraries and
 subtrees (which the docs' examples use), so an example copied verbatim works.
 
-The other robots' shipped missions (``missions/adam``, ``missions/grx``) run through the real
+The other robots' shipped missions (``missions/adam``, ``missions/grx``, ``missions/aurora``) run
+through the real
 service as a process against their own sim process, one fresh sim and service per robot and
 that robot's missions back to back on it, with the same shortest parameters; each must end
 SUCCEEDED, and every mission file of the robot's directory must be listed by the service
@@ -47,6 +48,7 @@ from executive.core.tree import ExecState
 from executive.harness.stack import Stack, running_stack
 from executive.mission.store import MissionStore
 from executive.robots.adam.sim.client import client_for
+from executive.robots.aurora.demo import start as start_aurora
 from executive.robots.grx.demo import start as start_grx
 from tests.integration.conftest import ROOT, Live
 
@@ -64,6 +66,8 @@ SHORT: dict[str, dict[str, object]] = {
     "arms_wave": {"waves": 1},
     "hands_open_close": {"cycles": 1},
     "walk_square": {"leg_seconds": 0.3, "turn_seconds": 0.3},
+    "arm_wave": {"waves": 1},
+    "arm_hand_walk": {"walk_seconds": 0.5},
 }
 # seconds each case takes (measured), to balance the lanes; others count as 10
 SECONDS = {
@@ -276,7 +280,7 @@ def test_the_docs_have_missions_to_run() -> None:
 
 # -- the other robots, through the service -----------------------------------------------
 
-OTHER_ROBOTS = ("adam", "grx")
+OTHER_ROBOTS = ("adam", "grx", "aurora")
 OTHER_RUN_TIMEOUT = 40.0  # s for one mission (arms_wave with one wave takes about 12)
 
 
@@ -323,6 +327,13 @@ def test_every_shipped_mission_of_the_robot_succeeds_on_its_sim(robot: str, tmp_
             )
             stack.start_service()
             problems = run_on_service(stack, robot, folder)
+        elif robot == "aurora":
+            folder = MISSIONS / "aurora"
+            aurora = start_aurora(stack)
+            try:
+                problems = run_on_service(stack, robot, folder)
+            finally:
+                aurora.close()
         else:
             folder = MISSIONS / "grx"
             sim = start_grx(stack, task_seconds=0.2)
