@@ -11,10 +11,10 @@ The docs' missions are the ```yaml blocks of docs/missions.md that are ``mission
 documents, written into a mission directory beside copies of the shipped libraries and
 subtrees (which the docs' examples use), so an example copied verbatim works.
 
-The other robots' shipped missions (``missions/adam``, ``missions/grx``, ``missions/aurora``) run
-through the real
-service as a process against their own sim process, one fresh sim and service per robot and
-that robot's missions back to back on it, with the same shortest parameters; each must end
+The other robots' shipped missions (``missions/adam``, ``missions/grx``, ``missions/aurora``)
+run through the real service as a process against their own sim process, one fresh sim and
+service per robot and that robot's missions back to back on it, with the same shortest
+parameters; each must end
 SUCCEEDED, and every mission file of the robot's directory must be listed by the service
 (none skipped). Nothing ran them before issue 25, and the GRX's ``wave`` always failed.
 
