@@ -1,32 +1,26 @@
-"""``make demo``: the executive running the delivery mission against the simulated Atom.
+"""``make demo [PROFILE=name]``: a robot's demo, chosen by its profile, and what every
+robot's demo shares.
 
-Everything runs for real on loopback DDS, as separate processes: the simulated Atom
-(``atom-executive sim``) and the service (``atom-executive run``). This script plays
-the operator (starting missions with signed requests, pressing the gamepad's A button
-through the sim) and the trouble (an e-stop in the middle of a mission), and prints
-the live tree as status arrives. It exits 0 with a summary if everything happened as
-it should, and cleans up its processes whatever happens.
+Each robot's demo lives with the robot (``executive/robots/<robot>/demo.py``: its
+``main(profile)`` runs its mission against its simulator and the service on a leased
+loopback domain, plays the operator and the trouble, and exits 0 only if every check
+held). Here, robot-neutral: the dispatch (``python -m executive.harness.demo
+[--profile P]``, the default profile's robot without one), the checks and the live tree
+(``Demo``), ``say``, ``accepted`` and the service's real-time report.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import shutil
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-from executive.harness.stack import ROOT, LogTail, Stack, running_stack
+from executive.harness.stack import LogTail, Stack
 from executive.operator.commands import render_tree, summary
-from executive.robots.atom.sim.client import SimClient
-from executive.robots.atom.sim.record import Recording
-from executive.robots.atom.topics import TOPICS, AtomIO
-from executive.robots.profile import load_profile
 from executive.service.client import ExecutiveClient
-from executive.wire.robot_io import Side
 
 
 def say(text: str) -> None:
@@ -87,102 +81,19 @@ class Demo:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``make demo [PROFILE=name]``: the Atom's delivery, or the demo of the profile's robot
-    (``executive/robots/<robot>/demo.py``)."""
+    """``make demo [PROFILE=name]``: the demo of the profile's robot
+    (``executive/robots/<robot>/demo.py``), the default profile's without one."""
+    from executive.robots.profile import DEFAULT_PROFILE, load_profile
+
     parser = argparse.ArgumentParser(prog="python -m executive.harness.demo")
-    parser.add_argument("--profile", default=None, help="a built-in profile (default: the Atom's)")
+    parser.add_argument(
+        "--profile", default=None, help="a built-in profile (default: the default profile)"
+    )
     args = parser.parse_args(argv)
-    if args.profile:
-        robot = load_profile(args.profile).robot
-        if robot != "atom":
-            module = importlib.import_module(f"executive.robots.{robot}.demo")
-            result: int = module.main(args.profile)
-            return result
-    started = time.monotonic()
-    with running_stack() as stack:  # a leased domain: no test run or other demo shares it
-        demo = Demo()
-        return run(demo, stack, started)
-
-
-def run(demo: Demo, stack: Stack, started: float) -> int:
-    say(f"starting the simulated Atom and the executive on loopback DDS domain {stack.domain}")
-    stack.start_sim("--amr-speed", "2.5", "--seed", "1", "--record", str(record_path(stack)))
-    stack.start_service()
-    sim, client = stack.sim, stack.client
-    amr = AtomIO(stack.dds, side=Side.CONTROLLER, topics={"amr_state": TOPICS["amr_state"]})
-    status = client.status(30)
-    demo.check(
-        f"executive ready: {status.state}, interface {status.interface_variant}, profile {status.profile}",
-        status.state == "IDLE",
-    )
-    for line in realtime_report(stack):
-        print(f"  {line}", flush=True)  # noqa: T201
-    reply = client.request("list_missions")
-    print("  missions:", reply.payload, flush=True)  # noqa: T201
-
-    say("operator: start deliver_drink (table 4)")
-    reply = client.request("start", {"mission": "deliver_drink", "params": {"table_tag": 4}})
-    demo.check(f"start accepted (run {reply.message})", accepted(client, reply))
-    waiting = demo.follow(
-        client, lambda s: "Wait for button A" in s.active_node or s.state != "RUNNING", 120
-    )
-    if waiting is not None and "Wait for button A" in waiting.active_node:
-        say("operator: the guest holds the cup; pressing A on the gamepad")
-        for _ in range(3):  # as a person would: press again if nothing happened
-            sim.inject("button", "A", duration=1.0)
-            if client.wait_status(lambda s: "Wait for button A" not in s.active_node, 4.0):
-                break
-    done = demo.follow(client, lambda s: s.state != "RUNNING", 120)
-    demo.check("deliver_drink SUCCEEDED", done is not None and done.state == "SUCCEEDED")
-
-    estop_scene(demo, client, sim, amr, record_path(stack))
-    files = pictures(demo, stack)
-    say("to look at: each run's MCAP file (open it in Foxglove), its timeline, two previews")
-    for path in files:
-        print(f"  {path}")  # noqa: T201 - the summary stays the last line
-
-    elapsed = time.monotonic() - started
-    failed = [what for what, ok in demo.checks if not ok]
-    say(
-        f"summary: {len(demo.checks) - len(failed)}/{len(demo.checks)} checks passed in {elapsed:.0f} s"
-    )
-    for what in failed:
-        print(f"  FAILED: {what}")  # noqa: T201
-    return 1 if failed else 0
-
-
-def pictures(demo: Demo, stack: Stack) -> list[Path]:
-    """Each run's MCAP file copied to ``build/demo``, its timeline drawn beside it, and a
-    pose and a gesture preview. The service is stopped first, as SIGTERM does it: the last
-    run's MCAP file is finished then."""
-    from executive.operator.posepreview import Robot, draw, find
-    from executive.operator.timeline import draw as draw_timeline
-    from executive.operator.timeline import load
-    from executive.robots.profile import load_profile
-
-    say("the service stops; each run's MCAP file and its timeline, a pose and a gesture")
-    stack.stop("executive")
-    out = ROOT / "build" / "demo"
-    out.mkdir(parents=True, exist_ok=True)
-    for old in [*out.glob("*.png"), *out.glob("*.mcap")]:
-        old.unlink()
-    files = []
-    runs = sorted((stack.data_dir / "runs").glob("*.mcap"), key=lambda p: p.stat().st_mtime)
-    for n, mcap in enumerate(runs, 1):
-        data = load(mcap)
-        copy = out / f"run{n}-{data.mission}-{data.result or 'unfinished'}-{mcap.name}"
-        shutil.copyfile(mcap, copy)
-        files += [copy, draw_timeline(data, copy.with_suffix(".png"))]
-    profile = load_profile()
-    robot = Robot(profile)
-    for name in ("right_reach_forward", "right_grasp_cup"):
-        preview = find(ROOT / "missions", profile, name)
-        files.append(draw(preview, profile, out / f"{preview.kind}-{name}.png", robot))
-    demo.check(
-        f"{len(runs)} runs' MCAP files and timelines, 2 previews in {out}",
-        len(runs) == 2 and all(f.stat().st_size > 0 for f in files),
-    )
-    return files
+    profile = args.profile or DEFAULT_PROFILE
+    module = importlib.import_module(f"executive.robots.{load_profile(profile).robot}.demo")
+    result: int = module.main(profile)
+    return result
 
 
 def realtime_report(stack: Stack) -> list[str]:
@@ -208,59 +119,6 @@ def accepted(client: ExecutiveClient, reply: Any) -> bool:
     the reply may still be the previous one: what follows must not judge by that)."""
     run_id = reply.message
     return reply.code == 0 and client.wait_status(lambda s: s.run_id == run_id, 10) is not None
-
-
-def record_path(stack: Stack) -> Path:
-    """Where the sim writes every command it receives: the witness of what was sent."""
-    return stack.workdir / "sim-record.jsonl"
-
-
-def estop_scene(
-    demo: Demo, client: ExecutiveClient, sim: SimClient, amr: AtomIO, record: Path
-) -> None:
-    """An e-stop while the base carries the cup to the table, the arm held up in its pose:
-    preempt, hold, cancel, latch, refused reset, reset."""
-    say("operator: start deliver_drink again; an e-stop will hit on the way to the table")
-    nav_seen: set[str] = set()  # every navigation_status seen from here on
-    amr.readers["amr_state"].add_callback(lambda a: nav_seen.add(a.navigation_status.name))
-    # the base is at the bar (tag 3) after the first run: send it to a far tag this time
-    reply = client.request(
-        "start", {"mission": "deliver_drink", "params": {"bar_tag": 1, "table_tag": 2}}
-    )
-    demo.check(f"start accepted (run {reply.message})", accepted(client, reply))
-    demo.follow(client, lambda s: "Drive to the table" in s.active_node, 90)
-    deadline = time.monotonic() + 10
-    while "RUNNING" not in nav_seen and time.monotonic() < deadline:  # the base is driving
-        time.sleep(0.02)
-    nav_seen.clear()
-    say("trouble: the soft e-stop is pressed")
-    sim.inject("estop-soft")
-    stopped = demo.follow(client, lambda s: s.state == "SAFE_STOP", 10)
-    demo.check(
-        f"SAFE_STOP latched: {stopped.safety_reason if stopped else '-'}", stopped is not None
-    )
-    deadline = time.monotonic() + 5
-    while "CANCELED" not in nav_seen and time.monotonic() < deadline:
-        time.sleep(0.05)
-    demo.check("the base's task was canceled (navigation_status CANCELED)", "CANCELED" in nav_seen)
-    time.sleep(0.3)  # the sim flushes its record every 100 ms
-    rec = Recording.load(record)
-    pressed = [t for t, f in rec.faults if f["kind"] == "estop-soft" and f["action"] == "set"]
-    since = pressed[-1] if pressed else 0.0
-    held = rec.commands(after=since)
-    demo.check(
-        f"the sim's record: no joint command moved the arm after the e-stop "
-        f"({len(held)} holding commands since)",
-        bool(pressed) and bool(held) and rec.motion_commands(since) == [],
-    )
-    reply = client.request("start", {"mission": "head_scan"})
-    demo.check(f"start refused while latched: {reply.message}", reply.code != 0)
-    reply = client.request("reset")
-    demo.check(f"reset refused while the e-stop is pressed: {reply.message}", reply.code != 0)
-    say("the e-stop is released; operator: reset")
-    sim.clear("estop-soft")
-    time.sleep(0.5)
-    demo.reset_to_idle(client)
 
 
 if __name__ == "__main__":

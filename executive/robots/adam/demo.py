@@ -1,6 +1,6 @@
 """``make demo PROFILE=adam-pro``: the executive waving the simulated PND Adam's arm.
 
-As the Atom's demo (``executive/harness/demo.py``), everything runs for real on a leased loopback
+As the Atom's demo (``executive/robots/atom/demo.py``), everything runs for real on a leased loopback
 DDS domain, as separate processes: the simulated Adam (``atom-executive sim --profile P``)
 and the service (``atom-executive run``, ``profile: P``, ``missions_dir: missions/adam``).
 This script plays the operator (signed requests) and the trouble (a motor fault in the

@@ -1,0 +1,53 @@
+"""Each robot's demo lives with its robot; the harness's demo module is robot-neutral.
+
+``make demo [PROFILE=...]`` runs ``python -m executive.harness.demo``, which picks the
+profile's robot and runs ``executive/robots/<robot>/demo.py``'s ``main(profile)``. The
+Atom's demo used to be the harness module itself (issue 22: "the Atom's demo lives in
+``executive/harness/`` while the Adam's and the GRX's live with their robots"). Read from
+the source, so a robot's import never has to load here; ``tests/integration/test_demo.py``
+runs every demo for real.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from executive.robots import SPECS
+
+ROOT = Path(__file__).resolve().parents[1]
+HARNESS_DEMO = ROOT / "executive" / "harness" / "demo.py"
+
+
+def imports(path: Path) -> set[str]:
+    """Every module a file imports, at its top or inside a function."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+    return found
+
+
+def test_the_harness_demo_imports_no_robot() -> None:
+    robots = sorted(
+        m
+        for m in imports(HARNESS_DEMO)
+        for name in SPECS
+        if m == f"executive.robots.{name}" or m.startswith(f"executive.robots.{name}.")
+    )
+    assert not robots, (
+        f"{HARNESS_DEMO.relative_to(ROOT)} imports {robots}: robot code goes to its robot"
+    )
+
+
+@pytest.mark.parametrize("robot", sorted(SPECS))
+def test_every_robot_has_its_demo_with_main_of_a_profile(robot: str) -> None:
+    path = ROOT / "executive" / "robots" / robot / "demo.py"
+    assert path.is_file(), f"{robot}: no {path.relative_to(ROOT)}"
+    tree = ast.parse(path.read_text(), str(path))
+    mains = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "main"]
+    assert mains and mains[0].args.args[0].arg == "profile", f"{robot}: main(profile) expected"
