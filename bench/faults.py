@@ -67,7 +67,7 @@ from cyclonedds.core import Policy, Qos  # noqa: E402
 from cyclonedds.sub import DataReader  # noqa: E402
 from cyclonedds.topic import Topic  # noqa: E402
 
-from bench import grx_faults  # noqa: E402
+from bench import grx_faults, stall  # noqa: E402
 from bench.fault_tools import (  # noqa: E402
     HoldReport,
     RawRequests,
@@ -85,6 +85,7 @@ from bench.fault_tools import (  # noqa: E402
     run_row,
     wait_record_flushed,
 )
+from executive.core.safety import STALL_S  # noqa: E402
 from executive.harness.stack import (  # noqa: E402
     LogTail,
     Stack,
@@ -92,6 +93,7 @@ from executive.harness.stack import (  # noqa: E402
     log_time,
     running_stack,
 )
+from executive.motion import native  # noqa: E402
 from executive.robots.profile import load_profile  # noqa: E402
 from executive.robots.simkit.faults import parse_fault  # noqa: E402
 from executive.service import faultpoints  # noqa: E402
@@ -1085,6 +1087,48 @@ def gil_hog_row(m: Matrix, row: Row) -> None:
     m.after_reset(row, mark, t_reset)
 
 
+def stall_row(m: Matrix, row: Row) -> None:
+    """The interpreter blocked mid-move (``gil-hog``: the GIL held 3 s), no other fault:
+    every stream goes on and holds within its dead man (``bench/stall.py`` judges the
+    record); SAFE_STOP (internal, the stall) once Python runs again; reset accepted."""
+    st, client = m.stack, m.stack.client
+    profile = load_profile()
+    row.details["expected"] = (
+        "every commanded stream streamed while blocked and held within "
+        f"{stall.hold_bound_s(profile) * 1e3:.0f} ms of the block; no motion after the hold; "
+        "SAFE_STOP (internal) once Python runs; reset accepted; IDLE, nothing resumed"
+    )
+    row.details["stream_mode"] = native.mode(profile.stream_mode)
+    st.stop("executive")
+    pid = st.start_service(env={**m.notify.env(), faultpoints.ENV: "gil-hog"}).pid
+    m.armed = False
+    m.ready()
+    mark = m.tail.mark()
+    m.skip_log()
+    run_id = m.start_busy()
+    row.expect(m.wait_moving(run_id), "the mission never got the arm and the base moving")
+    t_signal = time.monotonic()
+    os.kill(pid, signal.SIGUSR2)
+    blocked = m.seen("fault point: the interpreter is blocked", t_signal - 0.5)
+    free = m.seen("fault point: the interpreter runs again", t_signal, faultpoints.GIL_HOG_S + 5)
+    row.expect(blocked is not None and free is not None, "the interpreter was never blocked")
+    status = client.wait_status(lambda s: s.state == "SAFE_STOP", 3.0) or client.status()
+    row.reaction = f"{row.details['stream_mode']} stream; {status.state} after"
+    row.reason, row.latched = status.safety_reason, status.safety == "SAFE_STOP"
+    if blocked is None or free is None:
+        return
+    stalled = free - blocked >= STALL_S
+    if not stalled:  # a late renewal: the moves resumed and the mission runs on to its end
+        m.wait_ended(run_id)
+    accepted, attempts, t_reset = m.reset_until_accepted(5.0)
+    row.reset_clear = f"accepted -> IDLE ({attempts} tries)" if accepted else "REFUSED"
+    row.expect(accepted, "reset refused after the stall")
+    stall.judge_stall(row, m.record_after(mark, time.monotonic()), profile, blocked, free)
+    if stalled:
+        row.expect(row.latched, f"not latched after the stall: {status.state}")
+        m.after_reset(row, mark, t_reset)
+
+
 # -- the matrix --------------------------------------------------------------------------
 
 REVOKE_WHY = (
@@ -1206,6 +1250,7 @@ ROWS: list[tuple[str, str, str, RowBody]] = [  # key, the fault as shown, interf
     ("killed", "service killed (SIGKILL), restarted, start replayed", SEED, killed_row),
     ("tick-hang", "tick loop hung (watchdog) + e-stop", SEED, tick_hang_row),
     ("gil-hog", "interpreter blocked (GIL held 3 s) + e-stop", SEED, gil_hog_row),
+    ("stall", "interpreter blocked (GIL held 3 s) mid-move", SEED, stall_row),
     ("full-disk", "data dir's disk full mid-mission (tmpfs)", SEED, full_disk_row),
     ("estop-di", "e-stop DI flag (estop-di, sdk-1.1.0)", SDK_1_1, latch("estop-di", "estop")),
 ]
@@ -1213,6 +1258,8 @@ ROWS: list[tuple[str, str, str, RowBody]] = [  # key, the fault as shown, interf
 KEYS = [key for key, *_ in ROWS]
 KEYS += grx_faults.KEYS  # the GRX's rows run after these, in a stack of their own
 KEYS.append(ADAM_KILLED[0])  # the Adam's, last, in a stack of its own
+ADAM_STALL = ("adam-stall", "Adam: interpreter blocked (GIL held 3 s) mid-wave")
+KEYS.append(ADAM_STALL[0])
 
 
 def run_matrix(
@@ -1246,6 +1293,12 @@ def run_matrix(
         row = Row(*ADAM_KILLED)
         adam_dir = workdir / "adam" if workdir is not None else None
         rows.append(run_row(row, row.fault, lambda: adam_killed_row(row, adam_dir, keep)))
+    if not only or ADAM_STALL[0] in only:
+        stall_r = Row(*ADAM_STALL)
+        stall_dir = workdir / "adam-stall" if workdir is not None else None
+        rows.append(
+            run_row(stall_r, stall_r.fault, lambda: stall.adam_stall_row(stall_r, stall_dir, keep))
+        )
     return rows
 
 
@@ -1317,6 +1370,7 @@ def main(argv: list[str] | None = None) -> int:
         for fault in grx_faults.FAULTS:
             print(f"{fault.key:18s} {fault.label} [grx, {fault.schema}]")
         print(f"{ADAM_KILLED[0]:18s} {ADAM_KILLED[1]} [adam-pro, sdk-1.2]")
+        print(f"{ADAM_STALL[0]:18s} {ADAM_STALL[1]} [adam-pro, sdk-1.2]")
         return 0
     started = time.monotonic()
     rows = run_matrix(args.only, args.workdir, amr_speed=args.amr_speed)

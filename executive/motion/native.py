@@ -13,8 +13,8 @@ hold; the motion streamer hands it *plans* when they change and every ``RENEW_S`
 - per joint, the minimum-jerk segment that moves it (start time, duration, start, goal:
   what ``Trajectory.sample`` computes) or its fixed target; the trajectories' clock
   (paused: slowed to a stop as the Python streamer does);
-- the gravity feed-forward as knots in trajectory time (``KNOT_S`` apart, ``KNOTS`` of
-  them from the renewal on), each the body model's torque at the planned position,
+- the gravity feed-forward as knots in trajectory time (``KNOT_S`` apart, from the
+  renewal on past the dead man: ``knots``), each the body model's torque at the planned position,
   linearly interpolated by C: the one approximation. The torque's second derivative along
   a move is a few tens of N m/s^2, so its error between knots stays below 1e-4 N m;
 - a dead man: each renewal arms it for ``deadman_s`` (the profile's
@@ -30,6 +30,7 @@ for a robot without an e-stop topic, a gate that only streams
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -43,7 +44,16 @@ ENV = "ATOM_EXECUTIVE_STREAM"  # "native" or "python": overrides the profile's s
 MODES = ("python", "native")
 RENEW_S = 0.02  # Python renews the dead man and the plans this often
 KNOT_S = 0.005  # the feed-forward's knots, trajectory time apart
-KNOTS = 12  # from the renewal on: 60 ms, three renewals
+MAX_KNOTS = 64  # the extension's
+
+
+def knots(deadman_s: float) -> int:
+    """How many knots a plan carries: enough to reach past the dead man (a late renewal
+    holds before the feed-forward runs out), at most ``MAX_KNOTS`` (a longer dead man: the
+    last knot's torque until Python renews)."""
+    return min(MAX_KNOTS, math.ceil((deadman_s + 2 * RENEW_S) / KNOT_S) + 1)
+
+
 Q_F32, Q_U32 = 0, 1  # how a position lies in a command (the extension's q_kind)
 
 

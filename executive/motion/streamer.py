@@ -626,7 +626,7 @@ class MotionStreamer:
             return 0, stream.knots[0].astype("<f4").tobytes()
         k0 = int(t // nat.KNOT_S)
         out = []
-        for k in range(k0, k0 + nat.KNOTS):
+        for k in range(k0, k0 + nat.knots(self.deadman_s)):
             tau = stream.knots.get(k)
             if tau is None:
                 tk = k * nat.KNOT_S

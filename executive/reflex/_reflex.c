@@ -105,7 +105,7 @@ typedef struct {
   float lo[MAX_JOINTS], hi[MAX_JOINTS];
 } measure_map;
 
-#define MAX_KNOTS 16
+#define MAX_KNOTS 64
 
 enum { Q_F32 = 0, Q_U32 = 1 }; /* how a position lies in a command: float32, or rounded counts */
 
@@ -1197,7 +1197,7 @@ static PyObject *Core_plan(Core *self, PyObject *args) {
       ok = p->q_at[j] + 4 <= (uint32_t)tmpl.len && (!ntau || p->tau_at[j] + 4 <= (uint32_t)tmpl.len);
     if (!ok || nk > MAX_KNOTS || (ntau && nk == 0)) {
       PyErr_SetString(PyExc_ValueError,
-                      "plan: the table is n x 8 float64, the knots 1..16 x n float32, and "
+                      "plan: the table is n x 8 float64, the knots 1..64 x n float32, and "
                       "every offset inside the template");
       goto out;
     }
