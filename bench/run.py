@@ -3,7 +3,7 @@
     python bench/run.py                      # everything, about 6 minutes on 2 cores
     python bench/run.py --quick              # shortened runs, to check the harness
     python bench/run.py --only estop,stream  # some of: codec startup tick stream estop
-                                             # estop_c grx reflex memory
+                                             # estop_c grx reflex memory cli
 
 Each part is a module of ``bench/`` that also runs alone (``python bench/estop.py -h``):
 
@@ -21,7 +21,9 @@ Each part is a module of ``bench/`` that also runs alone (``python bench/estop.p
 - ``reflex``: the service as shipped (the e-stop reflex, the streamer SCHED_FIFO) and as
   before, every figure against a floor measured in the same run (``bench/floor.py``: a C
   relay, a C SCHED_FIFO loop), e-stops with the interpreter blocked, issue 14's targets;
-- ``memory``: the service's RSS after 1,000 mission runs against after 10.
+- ``memory``: the service's RSS after 1,000 mission runs against after 10;
+- ``cli``: ``atom-executive --help`` and ``status`` wall time against a bare Python status
+  reader of the same run (issue 22's target: at most 2x).
 
 Every DDS participant uses the loopback config (``CYCLONEDDS_URI`` is set to
 ``executive/resources/cyclonedds-loopback.xml`` when unset) and a leased domain. The
@@ -45,6 +47,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script: python bench/run.py
     sys.path.insert(0, str(ROOT))
 
+from bench import cli as cli_wall  # noqa: E402
 from bench import codec, estop, estop_c, grx, memory, reflex, startup, stream, tick  # noqa: E402
 from bench.common import (  # noqa: E402
     RESULTS,
@@ -57,7 +60,7 @@ from bench.common import (  # noqa: E402
     table,
 )
 
-PARTS = ("codec", "startup", "tick", "stream", "estop", "estop_c", "grx", "reflex", "memory")
+PARTS = ("codec", "startup", "tick", "stream", "estop", "estop_c", "grx", "reflex", "memory", "cli")
 FLAT_KIB_PER_RUN = 1.0  # "flat": the second half's slope stays under this
 
 
@@ -77,6 +80,7 @@ def summary_rows(results: dict[str, Any]) -> list[list[str]]:
         ("tick", _tick_rows),
         ("startup", _startup_rows),
         ("memory", _memory_rows),
+        ("cli", cli_wall.summary_rows),
     ):
         if results.get(part):
             rows += rows_of(results[part])
@@ -414,6 +418,7 @@ def main() -> int:
             lambda r: reflex.report(r, results.get("tick")),
         ),
         "memory": (lambda: memory.run(runs, 10.0 if q else 120.0), memory.report),
+        "cli": (lambda: cli_wall.run(5 if q else 15), cli_wall.report),  # bench/cli.py
     }
     began = time.monotonic()
     for part in PARTS:
