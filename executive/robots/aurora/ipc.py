@@ -5,8 +5,9 @@ object per frame, each frame a 4-byte big-endian length then that many bytes of 
 Why this and not shared memory or msgpack: both ends must import only the standard library
 (the child's environment has no package of the service's, the service's none of the
 child's), the messages are small (a group of 7 positions, a state of 31), and the rates low
-(the stream's 100 Hz per group down, 100 Hz of state up): ``bench/aurora_latency.py``
-measures a frame's round trip in tens of microseconds, far under the DDS hop behind it. A
+(the stream's 100 Hz per group down, 100 Hz of state up): ``bench/aurora_link.py``
+measured a group frame down and a state frame back between two processes at 0.16 ms median
+(1.5 ms p99) on a machine at load 13, under the DDS round trip behind it (1 ms). A
 stream socket keeps order (a hold sent after a command arrives after it), tells each end at
 once when the other is gone (EOF: the kernel closes a dead process's end) and needs no
 naming or clean-up on disk.
