@@ -18,6 +18,13 @@ is an anomaly. The service's resident memory is sampled every ``--sample-every``
 the report gives first, last and the slope. Exit 1 on any stuck state or anomaly, on a
 watchdog ping gap longer than WatchdogSec, or if memory grows.
 
+Then ``--restarts`` times (20) the service is killed (SIGKILL) mid-run and started again on
+the same data directory, as systemd's ``Restart=on-failure`` does in the fault matrix's
+``killed`` row: each restart must come back to a start it accepts, and neither the sim,
+which lives through them all, nor the restarted service (its RSS at that first accepted
+start, with the records of every run before it on disk) may grow from one restart to the
+next by more than ``MAX_KIB_PER_RESTART`` (the fitted slope).
+
     python bench/soak.py                         # 1,000 runs, ~25 minutes
     python bench/soak.py --runs 50 --seed 3      # for development
 """
@@ -30,6 +37,7 @@ import json
 import os
 import platform
 import random
+import signal
 import sys
 import time
 from dataclasses import dataclass, field
@@ -57,6 +65,12 @@ WARMUP_RUNS = 100  # memory growth before this (or half the runs) is start-up, n
 # leak fixed in executive/core/tree.py grew ~200 KiB per 100 runs; this catches one half that.
 MAX_STEADY_KIB_PER_100 = 100.0
 JUMP_KIB = 512  # a step between two samples this large is reported as a jump
+# restarts: the growth (fitted slope) of the sim's RSS and of the restarted service's
+# RSS at its first accepted start stays below this. A leak of this much a restart would be
+# ~12 MB after a restart a day for a year; a restart's own noise is smaller (measured: see
+# docs/benchmarks.md).
+MAX_KIB_PER_RESTART = 32.0
+RESTART_BOUND_S = 60.0  # killed, restarted, a start accepted again within this
 
 # Latching faults latch whether or not a mission runs; the other kinds depend on what
 # the mission is doing when they hit. (kind spec, results the run may end with)
@@ -107,6 +121,9 @@ class Soak:
     rss: list[tuple[int, int, int]] = field(default_factory=list)  # (runs done, service, sim)
     maps: list[dict[str, int]] = field(default_factory=list)  # the service's RSS by mapping
     started: int = 0  # missions the service accepted
+    # per restart: (sim KiB, restarted service KiB at its first accepted start, seconds)
+    restarts: list[tuple[int, int, float]] = field(default_factory=list)
+    restart_problems: list[str] = field(default_factory=list)
 
     def pick(self, index: int) -> Run:
         mission = self.rng.choice(["soak_arm", "soak_base", "soak_both"])
@@ -197,6 +214,42 @@ class Soak:
         if client.status().safety == "SAFE_STOP":
             self.reset()
 
+    def restart(self, index: int, env: dict[str, str]) -> None:
+        """SIGKILL the service mid-run, start it again (the same config and data directory)
+        and wait until it accepts a start; then sample the sim's and its RSS."""
+        st, client = self.stack, self.stack.client
+        t0 = time.monotonic()
+        reply = client.request("start", {"mission": "soak_arm", "params": {}})
+        if reply.code == 0:
+            client.wait_status(lambda s: s.state == "RUNNING", 5.0)
+            time.sleep(self.rng.uniform(0.1, 0.5))  # mid-motion, as the fault matrix kills
+        st.stop("executive", signal.SIGKILL)
+        proc = st.start_service(env=env)
+        deadline = time.monotonic() + RESTART_BOUND_S
+        while True:  # recovery may hold starts until it has made the robot safe
+            reply = client.request("start", {"mission": "soak_arm", "params": {}})
+            if reply.code == 0:
+                break
+            if time.monotonic() >= deadline:
+                self.restart_problems.append(
+                    f"restart {index}: no start accepted {RESTART_BOUND_S:g} s after it: "
+                    f"{reply.message}"
+                )
+                return
+            time.sleep(0.2)
+        self.restarts.append(
+            (
+                self.stack.rss_kib("sim"),
+                self.stack.rss_kib("executive"),
+                round(time.monotonic() - t0, 2),
+            )
+        )
+        ended = client.wait_status(lambda s: s.state not in ("RUNNING", "IDLE"), RUN_BOUND_S)
+        if ended is None or ended.executive_id.split(":")[-1] != str(proc.pid):
+            self.restart_problems.append(f"restart {index}: its run did not end")
+        elif client.status().safety == "SAFE_STOP" and not self.reset()[0]:
+            self.restart_problems.append(f"restart {index}: reset not accepted")
+
     def sample(self, done: int) -> None:
         self.rss.append((done, self.stack.rss_kib("executive"), self.stack.rss_kib("sim")))
         pid = self.stack.pid("executive")
@@ -267,12 +320,39 @@ def memory(rss: list[tuple[int, int, int]], maps: list[dict[str, int]]) -> dict[
     }
 
 
+def restart_memory(restarts: list[tuple[int, int, float]]) -> dict[str, Any]:
+    """The sim's and the restarted service's RSS over the restarts: first, last and the
+    growth (the fitted slope, KiB per restart: a restarted service's RSS at the same
+    moment varies by ~100 KiB from one start to the next, a median step would be noise)."""
+
+    def steady(values: list[int]) -> float:
+        if len(values) < 3:
+            return 0.0
+        return float(np.polyfit(np.arange(len(values), dtype=float), values, 1)[0])
+
+    sim = [r[0] for r in restarts]
+    service = [r[1] for r in restarts]
+    out: dict[str, Any] = {
+        "restarts": len(restarts),
+        "sim_kib": sim,
+        "service_kib": service,
+        "seconds": [r[2] for r in restarts],
+        "sim_steady_kib_per_restart": round(steady(sim), 1),
+        "service_steady_kib_per_restart": round(steady(service), 1),
+    }
+    out["flat"] = max(out["sim_steady_kib_per_restart"], out["service_steady_kib_per_restart"]) < (
+        MAX_KIB_PER_RESTART
+    )
+    return out
+
+
 def soak(
     runs: int,
     *,
     seed: int = 1,
     fault_fraction: float = 0.3,
     sample_every: int = 25,
+    restarts: int = 0,
     workdir: Path | None = None,
     progress: bool = True,
 ) -> dict[str, Any]:
@@ -300,6 +380,10 @@ def soak(
                 )
         pings = [at for at, _ in notify.since(0.0, "WATCHDOG=1")]
         final = stack.client.status()
+        for i in range(restarts):  # after the runs: their pings and counters are judged above
+            s.restart(i, notify.env())
+        if progress and restarts:
+            print(f"  {len(s.restarts)}/{restarts} restarts", flush=True)
     gaps = np.diff(pings) if len(pings) > 1 else np.array([0.0])
     faulted = [r for r in s.runs if r.fault]
     by_fault: dict[str, dict[str, int]] = {}
@@ -334,6 +418,7 @@ def soak(
         },
         "watchdog_max_ping_gap_s": round(float(gaps.max()), 3),
         "memory": memory(s.rss, s.maps),
+        "restarts": {**restart_memory(s.restarts), "problems": s.restart_problems},
         "rss_samples": [{"runs": n, "service_kib": a, "sim_kib": b} for n, a, b in s.rss],
         "service_rss_by_mapping": s.maps,
         "per_run": [r.as_dict() for r in s.runs],
@@ -342,10 +427,13 @@ def soak(
 
 def report(data: dict[str, Any]) -> tuple[str, bool]:
     mem = data["memory"]
+    restarts = data["restarts"]
     ok = (
         not data["stuck"]
         and not data["anomalies"]
         and mem["flat"]
+        and restarts["flat"]
+        and not restarts["problems"]
         and data["watchdog_max_ping_gap_s"] < WATCHDOG_S
         and data["service_runs_counter"] == data["starts_accepted"]
     )
@@ -390,6 +478,30 @@ def report(data: dict[str, Any]) -> tuple[str, bool]:
     grew = mem["grew_after_warmup_by_mapping_kib"]
     t.add(("grew after warm-up, by mapping", ", ".join(f"{k} {v:+d}" for k, v in grew.items())))
     t.add(("sim RSS first / last", f"{mem['sim_first_kib']} / {mem['sim_last_kib']} KiB"))
+    if restarts["restarts"] or restarts["problems"]:
+        sim, service = restarts["sim_kib"], restarts["service_kib"]
+        t.add(
+            (
+                "restarts (SIGKILL mid-run), back to an accepted start",
+                f"{restarts['restarts']}; {len(restarts['problems'])} problems; "
+                f"longest {max(restarts['seconds'], default=0)} s",
+            )
+        )
+        t.add(
+            (
+                "sim RSS over the restarts: first / last, slope",
+                f"{sim[0] if sim else '-'} / {sim[-1] if sim else '-'} KiB, "
+                f"{restarts['sim_steady_kib_per_restart']} KiB per restart",
+            )
+        )
+        t.add(
+            (
+                "restarted service RSS at its first start: first / last, slope",
+                f"{service[0] if service else '-'} / {service[-1] if service else '-'} KiB, "
+                f"{restarts['service_steady_kib_per_restart']} KiB per restart "
+                f"({'flat' if restarts['flat'] else 'GROWING'})",
+            )
+        )
     t.add(
         (
             "longest watchdog ping gap",
@@ -399,6 +511,8 @@ def report(data: dict[str, Any]) -> tuple[str, bool]:
     lines = [t.render(), "", "by fault (run result, latched):"]
     for fault, counts in sorted(data["by_fault"].items()):
         lines.append(f"  {fault:38s} " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    for problem in restarts["problems"]:
+        lines.append(f"  {problem}")
     lines.append("")
     lines.append("soak: " + ("ok" if ok else "FAILED"))
     return "\n".join(lines), ok
@@ -429,6 +543,12 @@ def main(argv: list[str] | None = None) -> int:
         default=RESULTS / "soak.json",
         help="results file (default bench/results/soak.json)",
     )
+    p.add_argument(
+        "--restarts",
+        type=int,
+        default=20,
+        help="after the runs, kill (SIGKILL) and restart the service N times (default 20)",
+    )
     p.add_argument("--workdir", type=Path, default=None, help="keep logs and run records here")
     args = p.parse_args(argv)
     data = soak(
@@ -436,6 +556,7 @@ def main(argv: list[str] | None = None) -> int:
         seed=args.seed,
         fault_fraction=args.fault_fraction,
         sample_every=args.sample_every,
+        restarts=args.restarts,
         workdir=args.workdir,
     )
     text, ok = report(data)

@@ -55,6 +55,20 @@ def test_a_five_run_soak_ends_every_run() -> None:
     assert len(data["rss_samples"]) == 4
 
 
+@pytest.mark.dds
+def test_the_soak_kills_and_restarts_the_service_and_weighs_each_restart() -> None:
+    """Each restart (SIGKILL mid-run, started again on the same data directory) comes back
+    to a start it accepts; the sim's and the restarted service's RSS are sampled each time."""
+    data = soak.soak(2, seed=3, fault_fraction=0.0, sample_every=1, restarts=3, progress=False)
+    restarts = data["restarts"]
+    assert restarts["problems"] == [] and restarts["restarts"] == 3, restarts
+    assert len(restarts["sim_kib"]) == len(restarts["service_kib"]) == 3
+    assert all(kib > 0 for kib in restarts["sim_kib"] + restarts["service_kib"])
+    assert isinstance(restarts["flat"], bool)
+    text, _ = soak.report(data)
+    assert "restarts (SIGKILL mid-run)" in text
+
+
 def test_raw_requests_delete_their_entities_listeners_first(dds_domain: int) -> None:
     """Left to the garbage collector on a participant that lives on, its reader stayed
     alive in C with its listener freed, and a later row's service restart called into it
