@@ -20,7 +20,7 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
 
 
 # robots other than the Atom keep their missions (and libraries) in a folder of their own
-ROBOT_MISSIONS = {"adam": "adam-pro", "grx": "grx"}
+ROBOT_MISSIONS = {"adam": "adam-pro", "grx": "grx", "aurora": "aurora"}
 
 
 def test_validate_shipped(capsys: pytest.CaptureFixture[str]) -> None:
