@@ -35,7 +35,7 @@ from executive.harness.stack import service_time
 from executive.robots.atom.sim.client import SimClient
 from executive.robots.atom.sim.record import STREAM_TOPICS, Recording
 from executive.service.auth import new_nonce, sign
-from executive.service.requests import MUTATING, REPLY_TOPIC, REQUEST_QOS, REQUEST_TOPIC
+from executive.service.protocol import MUTATING, REPLY_TOPIC, REQUEST_QOS, REQUEST_TOPIC
 from executive.wire import dds
 from executive.wire.gen.own.atom_executive.msg import Reply_, Request_
 

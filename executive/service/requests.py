@@ -40,17 +40,17 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import py_trees
 import structlog
-from cyclonedds.core import Listener, Policy, Qos
+from cyclonedds.core import Listener
 from cyclonedds.domain import DomainParticipant
 from cyclonedds.pub import DataWriter
 from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
-from cyclonedds.util import duration
 
 from executive.core.tree import Executive
 from executive.logs import RateLimitedLog
 from executive.operator.authoring import describe_missions, not_found
 from executive.service.auth import Authenticator
+from executive.service.protocol import MUTATING, REPLY_TOPIC, REQUEST_QOS, REQUEST_TOPIC
 from executive.wire.codec import raw_take
 from executive.wire.gen.own.atom_executive.msg import Reply_, Request_
 
@@ -59,18 +59,11 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger(__name__)
 
-REQUEST_TOPIC = "atom/executive/request"
-REPLY_TOPIC = "atom/executive/reply"
-REQUEST_QOS = Qos(
-    Policy.Reliability.Reliable(duration(seconds=1)),
-    Policy.History.KeepLast(64),
-    Policy.Durability.Volatile,
-)
 MAX_FIELD = 64 * 1024  # bytes of any one string field
 ECHO_OVERSIZED = 256  # characters of an oversized request_id/client_id the reply echoes
 MAX_QUEUE = 256
 LOGGED_ID = 64  # characters of a client id a log line repeats
-MUTATING = frozenset({"start", "stop", "reset", "reload", "pause", "resume", "recover"})
+# the topics, their QoS and MUTATING (the signed verbs) are executive/service/protocol.py's
 VERBS = frozenset({"list_missions", "validate", "status", "recoverable", *MUTATING})
 
 

@@ -33,8 +33,14 @@ from executive.robots.atom.topics import TOPICS
 from executive.robots.profile import load_profile
 from executive.service.auth import sign
 from executive.service.peers import GRACE_S
-from executive.service.protocol import STATUS_QOS, STATUS_TOPIC
-from executive.service.requests import REPLY_TOPIC, REQUEST_QOS, REQUEST_TOPIC, Code
+from executive.service.protocol import (
+    REPLY_TOPIC,
+    REQUEST_QOS,
+    REQUEST_TOPIC,
+    STATUS_QOS,
+    STATUS_TOPIC,
+)
+from executive.service.requests import Code
 from executive.wire import dds
 from executive.wire.gen.own.atom_executive.msg import Reply_, Request_, Status_
 
