@@ -60,7 +60,9 @@ class RunRecorder:
         self._queue: queue.Queue[tuple[str, str, Future[None] | None] | None] = queue.Queue(
             maxsize=queue_batches
         )
-        self._synced: set[str] = set()  # run ids whose file's directory entry was fsync'd
+        # the run whose file's directory entry was fsync'd last (runs come one at a time: a
+        # set of every run id would grow for the service's life)
+        self._synced = ""
         self.failed = 0  # batches whose write failed
         self.dropped = 0  # batches dropped: the queue was full (the disk too slow or stuck)
         self.last_error = ""
@@ -105,9 +107,9 @@ class RunRecorder:
                     if done is not None:
                         f.flush()
                         os.fsync(f.fileno())
-                if done is not None and run_id not in self._synced:
+                if done is not None and run_id != self._synced:
                     _fsync_dir(self.dir)  # the file's name, not only its bytes, survives
-                    self._synced.add(run_id)
+                    self._synced = run_id
             except OSError as e:
                 self.failed += 1
                 self._problem(f"{self.path(run_id)}: {e.strerror or e}")

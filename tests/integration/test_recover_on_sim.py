@@ -163,7 +163,7 @@ def test_deliver_drink_killed_with_the_cup_in_hand_is_recovered_to_the_table(
             for e in recording.event_commands("amr_cmd")
             if e.fields.get("command_type") == "MOVE_TO_TAG" and e.t < killed
         ]
-        assert before and before[-1] == BAR, before  # it had driven to the bar for the cup
+        assert BAR in before, before  # it had driven to the bar for the cup (then maybe on)
         upper = [
             e.fields.get("flag")
             for e in recording.event_commands("switch_upper_control", after=killed)
