@@ -231,3 +231,24 @@ def test_the_shipped_missions_go_on_from_their_checkpoints(
     elif checkpoint == "Second cup in hand":
         assert after[0] == "Navigate to tag 2"  # the second table, not the bar (tag 3)
         assert "Navigate to tag 3" not in leaves
+
+
+def test_diff_names_a_change_in_a_recover_subtree_by_node_path(ws: Workspace) -> None:
+    from executive.mission.diff import diff_missions, format_text
+
+    a = loaded(ws, RECOVER)
+    b = loaded(ws, RECOVER.replace("message: recovering", "message: taking back"))
+    text = format_text(diff_missions(a, b), "a", "b")
+    assert "~ Top/Inner/Here/Take back/Log: taking back (log): name:" in text, text
+    assert "message: 'recovering' -> 'taking back'" in text
+    assert "Composite(" not in text  # the subtree is walked, never printed as a value
+    assert diff_missions(a, loaded(ws, RECOVER)) == []
+
+
+def test_render_names_the_recover_subtree(ws: Workspace) -> None:
+    from executive.mission.build import placeholder_builders
+    from executive.mission.cli import key_fields
+
+    tree = build(loaded(ws, RECOVER), placeholder_builders())
+    here = next(n for n in tree.iterate() if n.name == "Here")
+    assert key_fields(here) == "recover 'Take back'"
