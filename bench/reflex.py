@@ -65,6 +65,7 @@ from bench.robot import MARKERS, BenchRobot  # noqa: E402
 from bench.service_probe import ProbedService  # noqa: E402
 from executive import reflex  # noqa: E402
 from executive.harness.stack import LogTail, Stack, running_stack  # noqa: E402
+from executive.motion import native  # noqa: E402
 from executive.robots.profile import load_profile  # noqa: E402
 from executive.service import faultpoints  # noqa: E402
 from executive.wire import dds  # noqa: E402
@@ -83,10 +84,16 @@ TARGETS = {
 THREADS = ("recv", "recvUC", "motion-streamer", reflex.DISPATCHER_THREAD)
 SHIPPED = "shipped"  # the reflex, SCHED_FIFO 80 where granted (the defaults)
 BEFORE = "before"  # the Python fast path, normal scheduling: as shipped before issue 14
+PYTHON_STREAM = "python-stream"  # the stream's periods in Python (stream_mode: python)
+NATIVE_STREAM = "native-stream"  # in the extension's thread (stream_mode: native, issue 22)
 CONFIGS: dict[str, tuple[dict[str, Any], dict[str, str]]] = {
     SHIPPED: ({}, {faultpoints.ENV: "gil-hog"}),
     BEFORE: ({"stream_priority": None}, {faultpoints.ENV: "gil-hog", reflex.ENV: "off"}),
+    PYTHON_STREAM: ({}, {faultpoints.ENV: "gil-hog", native.ENV: "python"}),
+    NATIVE_STREAM: ({}, {faultpoints.ENV: "gil-hog", native.ENV: "native"}),
 }
+# issue 22, with the CPU hog: the stream's lateness p99 against the C loop's of the same run
+STREAM_P99_OVER_FLOOR = 1.5
 
 
 def stream_window(service: ProbedService, floors: floor.Floors, seconds: float) -> dict[str, Any]:
@@ -231,7 +238,8 @@ def run_config(
             service = ProbedService(stack, env)
             lease = dds.lease_domain()
             try:
-                estop_events(stack, robot, peer, amr, 5, first=MARKERS - 5)  # warm-up
+                if events:
+                    estop_events(stack, robot, peer, amr, 5, first=MARKERS - 5)  # warm-up
                 pid = stack.pid("executive")
                 threads = thread_policies(pid, THREADS) if pid is not None else {}
                 first = 0
@@ -239,15 +247,18 @@ def run_config(
                     name = "cpu hog" if hog else "idle"
                     with cpu_hog(hog):
                         load = loadavg()
-                        relay = floor.relay_events(floors, stack.env(), lease.domain, events)
-                        ours = estop_events(stack, robot, peer, amr, events, first)
+                        estop: dict[str, Any] = {}
+                        if events:  # (--events 0: the stream alone)
+                            relay = floor.relay_events(floors, stack.env(), lease.domain, events)
+                            ours = estop_events(stack, robot, peer, amr, events, first)
+                            estop = _estop_figures(ours, relay)
                         first += events
                         _engaged(stack, robot, first)
                         time.sleep(0.5)
                         stream = stream_window(service, floors, seconds)
                         stack.client.request("stop", timeout=WAIT_S)
                     results[name] = {
-                        **_estop_figures(ours, relay),
+                        **estop,
                         "stream": stream,
                         "loadavg": load,
                         "service_threads": threads,
@@ -273,8 +284,10 @@ def run(
     seconds: float = 10.0,
     hog_modes: tuple[bool, ...] = (False, True),
     before: bool = True,
+    configs: tuple[str, ...] | None = None,
 ) -> dict[str, Any]:
-    """The shipped configuration (and, with ``before``, the previous one), every condition."""
+    """The shipped configuration (and, with ``before``, the previous one), every condition;
+    ``configs``: these configurations instead (``CONFIGS``' names)."""
     if (events + 1) * len(hog_modes) + blocked > MARKERS - 5:
         raise ValueError("too many events for the markers")
     work = Path(tempfile.mkdtemp(prefix="bench-reflex-"))
@@ -283,7 +296,7 @@ def run(
         floors = floor.build(work)
         results["configs"] = {
             config: run_config(config, floors, events, blocked, seconds, hog_modes)
-            for config in ((SHIPPED, BEFORE) if before else (SHIPPED,))
+            for config in configs or ((SHIPPED, BEFORE) if before else (SHIPPED,))
         }
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -291,10 +304,27 @@ def run(
 
 
 def verdicts(results: dict[str, Any], tick: dict[str, Any] | None = None) -> list[list[str]]:
-    """The issue's targets, with the CPU hog, as shipped: target, figure, verdict."""
-    c = results["configs"][SHIPPED].get("cpu hog")
+    """The issue's targets, with the CPU hog, as shipped: target, figure, verdict; and each
+    configuration's stream against its C loop (issue 22)."""
+    out = []
+    for config, conditions in results["configs"].items():
+        st = conditions.get("cpu hog", {}).get("stream")
+        if st is None:
+            continue
+        ratio = st["late_over_floor"]["p99"]
+        out.append([
+            f"{config}: stream lateness p99 <= {STREAM_P99_OVER_FLOOR}x the C loop's (hog)",
+            f"{fmt(st['lateness_ms']['p99'])} ms, {ratio:.2f}x",
+            "met" if ratio <= STREAM_P99_OVER_FLOOR else "MISSED",
+        ])  # fmt: skip
+        out.append([
+            f"{config}: missed periods <= the C loop's (hog)",
+            f"{st['missed']} vs {st['floor']['missed']}",
+            "met" if st["missed"] <= st["floor"]["missed"] else "MISSED",
+        ])  # fmt: skip
+    c = results["configs"].get(SHIPPED, {}).get("cpu hog")
     if c is None:
-        return []
+        return out
     s = c["stream"]
     rows = [
         ("first hold p99 <= 0.5 ms", c["hold_ms"]["p99"], c["hold_ms"]["p99"] <= TARGETS["hold_p99"]),
@@ -321,7 +351,7 @@ def verdicts(results: dict[str, Any], tick: dict[str, Any] | None = None) -> lis
                 p99 <= TARGETS["tick100_loop_p99"],
             )
         )
-    return [[what, fmt(value), "met" if ok else "MISSED"] for what, value, ok in rows]
+    return [[what, fmt(value), "met" if ok else "MISSED"] for what, value, ok in rows] + out
 
 
 def report(results: dict[str, Any], tick: dict[str, Any] | None = None) -> str:
@@ -334,6 +364,8 @@ def report(results: dict[str, Any], tick: dict[str, Any] | None = None) -> str:
                 ("e-stop -> all 3 holds", "hold_all"),
                 ("e-stop -> AMR cancel", "cancel"),
             ):
+                if f"{key}_ms" not in c:
+                    continue
                 s, ratio, floor_p = c[f"{key}_ms"], c[f"{key}_over_relay"], c[f"relay_{key}_ms"]
                 rows.append([
                     where, label, str(s["n"]), fmt(s["median"]), fmt(s["p99"]),
@@ -376,7 +408,7 @@ def report(results: dict[str, Any], tick: dict[str, Any] | None = None) -> str:
             "targets (CPU hog, shipped configuration):",
             table(("target", "figure", "verdict"), v),
         ]
-    threads = results["configs"][SHIPPED].get("idle", {}).get("service_threads")
+    threads = results["configs"].get(SHIPPED, {}).get("idle", {}).get("service_threads")
     if threads:
         out.append("service threads: " + ", ".join(f"{k} {v}" for k, v in sorted(threads.items())))
     return "\n".join(out)
@@ -484,10 +516,19 @@ def main() -> int:
         parser.add_argument("--seconds", type=float, default=10.0, help="the stream window")
         parser.add_argument("--no-hog", action="store_true", help="only the idle condition")
         parser.add_argument("--no-before", action="store_true", help="the shipped service only")
+        parser.add_argument(
+            "--configs",
+            default="",
+            help=f"comma-separated, instead of shipped and before: {', '.join(CONFIGS)}",
+        )
 
     def run_with(a: argparse.Namespace) -> dict[str, Any]:
         hogs = (False,) if a.no_hog else (False, True)
-        return run(a.events, a.blocked, a.seconds, hogs, not a.no_before)
+        configs = tuple(c for c in a.configs.split(",") if c) or None
+        for c in configs or ():
+            if c not in CONFIGS:
+                raise SystemExit(f"--configs: unknown configuration {c!r} ({', '.join(CONFIGS)})")
+        return run(a.events, a.blocked, a.seconds, hogs, not a.no_before, configs)
 
     return cli(__doc__, run_with, report, arguments)
 

@@ -524,10 +524,9 @@ class MotionStreamer:
             self._seen_deadman = core.renew(0.0)
             self._sync(self.clock())
         refused = core.stream_start(self.period, self.priority or 0)
+        # as the Python thread reports it (status and benches read it); the log says native
         self.stats.scheduling = (
-            f"SCHED_FIFO {self.priority} (native)"
-            if self.priority and not refused
-            else "SCHED_OTHER (native)"
+            f"SCHED_FIFO {self.priority}" if self.priority and not refused else "SCHED_OTHER"
         )
         if self.priority and refused:
             log.warning(
@@ -541,6 +540,7 @@ class MotionStreamer:
             log.info(
                 "motion streamer scheduling",
                 policy=self.stats.scheduling,
+                stream="native",
                 deadman_s=self.deadman_s,
             )
         return True
