@@ -36,6 +36,7 @@ import socket
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -68,6 +69,59 @@ wt: Any = _types
 _Listener: Any = Listener
 
 
+class Uplink:
+    """What goes up to the service, sent by a thread of its own: nothing that trips or holds
+    ever waits on the link. A stopped service stops reading; the socket's buffer fills in
+    about a second of state, and a blocking send there once stopped the bridge's own loop
+    before it could judge the service silent (the robot was never held). Messages (trips,
+    errors) queue, at most ``QUEUE`` of them; the state is the newest only."""
+
+    QUEUE = 256
+
+    def __init__(self, link: ipc.Channel) -> None:
+        self.link = link
+        self._cv = threading.Condition()
+        self._messages: deque[dict[str, Any]] = deque(maxlen=self.QUEUE)
+        self._state: dict[str, Any] | None = None
+        self._closed = False
+        self._thread = threading.Thread(target=self._run, name="aurora-uplink", daemon=True)
+        self._thread.start()
+
+    def send(self, message: dict[str, Any]) -> None:
+        with self._cv:
+            self._messages.append(message)
+            self._cv.notify()
+
+    def state(self, message: dict[str, Any]) -> None:
+        with self._cv:
+            self._state = message
+            self._cv.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._cv:
+                while not (self._messages or self._state is not None or self._closed):
+                    self._cv.wait()
+                if self._messages:
+                    message: dict[str, Any] | None = self._messages.popleft()
+                else:
+                    message, self._state = self._state, None
+                if message is None and self._closed:
+                    return
+            if message is not None:
+                try:
+                    self.link.send(message)
+                except OSError:
+                    return  # the service is gone: EOF ends the bridge
+
+    def close(self, timeout: float = 1.0) -> None:
+        """Send what is queued (for up to ``timeout`` s), then stop."""
+        with self._cv:
+            self._closed = True
+            self._cv.notify()
+        self._thread.join(timeout)
+
+
 class Bridge:
     """The robot's side of the adapter (see the module docstring). Thread-safe: the link
     thread, cyclone's listener threads and the bridge's loop share one lock."""
@@ -79,6 +133,7 @@ class Bridge:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.link = link
+        self.up = Uplink(link)  # every message up, never blocking the safety path
         self.cfg = cfg
         self.clock = clock
         self.wire = WireConfig(
@@ -465,7 +520,7 @@ class Bridge:
             with self.lock:
                 changed, self.changed = self.changed, False
             if changed:
-                self._send(self.state(now))
+                self.up.state(self.state(now))
             return now + UP_S
         return next_up
 
@@ -517,8 +572,7 @@ class Bridge:
             }
 
     def _send(self, message: dict[str, Any]) -> None:
-        with contextlib.suppress(OSError):  # the service is gone: EOF ends the bridge
-            self.link.send(message)
+        self.up.send(message)  # never blocks (Uplink)
 
     def close(self, why: str) -> None:
         """Hold (the service is gone or closing), then end the loop and the participant."""
@@ -528,6 +582,7 @@ class Bridge:
         with self.lock:
             self.latched = self.latched or ("hold", why)
             self._hold()
+        self.up.close(timeout=0.5)
         self.node.close()
 
 
