@@ -3,6 +3,8 @@ no service around it, against the simulated Aurora on this test's DDS domain."""
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,7 +13,7 @@ import numpy as np
 import pytest
 
 from executive.robots.aurora.demo import SIM_PYTHON, RobotProcess
-from executive.robots.aurora.interface import AuroraAdapter, open
+from executive.robots.aurora.interface import SEND_TIMEOUT_S, AuroraAdapter, open
 from executive.robots.profile import load_profile
 from tests.sim.conftest import wait_until
 
@@ -72,3 +74,24 @@ def test_the_hold_and_the_reset(arm) -> None:
     adapter.install_reflex(None, lambda trip: None).reset()
     stream.write(stream.encode(np.full(7, 0.5)))
     assert wait_until(lambda: robot.records().moving(holds[0]), 3)
+
+
+def test_a_bridge_that_stops_reading_is_killed_and_named_and_no_send_waits_long(arm) -> None:
+    """SIGSTOP the bridge: the socket's buffer fills; no send waits more than the adapter's
+    bound, the bridge is killed and its end reported as the fault it is."""
+    adapter, robot, events = arm
+    os.kill(adapter.pid, signal.SIGSTOP)
+    stream = next(s for s in adapter.streams if s.name == "left_manipulator")
+    frame = stream.encode(np.full(7, 0.1))
+    longest = 0.0
+    deadline = time.monotonic() + 20
+    while not events and time.monotonic() < deadline:
+        t = time.perf_counter()
+        stream.write(frame)
+        longest = max(longest, time.perf_counter() - t)
+    assert events, "the stuck bridge was never reported"
+    code, message = events[0]
+    assert code == "stale_state"
+    assert f"Aurora bridge (pid {adapter.pid}) stopped reading its link" in message
+    assert longest < SEND_TIMEOUT_S + 0.1
+    assert adapter.process.wait(5) == -signal.SIGKILL

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import struct
 import threading
+import time
 
 import pytest
 
@@ -63,3 +64,15 @@ def test_a_broken_stream_says_why(raw: bytes, why: str) -> None:
 def test_a_non_finite_number_never_leaves() -> None:
     with pytest.raises(ValueError):
         ipc.encode({"t": ipc.GROUP, "q": [math.nan]})
+
+
+def test_a_bounded_send_to_a_peer_that_reads_nothing_gives_up() -> None:
+    ours, theirs = ipc.pair()
+    a = ipc.Channel(ours)
+    frame = ipc.encode({"t": ipc.GROUP, "g": "left_manipulator", "q": [0.0] * 7})
+    t = time.monotonic()
+    with pytest.raises(TimeoutError):
+        for _ in range(1_000_000):  # the socket's buffer fills, then the bound ends it
+            a.send_frame(frame, timeout=0.05)
+    assert time.monotonic() - t < 10
+    theirs.close()

@@ -64,6 +64,7 @@ _errors = RateLimitedLog(log)
 PYTHON_ENV = "ATOM_AURORA_PYTHON"  # the bridge's interpreter, when not the checkout's
 REPO = Path(__file__).resolve().parents[3]
 DEFAULT_PYTHON = REPO / ".venv-aurora" / "bin" / "python"
+SEND_TIMEOUT_S = 0.2  # a bridge that reads nothing for this long is stuck (its buffer full)
 HELLO_TIMEOUT_S = 30.0  # the bridge's start: an interpreter, cyclonedds 11, a participant
 JOINT_MOVING = 0.1  # rad/s: a group measured faster than this is moving
 GROUP_ERROR = 3  # group_motion_state: error
@@ -214,6 +215,7 @@ class AuroraAdapter:
         self._found: int | None = None  # the whole-body FSM found when control was taken
         self._gone = ""  # why the bridge is gone ("" while it runs)
         self._closing = False
+        self._stuck = False  # it stopped reading the link and was killed
         self.trips: list[tuple[str, str, float]] = []  # the bridge's, as received (code, msg, t)
         ours, theirs = ipc.pair()
         self._link = ipc.Channel(ours)
@@ -305,7 +307,9 @@ class AuroraAdapter:
         if self._closing:
             return
         code = self.process.poll()
-        if code is None:
+        if self._stuck:
+            with_code = f"stopped reading its link for {SEND_TIMEOUT_S:g} s and was killed"
+        elif code is None:
             with_code = "closed its link" + (f" ({why})" if why else "")
         else:
             with_code = f"exited with code {code}"
@@ -361,8 +365,19 @@ class AuroraAdapter:
         self.send_frame(ipc.encode(message))
 
     def send_frame(self, frame: bytes) -> None:
+        """One frame to the bridge, never waiting more than ``SEND_TIMEOUT_S``: the streamer,
+        the tick thread and the fast path send here. A bridge that has stopped reading (hung,
+        stopped) fills the socket's buffer; then it is killed, so that its end closes and the
+        link thread reports it gone (not from here: a caller may hold the streamer's lock,
+        which the fast path's hold needs)."""
+        if self._gone or self._stuck:
+            return
         try:
-            self._link.send_frame(frame)
+            self._link.send_frame(frame, timeout=SEND_TIMEOUT_S)
+        except TimeoutError:
+            self._stuck = True
+            log.error("aurora bridge stopped reading its link; killing it", pid=self.pid)
+            self.process.kill()
         except OSError as e:
             _errors.log("warning", "aurora bridge unreachable", key="send", error=repr(e))
 

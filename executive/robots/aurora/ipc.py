@@ -38,9 +38,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+import select
 import socket
 import struct
 import threading
+import time
 from typing import Any
 
 HEADER = struct.Struct(">I")
@@ -102,11 +104,32 @@ class Channel:
         """Send one message. OSError (BrokenPipeError...) when the other end is gone."""
         self.send_frame(encode(message))
 
-    def send_frame(self, frame: bytes) -> None:
-        """Send one frame made by ``encode`` (a stream encodes ahead, sends later)."""
+    def send_frame(self, frame: bytes, timeout: float | None = None) -> None:
+        """Send one frame made by ``encode`` (a stream encodes ahead, sends later).
+
+        ``timeout``: give up after that long without the other end reading (TimeoutError);
+        the stream may then hold part of the frame, so the caller must end the link. None:
+        wait as long as it takes."""
         with self._send_lock:
-            self.sock.sendall(frame)
+            if timeout is None:
+                self.sock.sendall(frame)
+            else:
+                self._send_within(frame, time.monotonic() + timeout)
             self.sent += 1
+
+    def _send_within(self, frame: bytes, deadline: float) -> None:
+        view = memoryview(frame)
+        while view:
+            try:
+                n = self.sock.send(view, socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                n = 0
+            view = view[n:]
+            if not view:
+                return
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([], [self.sock], [], left)[1]:
+                raise TimeoutError(f"the other end read nothing for a {len(frame)}-byte frame")
 
     def _fill(self, n: int) -> bool:
         while len(self._buffer) < n:
