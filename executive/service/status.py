@@ -51,6 +51,8 @@ from cyclonedds.pub import DataWriter
 from cyclonedds.topic import Topic
 
 from behaviours.base import RobotLeaf
+from behaviours.state import SNAPSHOT_KEY
+from behaviours.state import snapshot as read_snapshot
 from executive import __version__
 from executive.core.tree import ExecState, Executive, MissionRun, Paused, node_path
 from executive.robots.ports import Motion, RobotSnapshot, Stamped
@@ -61,6 +63,7 @@ FEED_LINES = 20
 SCHEMA = "atom-executive/status"
 VERSION = 1
 DIGITS = 3  # seconds and fractions to the millisecond: enough to show, short to send
+TICK_FRESH_S = 0.25  # s: a tick's snapshot older than this is not the state now (a stalled loop)
 
 
 def schema() -> dict[str, Any]:
@@ -465,6 +468,8 @@ class StatusPublisher:
         self._last_sent = -1e9
         # the tick thread publishes after each tick; the runtime's supervisor while it stalls
         self._lock = threading.Lock()
+        self._bb = py_trees.blackboard.Client(name="Status Publisher")
+        self._bb.register_key(SNAPSHOT_KEY, access=py_trees.common.Access.READ)
         self.problems: Callable[[], list[str]] = list  # conditions to report (run records ...)
         self.running = RunningSince()  # when each node started RUNNING (elapsed times)
         # the look at start for what a previous instance left (PreviousInstance.document)
@@ -528,11 +533,21 @@ class StatusPublisher:
             len(ex.context.feed),
             tuple(ex.monitor.reasons),
             # which sources are silent, not their ages: those change every tick
-            tuple((x.topic, x.age is None) for x in ex.monitor.silent(ex.state_now())),
+            tuple((x.topic, x.age is None) for x in ex.monitor.silent(self._judged())),
             ex.interface_mismatches,
             ex.conflicts,
             tuple(self.problems()),
         )
+
+    def _judged(self) -> RobotSnapshot:
+        """The snapshot the last tick gathered (the blackboard's) while ticks run: no second
+        read of the robot's readers after each tick (issue 22). The robot's state now when
+        that one is older than ``TICK_FRESH_S``: the loop stalled, and this runs from the
+        supervisor."""
+        snap = read_snapshot(self._bb)
+        if snap.taken and 0.0 <= self.clock() - snap.taken < TICK_FRESH_S:
+            return snap
+        return self.executive.state_now()
 
     def maybe_publish(self) -> bool:
         """Publish if anything changed or the heartbeat is due; True if it published."""
