@@ -181,3 +181,31 @@ def test_a_profile_without_a_body_gets_no_transforms_and_says_so(tmp_path: Path)
     assert len(said) == 1 and "no licensed model" in said[0]["why"], logs
     grx = load_profile("grx")
     assert bodychannels.why_none(grx) == "profile grx: no body model (the profile has no body:)"
+
+
+def test_a_robot_at_rest_costs_no_forward_kinematics(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The idle service records the pre-roll's transforms at 50 Hz: the same joints, bit for
+    bit, reuse the last frames (new stamps, same transforms); a joint that moved is posed
+    again (issue 22)."""
+    frames = bodychannels.Frames(ATOM)
+    calls = []
+    real = bodyframes.local_frames
+
+    def counted(*args: Any) -> Any:
+        calls.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(bodyframes, "local_frames", counted)
+    names = ATOM.topics["upper"]
+    frames.measured(names, np.zeros(len(names)))
+    first = frames.message(1_000_000_000)
+    again = frames.message(2_000_000_000)
+    assert len(calls) == 1
+    strip = [{k: v for k, v in t.items() if k != "timestamp"} for t in first["transforms"]]
+    assert strip == [{k: v for k, v in t.items() if k != "timestamp"} for t in again["transforms"]]
+    assert again["transforms"][0]["timestamp"] == {"sec": 2, "nsec": 0}
+    q = np.zeros(len(names))
+    q[3] = 0.5
+    frames.measured(names, q)
+    moved = frames.message(3_000_000_000)
+    assert len(calls) == 2 and moved["transforms"] != again["transforms"]

@@ -180,6 +180,10 @@ class Frames:
         self._body: Body | None = None
         self._tree: bodyframes.LinkTree | None = None
         self._names: list[tuple[str, str]] = []  # (parent, child) per transform
+        # the last pose's joints and its rounded frames: a robot at rest (an idle service
+        # records the pre-roll at 50 Hz) costs no forward kinematics (issue 22)
+        self._posed: tuple[float, ...] | None = None
+        self._frames: tuple[list[Any], list[Any]] = ([], [])
 
     def _loaded(self) -> Body:
         if self._body is None:
@@ -200,10 +204,14 @@ class Frames:
         """Every link's transform from its parent for the joints measured so far."""
         body = self._loaded()
         assert self._tree is not None  # loaded with the body
-        body.pose(self.joints)
-        translation, rotation = bodyframes.local_frames(body, self._tree)
-        t = np.round(translation, DIGITS).tolist()  # rounded at once: 30 links at 50 Hz
-        q = np.round(rotation[:, [1, 2, 3, 0]], DIGITS).tolist()  # x y z w, as Foxglove
+        posed = tuple(self.joints.values())
+        if posed != self._posed:  # (the same joints, in the order first measured)
+            body.pose(self.joints)
+            translation, rotation = bodyframes.local_frames(body, self._tree)
+            t = np.round(translation, DIGITS).tolist()  # rounded at once: 30 links at 50 Hz
+            q = np.round(rotation[:, [1, 2, 3, 0]], DIGITS).tolist()  # x y z w, as Foxglove
+            self._posed, self._frames = posed, (t, q)
+        t, q = self._frames
         stamp = _time(stamp_ns)
         return {
             "transforms": [
