@@ -3,7 +3,7 @@
     python bench/run.py                      # everything, about 6 minutes on 2 cores
     python bench/run.py --quick              # shortened runs, to check the harness
     python bench/run.py --only estop,stream  # some of: codec startup tick stream estop
-                                             # estop_c grx reflex memory cli
+                                             # estop_c grx reflex memory cli idle
 
 Each part is a module of ``bench/`` that also runs alone (``python bench/estop.py -h``):
 
@@ -23,7 +23,9 @@ Each part is a module of ``bench/`` that also runs alone (``python bench/estop.p
   relay, a C SCHED_FIFO loop), e-stops with the interpreter blocked, issue 14's targets;
 - ``memory``: the service's RSS after 1,000 mission runs against after 10;
 - ``cli``: ``atom-executive --help`` and ``status`` wall time against a bare Python status
-  reader of the same run (issue 22's target: at most 2x).
+  reader of the same run (issue 22's target: at most 2x);
+- ``idle``: the idle service's CPU beside each simulated robot and each simulated robot's,
+  as before issue 22 and against a C robot publishing the same topics (issue 22's targets).
 
 Every DDS participant uses the loopback config (``CYCLONEDDS_URI`` is set to
 ``executive/resources/cyclonedds-loopback.xml`` when unset) and a leased domain. The
@@ -49,6 +51,7 @@ if str(ROOT) not in sys.path:  # run as a script: python bench/run.py
 
 from bench import cli as cli_wall  # noqa: E402
 from bench import codec, estop, estop_c, grx, memory, reflex, startup, stream, tick  # noqa: E402
+from bench import idle as idle_cpu  # noqa: E402
 from bench.common import (  # noqa: E402
     RESULTS,
     busy_processes,
@@ -60,7 +63,19 @@ from bench.common import (  # noqa: E402
     table,
 )
 
-PARTS = ("codec", "startup", "tick", "stream", "estop", "estop_c", "grx", "reflex", "memory", "cli")
+PARTS = (
+    "codec",
+    "startup",
+    "tick",
+    "stream",
+    "estop",
+    "estop_c",
+    "grx",
+    "reflex",
+    "memory",
+    "cli",
+    "idle",  # bench/idle.py: idle CPU of the service and the sims against a C robot
+)
 FLAT_KIB_PER_RUN = 1.0  # "flat": the second half's slope stays under this
 
 
@@ -81,6 +96,7 @@ def summary_rows(results: dict[str, Any]) -> list[list[str]]:
         ("startup", _startup_rows),
         ("memory", _memory_rows),
         ("cli", cli_wall.summary_rows),
+        ("idle", idle_cpu.summary_rows),
     ):
         if results.get(part):
             rows += rows_of(results[part])
@@ -419,6 +435,7 @@ def main() -> int:
         ),
         "memory": (lambda: memory.run(runs, 10.0 if q else 120.0), memory.report),
         "cli": (lambda: cli_wall.run(5 if q else 15), cli_wall.report),  # bench/cli.py
+        "idle": (lambda: idle_cpu.run(8.0 if q else 20.0), idle_cpu.report),  # bench/idle.py
     }
     began = time.monotonic()
     for part in PARTS:

@@ -13,7 +13,7 @@ from executive import logs
 from executive.robots.atom.topics import TOPICS, AtomIO
 from executive.wire import dds
 from executive.wire.codec import raw_write
-from executive.wire.robot_io import ArrivalClock, Kind, Side
+from executive.wire.robot_io import POLL_ENV, ArrivalClock, Kind, Side
 
 
 def test_every_topic_has_exactly_one_writer_side(participant: dds.DomainParticipant) -> None:
@@ -233,3 +233,18 @@ def test_arrival_clock_survives_a_skewed_or_jumping_writer_clock() -> None:
     assert got == since
     # no timestamp at all: the previous take (the earliest it can have arrived)
     assert clock.arrival(0, wall0, now + 0.02, now) == now
+
+
+def test_poll_off_makes_every_reader_listen_as_before(
+    participant: dds.DomainParticipant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``ATOM_EXECUTIVE_POLL=off``: bench/idle.py's "before" (a listener per sample)."""
+    monkeypatch.setenv(POLL_ENV, "off")
+    ctl = AtomIO(participant, records=["upper_state"], polled=["upper_state"])
+    assert not ctl.readers["upper_state"].polled
+    monkeypatch.delenv(POLL_ENV)
+    assert (
+        AtomIO(participant, records=["upper_state"], polled=["upper_state"])
+        .readers["upper_state"]
+        .polled
+    )

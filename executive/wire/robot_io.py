@@ -24,7 +24,8 @@ executive only needs at tick rate is read that way: 500 Hz joint state costs the
 rate, not the topic's (issue 22). Silence is still judged from each sample's arrival,
 estimated from its source timestamp (``ArrivalClock``), never from when it was taken; an
 undecodable newest sample is still counted, named and reported to ``on_undecodable``, on
-the thread that calls ``poll`` (the tick's), never from ``latest``.
+the thread that calls ``poll`` (the tick's), never from ``latest``. ``ATOM_EXECUTIVE_POLL=off``
+makes every reader listen, as before (``bench/idle.py``'s A/B).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import math
+import os
 import threading
 import time
 import weakref
@@ -56,6 +58,7 @@ log = structlog.get_logger(__name__)
 ERROR_LOG_INTERVAL = 10.0  # s between repeated log lines about one reader's errors
 SKEW_WINDOW_S = 10.0  # ArrivalClock: the least delay is the least of this window and the last
 POLL_WAIT_S = 0.005  # a polled reader's ``wait_for`` looks this often
+POLL_ENV = "ATOM_EXECUTIVE_POLL"  # "off": every reader listens, as before issue 22 (an A/B)
 
 
 class Side(enum.Enum):
@@ -154,7 +157,7 @@ class LatestReader(Generic[T]):
     ) -> None:
         self._clock = clock
         self._codec = codec
-        self.polled = polled
+        self.polled = polled and os.environ.get(POLL_ENV, "").strip().lower() != "off"
         self._arrivals = ArrivalClock()
         self._taken_at: float | None = None  # polled: the last take (``clock``)
         self._unreported: list[str] = []  # polled: undecodable samples ``poll`` reports
@@ -173,13 +176,13 @@ class LatestReader(Generic[T]):
         # reader's topic after creating it, and a listener given to the constructor can run
         # before that ("take failed: ... no attribute '_topic'", seen with a writer already
         # publishing, as a robot is when the service starts). Then take what came before it.
-        if not polled:
+        if not self.polled:
             self.reader.set_listener(_weak_listener(weakref.ref(self)))
         # Deleted with this object however it goes (close, refcount or the collector), by
         # a finalizer that holds the DDS reader and not this object (see dds.delete_entities)
         self._finalizer = weakref.finalize(self, dds.delete_entities, [self.reader])
         self._finalizer.atexit = False  # at exit, the participant's deletion covers it
-        if not polled:
+        if not self.polled:
             self._on_data(self.reader)
 
     def close(self) -> None:
