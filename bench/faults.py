@@ -1026,6 +1026,21 @@ def restart_after_hang(m: Matrix, row: Row, mark: Any, t_inject: float, seen: fl
     row.notes.append("restarted with the e-stop still pressed, the new service latches it at once")
 
 
+def _nothing_between_the_reflex_and_its_hold(m: Matrix, row: Row, rec: Any, hold: Any) -> None:
+    """Nothing left between the reflex taking the e-stop sample and its hold (``hold``, the
+    first command from which on nothing moves): the reflex's own log line says how long
+    after the sample its hold left. What the stream sent before the sample reached the
+    service (the sim publishes its state at its own pace) was sent before anyone knew."""
+    held = [e for e in m._events if e.get("event") == "e-stop reflex held"]
+    if not held or held[-1].get("sample_to_hold_us") is None:
+        row.expect(False, "no 'e-stop reflex held' line with its timing")
+        return
+    t_sample = hold.sent - float(held[-1]["sample_to_hold_us"]) / 1e6
+    late = [c for c in rec.commands(after=t_sample + 0.001) if c.sent < hold.sent]
+    row.details["commands_between_the_reflex_and_its_hold"] = len(late)
+    row.expect(not late, f"{len(late)} commands between the reflex's sample and its hold")
+
+
 def gil_hog_row(m: Matrix, row: Row) -> None:
     """The interpreter blocked (``gil-hog``: one C call holding the GIL for 3 s) when the
     e-stop comes: the reflex holds and cancels in C meanwhile; Python latches afterwards."""
@@ -1067,8 +1082,18 @@ def gil_hog_row(m: Matrix, row: Row) -> None:
     t_fault = fault_time(rec, "estop-soft", after=t_inject - 1.0)
     row.expect(not math.isnan(t_fault), "the sim's record has no line for the e-stop")
     m.judge_hold(row, hold_report(rec, t_fault, seen or t_inject, t_reset))
-    # stricter than from the latch on: nothing that moves from the reflex's hold on
-    first = min(rec.commands(after=t_fault), key=lambda c: c.sent, default=None)
+    # stricter than from the latch on: nothing that moves from the reflex's hold on. The
+    # hold is the first command after the e-stop from which on nothing moves (the native
+    # stream may send a period of its move between the e-stop and the reflex's hold, as
+    # the Python one does when not blocked); the Python stream sends nothing else
+    first = next(
+        (
+            c
+            for c in sorted(rec.commands(after=t_fault), key=lambda c: c.sent)
+            if not rec.motion_commands(c.sent - 1e-6, before=t_reset)
+        ),
+        None,
+    )
     cancels = [
         e.t
         for e in rec.event_commands("amr_cmd", after=t_fault)
@@ -1078,6 +1103,7 @@ def gil_hog_row(m: Matrix, row: Row) -> None:
     row.expect(first is not None and first.sent < t_free, "no hold while Python was blocked")
     row.expect(bool(cancels) and cancels[0] < t_free, "no cancel while Python was blocked")
     if first is not None:
+        _nothing_between_the_reflex_and_its_hold(m, row, rec, first)
         row.motion_after = len(rec.motion_commands(first.sent - 1e-6, before=t_reset))
         row.expect(row.motion_after == 0, "motion after the reflex's hold")
         row.details["hold_sent_ms_after_the_estop"] = round((first.sent - t_fault) * 1e3, 2)
