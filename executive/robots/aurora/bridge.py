@@ -301,13 +301,14 @@ class Bridge:
 
     def trip(self, code: str, message: str, *, tell: bool = True) -> None:
         """Hold, latch, then (``tell``) say so to the service; once per latch."""
+        at = self.clock()  # the decision, before the hold is written (benchmarks split here)
         with self.lock:
             if self.latched is not None:
                 return  # held already; the loop repeats the stop
             self.latched = (code, message)
             self._hold()
         if tell:
-            self._send({"t": ipc.TRIP, "code": code, "message": message, "at": self.clock()})
+            self._send({"t": ipc.TRIP, "code": code, "message": message, "at": at})
 
     def failed(self, why: str) -> None:
         """A command from the service that raised: what it asked is not what the robot
