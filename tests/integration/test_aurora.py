@@ -242,3 +242,26 @@ def test_namespace_ros_naming_and_a_domain_of_its_own_come_from_the_profile(
                 robot.close()
     finally:
         robot_domain.release()
+
+
+def test_the_seed_variant_end_to_end(tmp_path: Path) -> None:
+    """Service config ``interface: seed`` against the simulated Aurora speaking seed 003's
+    types as written (VelocityCmd without duration, MotorCfgGroupCmd with the PD gains only)."""
+    with running_stack(tmp_path) as stack:
+        robot = start(stack, sim(stack, "--interface", "seed"), interface="seed")
+        try:
+            t0 = time.monotonic()
+            start_mission(stack, "arm_hand_walk", walk_seconds=0.5)
+            done = stack.client.wait_status(lambda s: s.state not in ("RUNNING", "IDLE"), 60)
+            assert done is not None and done.state == "SUCCEEDED", stack.client.status()
+            assert stack.client.status().interface_variant == "seed"
+            time.sleep(0.3)
+            rec = robot.records()
+            walk = [f for _, f, r in rec.taken("velocity_cmd", t0) if r == "applied"]
+            assert any(f["vx"] > 0 for f in walk) and all("duration" not in f for f in walk)
+            cfg = [
+                c for _, f, _ in rec.taken("robot_motor_cfg_group_cmd", t0) for c in f["group_cmd"]
+            ]
+            assert cfg and set(cfg[0]) == {"group_name", "pd_kp", "pd_kd"}
+        finally:
+            robot.close()
