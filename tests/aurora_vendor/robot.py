@@ -41,6 +41,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -170,7 +171,7 @@ class Robot:
                 results.append(f"{g}:moving")
         return ",".join(results) or "empty"
 
-    # -- faults (signals, main thread) ---------------------------------------------------
+    # -- faults (noted by signals, applied by the main loop) ------------------------------
 
     def fsm9(self, *_: object) -> None:
         with self.lock:
@@ -259,13 +260,18 @@ def main() -> None:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     robot = Robot(args)
-    signal.signal(signal.SIGUSR1, robot.fsm9)
-    signal.signal(signal.SIGUSR2, robot.group_error)
+    # A handler runs on the main thread between bytecodes, maybe inside ``robot.lock``
+    # (not reentrant): it only notes the fault, and the loop below applies it.
+    pending: list[Callable[[], None]] = []
+    signal.signal(signal.SIGUSR1, lambda *_: pending.append(robot.fsm9))
+    signal.signal(signal.SIGUSR2, lambda *_: pending.append(robot.group_error))
     print(json.dumps({"ready": True, "pid": __import__("os").getpid()}), flush=True)
     period = 1.0 / args.rate
     tick = 0
     next_t = time.monotonic()
     while not stop.is_set():
+        while pending:
+            pending.pop(0)()
         robot.step(period)
         robot.publish(all_topics=tick % 10 == 0)
         tick += 1

@@ -7,6 +7,8 @@ import json
 import os
 import signal
 import sys
+import threading
+import time
 
 from executive.robots.aurora.sim.model import AuroraModel
 from executive.robots.aurora.sim.node import SimNode, group_sizes
@@ -61,10 +63,14 @@ def main(argv: list[str] | None = None) -> int:
     model = AuroraModel(sizes, speed=args.speed, fsm=args.fsm, allow_override=not args.no_override)
     sim = SimNode(model, config, rate=args.rate, record=args.record, control_port=args.control_port)
 
-    def fsm9(*_: object) -> None:
-        # handled on the control thread's terms: one lock, one record line
+    def raise_fsm9() -> None:
         with sim.lock:
-            sim.handle({"fault": "fsm9"}, __import__("time").monotonic())
+            sim.handle({"fault": "fsm9"}, time.monotonic())
+
+    def fsm9(*_: object) -> None:
+        # The handler runs on the main thread, which may hold sim.lock (not reentrant):
+        # taking it here waited forever. A thread of its own waits for the lock instead.
+        threading.Thread(target=raise_fsm9, name="sigusr1", daemon=True).start()
 
     signal.signal(signal.SIGTERM, lambda *_: sim.stop.set())
     signal.signal(signal.SIGINT, lambda *_: sim.stop.set())
