@@ -66,6 +66,15 @@ COMMANDS: dict[str, tuple[str | None, str]] = {
         "list the runs a crash interrupted and their last checkpoint; with RUN_ID "
         "(signed), go on with that run from its checkpoint",
     ),
+    "router": (
+        "executive.service.router:add_parser",
+        "run zenoh's router for the fleet plane (the site's; loopback by default)",
+    ),
+    "fleet": (
+        "executive.operator.fleet:add_parser",
+        "every robot on the fleet plane, live (--json for programs); --robot ID ACTION "
+        "commands one",
+    ),
     "sim": (
         "executive.robots.atom.sim.cli:add_parser",
         "run the simulated Atom on DDS (or inject faults into one)",

@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,6 +55,17 @@ class FoxgloveConfig:
 
 
 @dataclass(frozen=True)
+class FleetConfig:
+    """The fleet plane (executive/service/fleet.py): this executive's status, events and
+    signed requests on zenoh under ``<prefix>/<robot_id>/``, through the routers its zenoh
+    config connects to. Off unless the ``fleet`` mapping is given."""
+
+    robot_id: str  # the robot's name on the fleet plane: one key chunk, unique in the fleet
+    zenoh_config: str  # a zenoh JSON5 file: mode client, the site router's endpoint
+    prefix: str = "fleet"  # the key expression the fleet's robots share
+
+
+@dataclass(frozen=True)
 class ServiceConfig:
     # the robot's wire variant (the Atom: preset[+axis=choice...]); None: the robot's default
     interface: str | None = None
@@ -81,6 +93,7 @@ class ServiceConfig:
     previous_control: str = "release"
     safety: SafetyConfig = field(default_factory=SafetyConfig)
     foxglove: FoxgloveConfig = field(default_factory=FoxgloveConfig)
+    fleet: FleetConfig | None = None  # None: this executive is on no fleet plane
 
 
 @dataclass(frozen=True)
@@ -202,6 +215,49 @@ def _foxglove(raw: Any, problems: list[str]) -> FoxgloveConfig:
     return FoxgloveConfig(**raw)
 
 
+# a robot id or a prefix chunk: what a zenoh key expression takes verbatim (no wildcard,
+# no ``$``, no separator), short enough to read in the fleet view
+FLEET_CHUNK = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")
+
+
+def _fleet(raw: Any, problems: list[str]) -> FleetConfig | None:
+    """The ``fleet`` mapping: robot_id and zenoh_config required, prefix one or more
+    chunks joined by ``/``; each problem names its key."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        problems.append("fleet: must be a mapping (robot_id, zenoh_config, prefix)")
+        return None
+    known = {f.name for f in dataclasses.fields(FleetConfig)}
+    before = len(problems)
+    problems += [
+        f"fleet.{k}: unknown key (known: {', '.join(sorted(known))})" for k in raw if k not in known
+    ]
+    robot_id = raw.get("robot_id")
+    if not isinstance(robot_id, str) or not FLEET_CHUNK.fullmatch(robot_id):
+        problems.append(
+            "fleet.robot_id: must be a name of letters, digits, '_', '-' or '.' "
+            f"(1..64, not starting with '-' or '.'), got {robot_id!r}"
+        )
+    prefix = raw.get("prefix", FleetConfig.prefix)
+    if not isinstance(prefix, str) or not all(
+        FLEET_CHUNK.fullmatch(chunk) for chunk in prefix.split("/")
+    ):
+        problems.append(
+            f"fleet.prefix: must be key chunks joined by '/', no wildcards, got {prefix!r}"
+        )
+    zenoh = raw.get("zenoh_config")
+    if not isinstance(zenoh, str) or not Path(zenoh).exists():
+        problems.append(
+            f"fleet.zenoh_config: must be the path of a zenoh JSON5 file, got {zenoh!r}"
+        )
+    else:
+        _check_path(problems, "fleet.zenoh_config", zenoh)
+    if len(problems) > before:
+        return None
+    return FleetConfig(**raw)
+
+
 def _interface(values: dict[str, Any], problems: list[str]) -> None:
     if not isinstance(values.get("interface"), str) or any(
         p.startswith(("profile:", "fsm_ids:")) for p in problems
@@ -278,13 +334,15 @@ def parse_config(data: Any, source: str = "<config>") -> ServiceConfig:
     problems += [
         f"{k}: unknown key (known: {', '.join(sorted(known))})" for k in data if k not in known
     ]
-    values = {k: v for k, v in data.items() if k in known and k not in ("safety", "foxglove")}
+    sections = ("safety", "foxglove", "fleet")
+    values = {k: v for k, v in data.items() if k in known and k not in sections}
     safety = _safety(data.get("safety"), problems)
     foxglove = _foxglove(data.get("foxglove"), problems)
+    fleet = _fleet(data.get("fleet"), problems)
     _scalars(values, problems)
     if problems:
         raise ConfigError(source, problems)
-    return ServiceConfig(**values, safety=safety, foxglove=foxglove)
+    return ServiceConfig(**values, safety=safety, foxglove=foxglove, fleet=fleet)
 
 
 def load_config(path: str | Path | None) -> ServiceConfig:

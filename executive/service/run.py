@@ -27,7 +27,7 @@ import signal
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
@@ -51,6 +51,9 @@ from executive.service.recovery import PreviousInstance
 from executive.service.requests import RequestServer
 from executive.service.status import StatusPublisher, state_line
 from executive.wire import dds
+
+if TYPE_CHECKING:
+    from executive.service.fleet import FleetPlane
 
 log = structlog.get_logger(__name__)
 
@@ -112,6 +115,10 @@ def run(args: argparse.Namespace) -> int:
         config, profile, auth, store = _load(args)
     except (ConfigError, ProfileError, KeyFileError, ValueError) as e:
         return _fail(str(e))
+    try:
+        fleet = _fleet_plane(config)
+    except ValueError as e:  # the fleet's zenoh config, refused by zenoh: named
+        return _fail(str(e))
     signals = Signals()  # before the fault points: they take SIGUSR2 when armed
     try:
         fault_hooks = faultpoints.tick_hooks()
@@ -162,6 +169,7 @@ def run(args: argparse.Namespace) -> int:
     _wire(runtime, publisher, recorder, previous, channels)
     runtime.after_tick.extend(fault_hooks)
     server.start()
+    _join_fleet(fleet, server, publisher)
     runtime.start()
     notify.ready(f"IDLE; {len(store.names())} missions; {adapter.interface_name}; {profile.name}")
     log.info(
@@ -181,10 +189,38 @@ def run(args: argparse.Namespace) -> int:
         signal=signal.Signals(signals.received).name if signals.received else None,
     )
     server.stop()
+    if fleet is not None:
+        fleet.close()
     runtime.close()
     recorder.close()
     channels.close()  # after the runtime: the last run's end is in its file
     return signals.exit_code()
+
+
+def _join_fleet(
+    fleet: FleetPlane | None, server: RequestServer, publisher: StatusPublisher
+) -> None:
+    """What DDS gets, the fleet plane gets too (handed over, never sent from the tick
+    thread); its requests are answered by the DDS server's own ``answer``."""
+    if fleet is None:
+        return
+    fleet.answer = server.answer
+    fleet.instance = server.auth.instance if server.auth is not None else None
+    publisher.writer = fleet.tee(publisher.writer)  # type: ignore[assignment]
+    fleet.start()
+
+
+def _fleet_plane(config: ServiceConfig) -> FleetPlane | None:
+    """The fleet plane when the config has one (zenoh imported only then); ValueError
+    naming ``fleet.zenoh_config`` if zenoh refuses that file."""
+    if config.fleet is None:
+        return None
+    from executive.service.fleet import FleetPlane
+
+    try:
+        return FleetPlane(config.fleet)
+    except ValueError as e:
+        raise ValueError(f"fleet.zenoh_config: {e}") from None
 
 
 class Signals:

@@ -1,0 +1,472 @@
+"""``atom-executive fleet``: every robot on the fleet plane, live, and commands to one of them.
+
+A zenoh client (``--zenoh-config``, default the loopback client config
+``executive/resources/zenoh-fleet-loopback.json5``) subscribes to ``<prefix>/*/status`` and
+``<prefix>/*/events`` through the router: each robot's status document (the JSON ``status
+--json`` prints; executive/service/fleet.py publishes it on change and at 5 Hz) and its
+events. The view shows per robot: id and kind, state, mission and active node, safety and
+its causes, battery, and the status' age, counted here from its arrival; a robot silent
+for ``STALE_S`` (2 s) is marked stale (a killed executive, a lost link, a router between
+that went away).
+
+``--json`` prints the view once as a JSON document (``{"schema": "atom-executive/fleet",
+"robots": [...]}``) after ``--wait`` seconds of listening, for programs.
+
+``--robot ID ACTION`` (start MISSION [--param N=V], stop, pause, resume, reset) sends a
+signed request to that robot as a zenoh query on ``<prefix>/ID/request``, the same
+``Request_`` fields, keys and signing as the DDS client (``--client-id``, ``--key-file``):
+bound to the robot's instance id (executive/service/auth.py: its status puts carry it; the
+read-only ``status`` verb when none has come yet), which no other robot accepts.
+
+``--record FILE.mcap`` writes the fleet's events (JSON, one channel ``/fleet/events``) to
+an MCAP file for Foxglove while the view runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import zenoh
+
+from executive.robots.grx.session import ConfigError, close_session, load_config, open_session
+from executive.text import printable
+
+ROOT = Path(__file__).resolve().parents[1]
+LOOPBACK_CLIENT = ROOT / "resources" / "zenoh-fleet-loopback.json5"
+STALE_S = 2.0  # s without a status before a robot is stale (the plane puts at 5 Hz)
+REFRESH = 0.25  # s between redraws
+SCHEMA = "atom-executive/fleet"
+ACTIONS = ("start", "stop", "pause", "resume", "reset")
+
+
+class FleetError(RuntimeError):
+    """No reply, or no robot by that name, in time (the message says which)."""
+
+
+@dataclass
+class Robot:
+    """What the view knows of one robot: its latest document and when it arrived."""
+
+    robot_id: str
+    document: dict[str, Any] = field(default_factory=dict)
+    received: float = 0.0  # time.monotonic() of the latest status
+    instance: str | None = None  # its service's instance id (the status put's attachment)
+
+    def row(self, now: float, stale_s: float = STALE_S) -> dict[str, Any]:
+        """The view's line of this robot, as data (``--json``'s rows)."""
+        doc = self.document
+        safety = doc.get("safety") or {}
+        telemetry = doc.get("telemetry") or {}
+        battery = telemetry.get("battery") or {}
+        age = now - self.received
+        return {
+            "robot_id": self.robot_id,
+            "kind": doc.get("robot"),
+            "profile": doc.get("profile"),
+            "state": doc.get("state"),
+            "mission": doc.get("mission"),
+            "run_id": doc.get("run_id"),
+            "active_node": doc.get("active_node"),
+            "safety": safety.get("condition"),
+            "causes": [
+                f"{c.get('code')}: {c.get('message')}"
+                for c in safety.get("causes") or []
+                if isinstance(c, dict)
+            ],
+            "battery": battery.get("percent") if isinstance(battery, dict) else None,
+            "executive_id": doc.get("executive_id"),
+            "seq": doc.get("seq"),
+            "age_s": round(age, 3),
+            "stale": age > stale_s,
+        }
+
+
+class FleetClient:
+    """The fleet plane as an operator sees it: every robot's latest status, the events,
+    and signed requests to one robot. Thread-safe; ``close()`` ends the session."""
+
+    def __init__(
+        self,
+        config: zenoh.Config,
+        *,
+        prefix: str = "fleet",
+        client_id: str = "operator",
+        key: bytes | None = None,
+        on_event: Callable[[dict[str, Any]], None] | None = None,
+    ) -> None:
+        self.prefix = prefix
+        self.client_id = client_id
+        self.key = key
+        self.on_event = on_event
+        self._lock = threading.Condition()
+        self.robots: dict[str, Robot] = {}
+        self.events: list[dict[str, Any]] = []
+        self.session = open_session(config)
+        self._subs = [
+            self.session.declare_subscriber(f"{prefix}/*/status", self._on_status),
+            self.session.declare_subscriber(f"{prefix}/*/events", self._on_event),
+        ]
+
+    def _robot_id(self, sample: zenoh.Sample) -> str:
+        return str(sample.key_expr).split("/")[-2]
+
+    def _on_status(self, sample: zenoh.Sample) -> None:
+        now = time.monotonic()
+        try:
+            doc = json.loads(sample.payload.to_bytes())
+        except (ValueError, RecursionError):
+            return  # not a document: nothing to show (nothing raises into zenoh)
+        if not isinstance(doc, dict):
+            return
+        robot_id = self._robot_id(sample)
+        attachment = sample.attachment
+        instance = None
+        if attachment is not None:
+            instance = attachment.to_bytes().decode("utf-8", errors="replace") or None
+        with self._lock:
+            robot = self.robots.setdefault(robot_id, Robot(robot_id))
+            robot.document, robot.received, robot.instance = doc, now, instance
+            self._lock.notify_all()
+
+    def _on_event(self, sample: zenoh.Sample) -> None:
+        try:
+            event = json.loads(sample.payload.to_bytes())
+        except (ValueError, RecursionError):
+            return
+        if not isinstance(event, dict):
+            return
+        event.setdefault("robot_id", self._robot_id(sample))
+        with self._lock:
+            self.events.append(event)
+            self._lock.notify_all()
+        if self.on_event is not None:
+            with contextlib.suppress(Exception):  # a recorder's problem never ends the view
+                self.on_event(event)
+
+    def rows(self, stale_s: float = STALE_S) -> list[dict[str, Any]]:
+        now = time.monotonic()
+        with self._lock:
+            return [r.row(now, stale_s) for _, r in sorted(self.robots.items())]
+
+    def view(self, stale_s: float = STALE_S) -> dict[str, Any]:
+        """The ``--json`` document."""
+        return {"schema": SCHEMA, "version": 1, "robots": self.rows(stale_s)}
+
+    def wait_for(self, predicate: Callable[[FleetClient], bool], timeout: float) -> bool:
+        """Wait until ``predicate(self)`` holds (re-checked on every sample and every
+        0.1 s, so ages count too); whether it did."""
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while not predicate(self):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._lock.wait(min(left, 0.1))
+            return True
+
+    def row(self, robot_id: str) -> dict[str, Any] | None:
+        return next((r for r in self.rows() if r["robot_id"] == robot_id), None)
+
+    # -- requests ---------------------------------------------------------------------------
+
+    def query(self, robot_id: str, fields: dict[str, Any], timeout: float) -> dict[str, Any]:
+        """One request as a zenoh query to ``robot_id``; its reply's fields."""
+        key = f"{self.prefix}/{robot_id}/request"
+        replies = self.session.get(key, payload=json.dumps(fields), timeout=timeout)
+        for reply in replies:
+            if reply.ok is None:
+                continue
+            try:
+                answer = json.loads(reply.ok.payload.to_bytes())
+            except ValueError:
+                continue
+            if isinstance(answer, dict):
+                return answer
+        raise FleetError(f"no reply from robot {robot_id!r} within {timeout:g} s ({key})")
+
+    def instance(self, robot_id: str, timeout: float) -> str | None:
+        """The instance id of ``robot_id``'s service: its latest status put's, else its
+        ``status`` reply's."""
+        with self._lock:
+            robot = self.robots.get(robot_id)
+            if robot is not None and robot.instance:
+                return robot.instance
+        reply = self.send(robot_id, "status", {}, "", timeout)
+        if reply.get("code") != 0:
+            raise FleetError(f"{robot_id}: status refused: {reply.get('message')}")
+        try:
+            payload = json.loads(reply.get("payload") or "{}")
+        except ValueError:
+            return None
+        instance = payload.get("instance") if isinstance(payload, dict) else None
+        return instance if isinstance(instance, str) and instance else None
+
+    def request(
+        self,
+        robot_id: str,
+        verb: str,
+        args: dict[str, Any] | None = None,
+        timeout: float = 5.0,
+        *,
+        instance: str | None = None,
+    ) -> dict[str, Any]:
+        """A (signed, when there is a key) request to ``robot_id``; a command is bound to
+        ``instance`` (default: the one ``robot_id`` reports now)."""
+        from executive.service.auth import new_nonce
+        from executive.service.protocol import MUTATING
+
+        if self.key is not None and verb in MUTATING and instance is None:
+            instance = self.instance(robot_id, timeout)
+        nonce = new_nonce(instance) if self.key is not None and verb in MUTATING else ""
+        return self.send(robot_id, verb, args or {}, nonce, timeout)
+
+    def send(
+        self, robot_id: str, verb: str, args: dict[str, Any], nonce: str, timeout: float
+    ) -> dict[str, Any]:
+        args_text = json.dumps(args)
+        request_id, stamp = uuid.uuid4().hex, time.time_ns()
+        signature = ""
+        if self.key is not None and nonce:
+            from executive.service.auth import sign
+
+            signature = sign(self.key, request_id, self.client_id, verb, args_text, stamp, nonce)
+        fields = {
+            "request_id": request_id,
+            "client_id": self.client_id,
+            "verb": verb,
+            "args": args_text,
+            "timestamp_ns": stamp,
+            "nonce": nonce,
+            "signature": signature,
+        }
+        return self.query(robot_id, fields, timeout)
+
+    def close(self) -> None:
+        for sub in self._subs:
+            sub.undeclare()  # type: ignore[no-untyped-call]
+        close_session(self.session)
+
+
+# -- the view ---------------------------------------------------------------------------------
+
+
+def _text(value: Any) -> str:
+    return "-" if value is None or value == "" else printable(str(value))
+
+
+def table(rows: list[dict[str, Any]]) -> Any:
+    """The rich table of the fleet (strings as ``Text``, never markup)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    grid = Table(title="fleet", expand=True)
+    for name in ("robot", "kind", "state", "mission / active node", "safety", "battery", "age"):
+        grid.add_column(name)
+    for r in rows:
+        stale = r["stale"]
+        safety = Text(_text(r["safety"]), style="red" if r["safety"] == "SAFE_STOP" else "green")
+        if r["causes"]:
+            safety.append("\n" + printable("; ".join(r["causes"])), style="red")
+        mission = _text(r["mission"])
+        if r["active_node"]:
+            mission += " / " + printable(str(r["active_node"]))
+        battery = "-" if r["battery"] is None else f"{r['battery']:.0f} %"
+        age = Text(
+            f"stale {r['age_s']:.1f} s" if stale else f"{r['age_s']:.1f} s",
+            style="bold red" if stale else "",
+        )
+        grid.add_row(
+            Text(printable(r["robot_id"])),
+            Text(_text(r["kind"])),
+            Text(_text(r["state"]), style="dim" if stale else ""),
+            Text(mission),
+            safety,
+            Text(battery),
+            age,
+        )
+    return grid
+
+
+def plain(rows: list[dict[str, Any]]) -> str:
+    """The view as plain text: a line a robot."""
+    lines = []
+    for r in rows:
+        causes = f" ({'; '.join(r['causes'])})" if r["causes"] else ""
+        node = f" / {r['active_node']}" if r["active_node"] else ""
+        battery = "-" if r["battery"] is None else f"{r['battery']:.0f}%"
+        stale = " STALE" if r["stale"] else ""
+        lines.append(
+            printable(
+                f"{r['robot_id']:<12} {_text(r['kind']):<6} {_text(r['state']):<10} "
+                f"{_text(r['mission'])}{node}  safety {_text(r['safety'])}{causes}  "
+                f"battery {battery}  age {r['age_s']:.1f} s{stale}"
+            )
+        )
+    return "\n".join(lines) or "(no robot on the fleet plane yet)"
+
+
+# -- the command ------------------------------------------------------------------------------
+
+
+def _client(args: argparse.Namespace, **kwargs: Any) -> FleetClient:
+    try:
+        config = load_config(args.zenoh_config or LOOPBACK_CLIENT)
+        return FleetClient(config, prefix=args.prefix, **kwargs)
+    except ConfigError as e:
+        raise SystemExit(f"atom-executive fleet: {e}") from None
+
+
+def _command(args: argparse.Namespace) -> int:
+    from executive.operator.commands import UsageError, _key, _params
+
+    try:
+        key = _key(args)
+        params = _params(args.param)
+    except UsageError as e:
+        print(f"atom-executive fleet: {e}", file=sys.stderr)  # noqa: T201
+        return 2
+    action = args.action
+    if action == "start" and not args.mission:
+        print("atom-executive fleet: start needs a MISSION", file=sys.stderr)  # noqa: T201
+        return 2
+    verb_args: dict[str, Any] = {}
+    if action == "start":
+        verb_args = {"mission": args.mission, "params": params}
+    elif action == "pause":
+        verb_args = {"by": args.client_id}
+    client = _client(args, client_id=args.client_id, key=key)
+    try:  # its status (5 Hz) carries the instance to bind to: no extra round trip
+        client.wait_for(lambda c: args.robot in c.robots, min(1.0, args.timeout))
+        reply = client.request(args.robot, action, verb_args, args.timeout)
+    except FleetError as e:
+        print(f"atom-executive fleet: {e}", file=sys.stderr)  # noqa: T201
+        return 1
+    finally:
+        client.close()
+    code = int(reply.get("code", -1))
+    print(f"{args.robot}: {printable(str(reply.get('message', '')))}")  # noqa: T201
+    return 0 if code == 0 else 1
+
+
+def _recorder(path: Path | None) -> Any:
+    if path is None:
+        return None
+    from mcap.writer import Writer
+
+    stream = path.open("wb")
+    writer = Writer(stream)
+    writer.start(profile="", library="atom-executive fleet")
+    schema = writer.register_schema(
+        name="atom-executive/fleet-event",
+        encoding="jsonschema",
+        data=json.dumps({"type": "object"}).encode(),
+    )
+    channel = writer.register_channel(
+        topic="/fleet/events", message_encoding="json", schema_id=schema
+    )
+    lock = threading.Lock()
+
+    def write(event: dict[str, Any]) -> None:
+        now = time.time_ns()
+        with lock:
+            writer.add_message(
+                channel, log_time=now, data=json.dumps(event).encode(), publish_time=now
+            )
+
+    def close() -> None:
+        with lock:
+            writer.finish()  # type: ignore[no-untyped-call]
+            stream.close()
+
+    write.close = close  # type: ignore[attr-defined]
+    return write
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.robot is not None or args.action is not None:
+        if args.robot is None or args.action is None:
+            print("atom-executive fleet: --robot ID and an action go together", file=sys.stderr)  # noqa: T201
+            return 2
+        return _command(args)
+    record = _recorder(args.record)
+    client = _client(args, on_event=record)
+    try:
+        if args.json:
+            time.sleep(args.wait)
+            print(json.dumps(client.view(args.stale), indent=2))  # noqa: T201
+            return 0
+        return _live(client, args)
+    finally:
+        client.close()
+        if record is not None:
+            record.close()
+
+
+def _live(client: FleetClient, args: argparse.Namespace) -> int:
+    end = time.monotonic() + args.duration if args.duration > 0 else float("inf")
+    if args.plain or not sys.stdout.isatty():
+        last = ""
+        while time.monotonic() < end:
+            text = plain(client.rows(args.stale))
+            shape = "\n".join(line.rsplit(" age ", 1)[0] for line in text.splitlines())
+            if shape != last:  # a frame whenever what it says changes (ages tick on)
+                last = shape
+                print(text + "\n", flush=True)  # noqa: T201
+            time.sleep(REFRESH)
+        return 0
+    from rich.console import Console
+    from rich.live import Live
+
+    with Live(table(client.rows(args.stale)), console=Console(), screen=True) as live:
+        try:
+            while time.monotonic() < end:
+                time.sleep(REFRESH)
+                live.update(table(client.rows(args.stale)))
+        except KeyboardInterrupt:
+            pass
+    return 0
+
+
+def _seconds(text: str) -> float:
+    value = float(text)
+    if not 0 <= value < 1e6:
+        raise argparse.ArgumentTypeError(f"{text}: seconds must be 0 or more")
+    return value
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("fleet")  # its summary: executive.cli.COMMANDS
+    p.add_argument(
+        "--zenoh-config",
+        type=Path,
+        help=f"zenoh JSON5 client config: the router to connect to (default: {LOOPBACK_CLIENT.name})",
+    )
+    p.add_argument("--prefix", default="fleet", help="the fleet's key prefix (default: fleet)")
+    p.add_argument("--json", action="store_true", help="print the view once as JSON")
+    p.add_argument(
+        "--wait", type=_seconds, default=1.5, help="with --json: seconds to listen first"
+    )
+    p.add_argument(
+        "--stale", type=_seconds, default=STALE_S, help="seconds of silence before stale"
+    )
+    p.add_argument("--duration", type=_seconds, default=0.0, help="stop after this (0: never)")
+    p.add_argument("--plain", action="store_true", help="plain text frames, even on a terminal")
+    p.add_argument("--record", type=Path, metavar="FILE.mcap", help="record the fleet's events")
+    p.add_argument("--robot", metavar="ID", help="the robot a command is for")
+    p.add_argument("action", nargs="?", choices=ACTIONS, help="a command for --robot")
+    p.add_argument("mission", nargs="?", help="start's mission")
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
+    p.add_argument("--timeout", type=_seconds, default=5.0, help="seconds to wait for a reply")
+    p.add_argument("--client-id", default="operator", help="client id (names the key)")
+    p.add_argument("--key-file", type=Path, help="HMAC key file for commands")
+    p.set_defaults(handler=run)

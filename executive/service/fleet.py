@@ -1,0 +1,359 @@
+"""The fleet plane: this executive's status, events and signed requests on zenoh (issue 24).
+
+With ``fleet: {robot_id, zenoh_config, prefix}`` in the config the service also
+publishes, under ``<prefix>/<robot_id>/``:
+
+- ``status``: the status document, the very JSON ``status --json`` prints (the ``document``
+  of every ``Status_`` the service writes on DDS), on every change and again at
+  ``STATUS_HZ`` (a fleet view marks a robot stale after 2 s of silence);
+  Each put carries the service instance id as its zenoh attachment: what a command
+  must be bound to (public: every ``status`` reply says it too), so a fleet client signs
+  a command without first asking for it (a read a flood could crowd out);
+- ``events``: one JSON object per state change, safety latch and safety clear
+  (``{"robot_id", "seq", "at", "kind": "state" | "safety", ...}``);
+
+and answers ``request`` queries: a JSON object with the ``Request_`` fields (request_id,
+client_id, verb, args, timestamp_ns, nonce, signature), answered by the DDS request
+server's own ``RequestServer.answer`` (the same verbs, keys, instance binding and replay
+rules), the reply a JSON object with the ``Reply_`` fields.
+
+A request signed for one robot is refused by every other: a command's nonce is bound to
+the instance id of the service that will run it (executive/service/auth.py), drawn at
+random at every start and inside the signed canonical form; the fleet client learns it from
+that robot's ``status`` reply, as the DDS client does. Another robot (another instance)
+refuses it with "request signed for another service instance", whatever keys it holds.
+
+What the robot must never feel (the tick loop runs the safety watchdog):
+
+- no zenoh call on the tick thread: the tick thread only hands over what DDS already got
+  (``FleetTee.write``: a reference to the latest sample and, on a change of state or
+  safety, an event into a bounded deque); the plane's own thread opens the session (which
+  waits for a router in client mode), serialises and puts;
+- losing the router: zenoh's session retries in the background; puts while it is away go
+  nowhere and return at once (congestion control DROP);
+- a burst of queries: zenoh's callback only queues (at most ``MAX_QUERIES``; beyond that
+  BUSY at once); one worker answers at most ``REQUESTS_PER_S`` reads a second (a token
+  bucket of ``BURST``), the rest BUSY without being looked at: a status reply builds the
+  whole document, and a flood of them must not take the interpreter from the tick loop.
+  Commands (the signed verbs) have a bucket of their own: a flood of reads never keeps
+  an operator's ``stop`` from the robot.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import datetime
+import json
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+import zenoh
+
+from executive.logs import RateLimitedLog
+from executive.robots.grx.session import ConfigError, close_session, load_config, open_session
+from executive.service.config import FleetConfig
+from executive.service.protocol import MUTATING
+from executive.service.requests import Answer, Code
+from executive.wire.gen.own.atom_executive.msg import Request_, Status_
+
+log = structlog.get_logger(__name__)
+
+STATUS_HZ = 5.0  # the steady rate of status puts (besides every change)
+MAX_EVENTS = 256  # events waiting for the plane's thread; the oldest go first
+MAX_QUERIES = 32  # queries waiting for the worker; beyond: BUSY at once
+REQUESTS_PER_S = 20.0  # requests answered a second, sustained
+BURST = 20  # requests answered at once after a quiet spell
+STRING_FIELDS = ("request_id", "client_id", "verb", "args", "nonce", "signature")
+MAX_U64 = 2**64 - 1
+
+
+def keys(prefix: str, robot_id: str) -> tuple[str, str, str]:
+    """The status, events and request key expressions of ``robot_id``."""
+    base = f"{prefix}/{robot_id}"
+    return f"{base}/status", f"{base}/events", f"{base}/request"
+
+
+def parse_request(data: bytes) -> Request_ | str:
+    """A ``Request_`` from a query's JSON payload, or why it is not one (a BAD_REQUEST)."""
+    try:
+        fields = json.loads(data)
+    except (ValueError, RecursionError):
+        return "the payload must be a JSON object of the request's fields"
+    if not isinstance(fields, dict):
+        return "the payload must be a JSON object of the request's fields"
+    for name in STRING_FIELDS:
+        if not isinstance(fields.get(name, ""), str):
+            return f"{name}: must be text"
+    stamp = fields.get("timestamp_ns", 0)
+    if isinstance(stamp, bool) or not isinstance(stamp, int) or not 0 <= stamp <= MAX_U64:
+        return "timestamp_ns: must be an integer 0..2**64-1"
+    return Request_(
+        request_id=fields.get("request_id", ""),
+        client_id=fields.get("client_id", ""),
+        verb=fields.get("verb", ""),
+        args=fields.get("args", ""),
+        timestamp_ns=stamp,
+        nonce=fields.get("nonce", ""),
+        signature=fields.get("signature", ""),
+    )
+
+
+def reply_document(request: Any, answer: Answer) -> bytes:
+    """The reply's JSON: the ``Reply_`` fields, payload as JSON text as on DDS."""
+    payload = "" if answer.payload is None else json.dumps(answer.payload, default=str)
+    return json.dumps(
+        {
+            "request_id": str(getattr(request, "request_id", "")),
+            "client_id": str(getattr(request, "client_id", "")),
+            "code": int(answer.code),
+            "message": answer.message,
+            "payload": payload,
+        }
+    ).encode()
+
+
+class TokenBucket:
+    """``rate`` a second sustained, ``burst`` at once; ``take`` never waits."""
+
+    def __init__(self, rate: float, burst: int, clock: Callable[[], float] = time.monotonic):
+        self.rate, self.burst, self.clock = rate, float(burst), clock
+        self.tokens, self.at = float(burst), clock()
+
+    def take(self) -> bool:
+        now = self.clock()
+        self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
+        self.at = now
+        if self.tokens < 1.0:
+            return False
+        self.tokens -= 1.0
+        return True
+
+
+def _no_server(request: Any) -> Answer:
+    return Answer(Code.BUSY, "the executive is starting; try again")
+
+
+def _now_iso() -> str:
+    return (
+        datetime.datetime.now(datetime.UTC)
+        .isoformat(timespec="milliseconds")
+        .replace("+00:00", "Z")
+    )
+
+
+@dataclass
+class _Last:
+    state: str = ""
+    safety: str = ""
+    causes: str = ""
+
+
+class FleetPlane:
+    """One executive on the fleet plane; ``start()`` after the request server exists,
+    ``close()`` at shutdown. ``tee(writer)`` is the status writer the publisher writes to."""
+
+    def __init__(
+        self,
+        config: FleetConfig,
+        answer: Callable[[Any], Answer] | None = None,
+        *,
+        status_hz: float = STATUS_HZ,
+        requests_per_s: float = REQUESTS_PER_S,
+        burst: int = BURST,
+    ) -> None:
+        self.config = config
+        self.robot_id = config.robot_id
+        self.status_key, self.events_key, self.request_key = keys(config.prefix, config.robot_id)
+        # the request server's ``answer`` (the service sets it once the server exists)
+        self.answer: Callable[[Any], Answer] = answer or _no_server
+        self.instance: str | None = None  # the service's instance id (auth), when it has keys
+        self.period = 1.0 / status_hz
+        self.reads = TokenBucket(requests_per_s, burst)
+        self.commands = TokenBucket(requests_per_s, burst)
+        self.zconfig = load_config(config.zenoh_config)  # ConfigError: start-up names the file
+        self._cond = threading.Condition()
+        self._latest: str | None = None  # the latest status document (JSON text)
+        self._fresh = False  # a document the plane has not put yet
+        self._events: collections.deque[dict[str, Any]] = collections.deque(maxlen=MAX_EVENTS)
+        self._event_seq = 0
+        self._last = _Last()
+        self._queries: queue.Queue[zenoh.Query | None] = queue.Queue(MAX_QUERIES)
+        self._stop = threading.Event()
+        self._session: zenoh.Session | None = None
+        self._queryable: Any = None
+        self._publisher = threading.Thread(target=self._publish, name="fleet-plane", daemon=True)
+        self._worker = threading.Thread(target=self._serve, name="fleet-requests", daemon=True)
+        self.quiet_log = RateLimitedLog(log)
+        self.put_count = 0  # status puts (tests, the bench)
+        self.busy_count = 0  # requests refused BUSY (flooded)
+
+    # -- the tick thread's side: no zenoh, no JSON, O(1) -----------------------------------
+
+    def offer(self, sample: Status_) -> None:
+        """A status sample the service has just written on DDS (tick thread, or the
+        runtime's supervisor while the loop stalls): kept for the plane's thread."""
+        last = self._last
+        events: list[dict[str, Any]] = []
+        if sample.state != last.state:
+            events.append(
+                {
+                    "kind": "state",
+                    "state": sample.state,
+                    "from": last.state or None,
+                    "mission": sample.mission or None,
+                    "run_id": sample.run_id or None,
+                    "reason": sample.last_reason or None,
+                }
+            )
+        changed = sample.safety != last.safety or (
+            sample.safety == "SAFE_STOP" and sample.safety_reason != last.causes
+        )
+        if changed and (last.safety or sample.safety == "SAFE_STOP"):  # first CLEAR: no event
+            events.append(
+                {
+                    "kind": "safety",
+                    "safety": sample.safety,
+                    "latched": sample.safety == "SAFE_STOP",
+                    "causes": sample.safety_reason,
+                }
+            )
+        self._last = _Last(sample.state, sample.safety, sample.safety_reason)
+        with self._cond:
+            self._latest = sample.document
+            self._fresh = True
+            for event in events:  # a full deque drops its oldest: never blocks
+                self._event_seq += 1
+                self._events.append({"seq": self._event_seq, "at": _now_iso(), **event})
+            self._cond.notify()
+
+    def tee(self, writer: Any) -> FleetTee:
+        return FleetTee(writer, self)
+
+    # -- the plane's threads ----------------------------------------------------------------
+
+    def start(self) -> None:
+        self._publisher.start()
+        self._worker.start()
+
+    def close(self, timeout: float = 2.0) -> None:
+        self._stop.set()
+        with self._cond:
+            self._cond.notify()
+        with contextlib.suppress(queue.Full):
+            self._queries.put_nowait(None)
+        self._publisher.join(timeout)
+        self._worker.join(timeout)
+
+    def _open(self) -> zenoh.Session | None:
+        """The session (in client mode this waits for a router: here, never on start-up's
+        or the tick's thread); the queryable on it. None if zenoh refuses the config."""
+        try:
+            session = open_session(self.zconfig)
+        except ConfigError as e:
+            log.error("fleet plane off: zenoh refused the session", reason=str(e))
+            return None
+        self._queryable = session.declare_queryable(self.request_key, self._on_query)
+        log.info("fleet plane on", robot_id=self.robot_id, status=self.status_key)
+        return session
+
+    def _publish(self) -> None:
+        session = self._open()
+        if session is None:
+            return
+        self._session = session
+        drop = zenoh.CongestionControl.DROP
+        status = session.declare_publisher(self.status_key, congestion_control=drop)
+        events = session.declare_publisher(self.events_key, congestion_control=drop)
+        last_put = 0.0
+        try:
+            while not self._stop.is_set():
+                with self._cond:
+                    due = last_put + self.period - time.monotonic()
+                    if not self._fresh and not self._events and due > 0:
+                        self._cond.wait(due)
+                    pending = list(self._events)
+                    self._events.clear()
+                    document, fresh = self._latest, self._fresh
+                    self._fresh = False
+                for event in pending:
+                    events.put(json.dumps({"robot_id": self.robot_id, **event}))
+                now = time.monotonic()
+                if document is not None and (fresh or now - last_put >= self.period):
+                    attachment = None if self.instance is None else self.instance.encode()
+                    status.put(document, attachment=attachment)
+                    self.put_count += 1
+                    last_put = now
+        except Exception:  # a session closed under us at shutdown; never the robot's business
+            if not self._stop.is_set():
+                log.exception("fleet plane stopped")
+        finally:
+            with contextlib.suppress(Exception):  # closing is best effort at shutdown
+                close_session(session)
+
+    def _on_query(self, query: zenoh.Query) -> None:
+        """zenoh's thread: queue it, or BUSY at once; nothing raises out of here."""
+        try:
+            self._queries.put_nowait(query)
+        except queue.Full:
+            self.busy_count += 1
+            self._reply(query, None, Answer(Code.BUSY, "too many fleet requests queued; try again"))
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            query = self._queries.get()
+            if query is None:
+                continue
+            payload = query.payload
+            request = parse_request(payload.to_bytes() if payload is not None else b"")
+            if isinstance(request, str):
+                self._reply(query, None, Answer(Code.BAD_REQUEST, request))
+                continue
+            bucket = self.commands if request.verb in MUTATING else self.reads
+            if not bucket.take():
+                self.busy_count += 1
+                self._reply(query, request, Answer(Code.BUSY, "fleet requests rate-limited"))
+                continue
+            try:
+                answer = self.answer(request)
+            except Exception as e:
+                log.exception("fleet request failed", verb=request.verb[:64])
+                answer = Answer(Code.INTERNAL, f"internal error: {type(e).__name__}")
+            self._reply(query, request, answer)
+            if request.verb in MUTATING:  # the audit trail, as the DDS server's
+                log.info(
+                    "fleet request",
+                    verb=request.verb,
+                    client=request.client_id[:64],
+                    code=answer.code.name,
+                )
+
+    def _reply(self, query: zenoh.Query, request: Any, answer: Answer) -> None:
+        try:
+            query.reply(self.request_key, reply_document(request, answer))
+        except Exception as e:  # noqa: BLE001 - the querier went away: nothing to answer
+            self.quiet_log.log("warning", "fleet reply failed", key="reply", reason=str(e))
+        finally:
+            with contextlib.suppress(Exception):  # already dropped
+                query.drop()  # type: ignore[no-untyped-call]  # the stub leaves it unannotated
+
+
+class FleetTee:
+    """The status writer with the fleet plane beside it: writes to DDS, then hands the
+    same sample to the plane (a reference; the plane's thread does the rest)."""
+
+    def __init__(self, writer: Any, plane: FleetPlane) -> None:
+        self.writer = writer
+        self.plane = plane
+
+    def write(self, sample: Status_) -> None:
+        self.writer.write(sample)
+        self.plane.offer(sample)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.writer, name)
