@@ -251,3 +251,25 @@ def test_the_reload_request_follows_starts_rules_and_rereads_the_keys(
     finally:
         restarted.terminate()
         restarted.wait(30)
+
+
+def test_an_adapter_that_cannot_open_refuses_start_in_one_line(
+    tmp_path: Path, dds_domain: int
+) -> None:
+    """The Aurora's bridge interpreter missing: exit 2 with the reason, not a traceback."""
+    config = tmp_path / "config.yaml"
+    config.write_text(f"profile: aurora\ndomain: {dds_domain}\n")
+    missing = tmp_path / "no-such-python"
+    proc = start(
+        tmp_path,
+        "--config",
+        str(config),
+        "--missions",
+        str(ROOT / "missions" / "aurora"),
+        env={"ATOM_AURORA_PYTHON": str(missing)},
+    )
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 2, out
+    assert "Traceback" not in out
+    line = next(x for x in out.splitlines() if x.startswith("atom-executive: "))
+    assert "the aurora adapter did not open" in line and str(missing) in line

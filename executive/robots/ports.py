@@ -47,6 +47,12 @@ CAPABILITIES = (
 )
 
 
+class AdapterError(RuntimeError):
+    """A robot adapter could not open (a helper process or environment it needs is missing or
+    failed to start); the message says why in a line, and the service refuses to start with it
+    rather than with a traceback."""
+
+
 @dataclass(frozen=True)
 class Stamped(Generic[T]):
     """A value and the ``time.monotonic()`` at which it was received."""

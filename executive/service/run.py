@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import structlog
+from cyclonedds.domain import DomainParticipant
 
 from behaviours.actions.checkpoint import SINK
 from executive import logs
@@ -41,6 +42,7 @@ from executive.records.checkpoints import Checkpoints
 from executive.records.mcaprecord import record_runs
 from executive.records.runchannels import RunChannels
 from executive.records.runrecord import RunRecorder
+from executive.robots.ports import AdapterError
 from executive.robots.profile import ProfileError, RobotProfile, load_profile
 from executive.service import faultpoints, notify
 from executive.service.auth import Authenticator, KeyFileError, load_keys
@@ -109,6 +111,37 @@ def _load(
     return config, profile, auth, store
 
 
+class _StartRefusedError(Exception):
+    """Start-up cannot go on; the message is the operator's answer."""
+
+
+def _open(config: ServiceConfig, profile: RobotProfile) -> tuple[DomainParticipant, Runtime, float]:
+    """DDS, then the robot's adapter and the executive over it, and when DDS came up (the
+    peer watch's settling counts from there); ``_StartRefusedError`` saying why not."""
+    refused = realtime.check_dds_threads(os.environ.get("CYCLONEDDS_URI"))
+    if refused is not None:  # CycloneDDS would abort the process, saying much less
+        raise _StartRefusedError(refused)
+    try:
+        participant = dds.make_participant(config.domain, retry_for=config.dds_retry_s)
+    except Exception as e:
+        raise _StartRefusedError(f"DDS did not start within {config.dds_retry_s} s: {e}") from e
+    since = time.monotonic()
+    try:
+        runtime = Runtime.build(
+            profile,
+            config.interface,
+            participant=participant,
+            tick_hz=config.tick_hz,
+            stream_hz=config.stream_hz,
+            stream_priority=config.stream_priority,
+            safety=config.safety,
+            zenoh_config=config.zenoh_config,
+        )
+    except AdapterError as e:  # e.g. the Aurora's bridge could not start: one line, no trace
+        raise _StartRefusedError(f"the {profile.name} adapter did not open: {e}") from e
+    return participant, runtime, since
+
+
 def run(args: argparse.Namespace) -> int:
     logs.configure()
     try:
@@ -124,24 +157,10 @@ def run(args: argparse.Namespace) -> int:
         fault_hooks = faultpoints.tick_hooks()
     except ValueError as e:
         return _fail(str(e))
-    refused = realtime.check_dds_threads(os.environ.get("CYCLONEDDS_URI"))
-    if refused is not None:  # CycloneDDS would abort the process, saying much less
-        return _fail(refused)
     try:
-        participant = dds.make_participant(config.domain, retry_for=config.dds_retry_s)
-    except Exception as e:  # noqa: BLE001 - DDS never came up: say so and let systemd decide
-        return _fail(f"DDS did not start within {config.dds_retry_s} s: {e}")
-    discovering_since = time.monotonic()  # the peer watch's settling counts from here
-    runtime = Runtime.build(
-        profile,
-        config.interface,
-        participant=participant,
-        tick_hz=config.tick_hz,
-        stream_hz=config.stream_hz,
-        stream_priority=config.stream_priority,
-        safety=config.safety,
-        zenoh_config=config.zenoh_config,
-    )
+        participant, runtime, discovering_since = _open(config, profile)
+    except _StartRefusedError as e:
+        return _fail(str(e))
     ex = runtime.executive
     adapter = runtime.adapter
     store.clock = ex.context.pauses.mission_time  # a pause freezes the missions' timeouts too

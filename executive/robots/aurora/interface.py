@@ -46,6 +46,7 @@ from executive.robots.aurora import ipc
 from executive.robots.aurora.settings import UPPER_FSM_BASE, AuroraSettings
 from executive.robots.aurora.settings import check_interface as _check_interface
 from executive.robots.ports import (
+    AdapterError,
     FloatArray,
     Motion,
     NoCommands,
@@ -71,7 +72,7 @@ GROUP_ERROR = 3  # group_motion_state: error
 GROUP_MOVING = 1
 
 
-class BridgeError(RuntimeError):
+class BridgeError(AdapterError):
     """The bridge could not be started (its interpreter missing, its start failed)."""
 
 
