@@ -8,7 +8,8 @@ For each robot, conditions on their own leased loopback domain (``running_stack`
 - the service (``atom-executive run``, the robot's profile, no mission) beside the simulated
   robot (``atom-executive sim``, its default physics), both streaming at the profile's rates;
 - the same as before issue 22 (the DDS robots): the service with ``ATOM_EXECUTIVE_POLL=off``,
-  so every state reader runs its Python listener per sample;
+  so every state reader runs its Python listener per sample; shipped and before in turn,
+  ``ROUNDS`` times, beside the same sim;
 - the service beside the floor: a C program publishing the robot's state topics at the
   profile's rates and taking its command topics, with no model behind them. The Atom's is
   ``tests/crobot/crobot.c`` (idlc types, as the firmware); the Adam's
@@ -48,6 +49,7 @@ from executive.robots.profile import load_profile  # noqa: E402
 ROBOTS = ("atom", "adam", "grx")
 TARGETS = {"service": 5.0, "sim": 10.0}  # % of a core
 SETTLE_S = 2.0
+ROUNDS = 2  # shipped and before, in turn, this many times
 ADAM_PROFILE, ADAM_INTERFACE = "adam-pro", "sdk-1.2"
 
 
@@ -82,6 +84,21 @@ def _measure(pids: Mapping[str, int], seconds: float) -> dict[str, Any]:
     return {name: _figures(w) for name, w in cpu_windows(pids, seconds).items()}
 
 
+def _shipped_and_before(stack: Stack, seconds: float, rounds: int = ROUNDS) -> dict[str, Any]:
+    """The service as shipped and as before (``BEFORE``) beside the running sim, in turn,
+    ``rounds`` times for ``seconds / rounds`` each: a shared machine's load drifts, and
+    both conditions see the same drift. The windows of a condition's rounds, together."""
+    windows: dict[str, dict[str, list[float]]] = {}
+    for _ in range(rounds):
+        for name, env in (("sim", {}), ("before", BEFORE)):
+            stack.start_service(env=env)
+            time.sleep(SETTLE_S)
+            pids = {"service": _pid(stack, "executive"), "sim": _pid(stack, "sim")}
+            for who, w in cpu_windows(pids, seconds / rounds).items():
+                windows.setdefault(name, {}).setdefault(who, []).extend(w)
+    return {name: {who: _figures(w) for who, w in by.items()} for name, by in windows.items()}
+
+
 def _pid(stack: Stack, name: str) -> int:
     pid = stack.pid(name)
     if pid is None:
@@ -103,10 +120,7 @@ def atom(seconds: float, work: Path) -> dict[str, Any]:
     with running_stack(work / "atom-sim") as stack:
         stack.write_config()
         stack.start_sim()
-        for name, env in (("sim", {}), ("before", BEFORE)):
-            stack.start_service(env=env)
-            pids = {"service": _pid(stack, "executive"), "sim": _pid(stack, "sim")}
-            out[name] = _measure(pids, seconds)
+        out.update(_shipped_and_before(stack, seconds))
     exe = build_crobot(Variant.parse(DEFAULT_PRESET), work / "crobot")
     with running_stack(work / "atom-floor") as stack:
         stack.write_config()
@@ -178,10 +192,7 @@ def adam(seconds: float, work: Path) -> dict[str, Any]:
     with running_stack(work / "adam-sim") as stack:
         stack.write_config(profile=ADAM_PROFILE, interface=ADAM_INTERFACE)
         stack.start_sim("--profile", ADAM_PROFILE, "--interface", ADAM_INTERFACE, sim_ready=ready)
-        for name, env in (("sim", {}), ("before", BEFORE)):
-            stack.start_service(env=env)
-            pids = {"service": _pid(stack, "executive"), "sim": _pid(stack, "sim")}
-            out[name] = _measure(pids, seconds)
+        out.update(_shipped_and_before(stack, seconds))
     exe = build_pub_adam(work / "pub_adam")
     hz = profile.state_hz
     motors = len(profile.topics["body"])
