@@ -6,7 +6,7 @@ A zenoh client (``--zenoh-config``, default the loopback client config
 --json`` prints; executive/service/fleet.py publishes it on change and at 5 Hz) and its
 events. The view shows per robot: id and kind, state, mission and active node, safety and
 its causes, battery, and the status' age, counted here from its arrival; a robot silent
-for ``STALE_S`` (2 s) is marked stale (a killed executive, a lost link, a router between
+for ``STALE_S`` (1.5 s) is marked stale (a killed executive, a lost link, a router between
 that went away).
 
 ``--json`` prints the view once as a JSON document (``{"schema": "atom-executive/fleet",
@@ -43,7 +43,8 @@ from executive.text import printable
 
 ROOT = Path(__file__).resolve().parents[1]
 LOOPBACK_CLIENT = ROOT / "resources" / "zenoh-fleet-loopback.json5"
-STALE_S = 2.0  # s without a status before a robot is stale (the plane puts at 5 Hz)
+STALE_S = 1.5  # s without a status before a robot is stale: 7 puts missed at 5 Hz, so a
+# dead robot is marked within 2 s of its last put
 REFRESH = 0.25  # s between redraws
 SCHEMA = "atom-executive/fleet"
 ACTIONS = ("start", "stop", "pause", "resume", "reset")

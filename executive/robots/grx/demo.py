@@ -103,11 +103,14 @@ class Watcher:
         self.session.close()  # type: ignore[no-untyped-call]
 
 
-def start(stack: Stack, task_seconds: float = 0.3, interface: str | None = None) -> SimProcess:
+def start(
+    stack: Stack, task_seconds: float = 0.3, interface: str | None = None, **more: Any
+) -> SimProcess:
     """The sim, then the service on ``stack`` (profile grx, missions/grx), ready; both speak
     the User API schema ``interface`` (None: the profile's). zenoh peers do not route for
     each other with gossip off: a third peer that wants the service's puts (``Watcher``)
-    connects to ``sim.service_port``."""
+    connects to ``sim.service_port``. ``more``: more service config keys (the fleet
+    demo's ``fleet``)."""
     args = ["--task-seconds", str(task_seconds)]
     if interface is not None:
         args += ["--interface", interface]
@@ -116,7 +119,7 @@ def start(stack: Stack, task_seconds: float = 0.3, interface: str | None = None)
         sim.service_port = free_port()
         name = "zenoh.json5" if interface is None else f"zenoh-{interface}.json5"
         config = zenoh_config_file(stack.workdir / name, connect=sim.port, listen=sim.service_port)
-        extra = {} if interface is None else {"interface": interface}
+        extra = dict(more) if interface is None else {"interface": interface, **more}
         stack.write_config(
             profile="grx", zenoh_config=str(config), missions_dir=str(MISSIONS), **extra
         )
