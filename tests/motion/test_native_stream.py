@@ -217,3 +217,42 @@ def test_the_profile_names_a_bad_stream_mode_or_dead_man_and_the_environment_ove
     monkeypatch.setenv(native.ENV, "turbo")
     with pytest.raises(ValueError, match="ATOM_EXECUTIVE_STREAM='turbo'"):
         native.mode(profile.stream_mode)
+
+
+@pytest.mark.parametrize("profile_name", ["atom-sdk", "adam-pro"])
+def test_every_stream_layout_patches_to_the_bytes_encode_makes(
+    participant: Any, profile_name: str
+) -> None:
+    """What the C side does each period (the template, positions and torques written at
+    the layout's offsets) gives, byte for byte, what the stream's own ``encode`` gives: for
+    the Atom's float positions with their gravity feed-forward and the Adam's rounded
+    hand counts alike."""
+    import struct
+
+    from executive.robots import open_adapter
+
+    profile = load_profile(profile_name)
+    assert profile.stream_mode == "native"  # shipped so
+    adapter = open_adapter(profile, participant=participant)
+    rng = np.random.default_rng(7)
+    for stream in adapter.streams:
+        layout = stream.native_layout()  # type: ignore[attr-defined]
+        assert layout is not None, stream.name
+        lower, upper = profile.limits(stream.name)
+        for _ in range(5):
+            q = rng.uniform(lower, upper)
+            want = stream.encode(q)
+            got = bytearray(stream.encode(np.zeros_like(q)))
+            for at, v in zip(layout.q_at, q, strict=True):
+                packed = (
+                    struct.pack("<f", v)
+                    if layout.q_kind == native.Q_F32
+                    else struct.pack("<I", int(np.clip(np.rint(v), lower.min(), upper.max())))
+                )
+                got[at : at + 4] = packed
+            if layout.tau_at:
+                assert layout.feedforward is not None
+                for at, t in zip(layout.tau_at, layout.feedforward(q), strict=True):
+                    got[at : at + 4] = struct.pack("<f", t)
+            assert bytes(got) == want, stream.name
+    adapter.close()
