@@ -209,3 +209,17 @@ def test_a_robot_at_rest_costs_no_forward_kinematics(monkeypatch: pytest.MonkeyP
     frames.measured(names, q)
     moved = frames.message(3_000_000_000)
     assert len(calls) == 2 and moved["transforms"] != again["transforms"]
+
+
+def test_the_transforms_json_is_json_dumps_byte_for_byte() -> None:
+    """``message_json`` renders each transform once per pose and only the stamps anew: the
+    same bytes ``json.dumps`` makes of ``message``, at rest and after a move."""
+    frames = bodychannels.Frames(ATOM)
+    names = ATOM.topics["upper"]
+    q = np.linspace(-0.3, 0.3, len(names))
+    for k, stamp in enumerate((1_000_000_001, 2_000_000_002, 3_500_000_000)):
+        if k == 2:
+            q[0] += 0.25
+        frames.measured(names, q)
+        expected = json.dumps(frames.message(stamp), separators=(",", ":")).encode()
+        assert frames.message_json(stamp) == expected

@@ -184,6 +184,7 @@ class Frames:
         # records the pre-roll at 50 Hz) costs no forward kinematics (issue 22)
         self._posed: tuple[float, ...] | None = None
         self._frames: tuple[list[Any], list[Any]] = ([], [])
+        self._rendered: tuple[Any, list[str]] | None = None  # frames -> each transform's JSON
 
     def _loaded(self) -> Body:
         if self._body is None:
@@ -200,8 +201,32 @@ class Frames:
             if np.isfinite(q):  # a sensor gone bad keeps the last good value
                 self.joints[name] = q
 
-    def message(self, stamp_ns: int) -> dict[str, Any]:
-        """Every link's transform from its parent for the joints measured so far."""
+    def message_json(self, stamp_ns: int) -> bytes | None:
+        """``message`` as compact JSON (``json.dumps``'s, byte for byte), each transform
+        rendered once per pose and only the stamps new; None where a value is not finite
+        (the caller encodes ``message`` then, with its nulls)."""
+        self._posed_frames()
+        frames = self._frames
+        if self._rendered is None or self._rendered[0] is not frames:
+            bodies = self.message(0)["transforms"]
+            try:
+                rests = [
+                    json.dumps(
+                        {k: v for k, v in b.items() if k != "timestamp"},
+                        separators=(",", ":"),
+                        allow_nan=False,
+                    )
+                    for b in bodies
+                ]
+            except ValueError:
+                return None
+            self._rendered = (frames, rests)
+        stamp = '{"timestamp":' + json.dumps(_time(stamp_ns), separators=(",", ":")) + ","
+        items = ",".join(stamp + rest[1:] for rest in self._rendered[1])
+        return ('{"transforms":[' + items + "]}").encode()
+
+    def _posed_frames(self) -> None:
+        """Pose the body if the joints changed since the last pose (bit for bit)."""
         body = self._loaded()
         assert self._tree is not None  # loaded with the body
         posed = tuple(self.joints.values())
@@ -211,6 +236,10 @@ class Frames:
             t = np.round(translation, DIGITS).tolist()  # rounded at once: 30 links at 50 Hz
             q = np.round(rotation[:, [1, 2, 3, 0]], DIGITS).tolist()  # x y z w, as Foxglove
             self._posed, self._frames = posed, (t, q)
+
+    def message(self, stamp_ns: int) -> dict[str, Any]:
+        """Every link's transform from its parent for the joints measured so far."""
+        self._posed_frames()
         t, q = self._frames
         stamp = _time(stamp_ns)
         return {

@@ -429,6 +429,7 @@ class RunChannels:
             )
         self._frames_gap = 0.8e9 / bodychannels.TRANSFORMS_HZ  # ns, as the joints' gap
         self._frames_at = 0  # log_ns of the last transforms sent
+        self._joints_json: dict[str, tuple[list[float], bytes]] = {}  # by stream: values, JSON
         # producers' state: each touched by one thread only (see the hooks)
         self._state_gap = 0.8 / state_hz  # 0.8: a tick's jitter must not halve the rate
         self._command_gap = 0.95 / command_hz  # 500 Hz publishes: a 2 ms grid, no jitter
@@ -612,7 +613,10 @@ class RunChannels:
         return self._last_ns
 
     def _emit(self, topic: str, log_ns: int, payload: dict[str, Any], publish_ns: int = 0) -> None:
-        message = Message(topic, log_ns, publish_ns or log_ns, _json(payload))
+        self._emit_data(topic, log_ns, _json(payload), publish_ns)
+
+    def _emit_data(self, topic: str, log_ns: int, data: bytes, publish_ns: int = 0) -> None:
+        message = Message(topic, log_ns, publish_ns or log_ns, data)
         for sink in self.sinks:
             try:
                 sink.write(message)
@@ -704,15 +708,22 @@ class RunChannels:
         names = self._names.get(stream)
         if names is None:  # a stream the profile does not name: nothing to key it by
             return
-        payload = {"position": _by_name(names, stamped.sample)}
+        # the same rounded positions as last time (a robot at rest): the same JSON
+        values = np.round(np.asarray(stamped.sample, dtype=np.float64), DIGITS).tolist()
+        last = self._joints_json.get(stream)
+        if last is None or last[0] != values:
+            last = (values, _json({"position": dict(zip(names, values, strict=False))}))
+            self._joints_json[stream] = last
         received_ns = _wall_ns(stamped.received)
-        self._emit(f"/robot/joints/{stream}", log_ns, payload, received_ns)
+        self._emit_data(f"/robot/joints/{stream}", log_ns, last[1], received_ns)
         if self._frames is not None:
             self._frames.measured(names, stamped.sample)
             if log_ns - self._frames_at >= self._frames_gap:
                 self._frames_at = log_ns
-                transforms = self._frames.message(received_ns)
-                self._emit(bodychannels.TRANSFORMS, log_ns, transforms, received_ns)
+                data = self._frames.message_json(received_ns)
+                if data is None:  # a value that is not finite: nulls, as _json writes them
+                    data = _json(self._frames.message(received_ns))
+                self._emit_data(bodychannels.TRANSFORMS, log_ns, data, received_ns)
 
     def _encode_estop(self, log_ns: int, stamped: Stamped[tuple[str, ...]]) -> None:
         payload = {"on": list(stamped.sample), "any": bool(stamped.sample)}
