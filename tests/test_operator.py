@@ -18,6 +18,7 @@ import structlog
 from executive.cli import main as cli_main
 from executive.harness.stack import Stack, running_stack
 from executive.operator import commands as operator
+from executive.operator import lines as status_lines
 from executive.service.auth import write_key_file
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -154,7 +155,7 @@ def test_summary_and_tree_show_escapes_as_text() -> None:
             _node("Atom/deep", "RUNNING", "", 60_000),  # a forged depth: drawn, not 240 kB wide
         ],
     )
-    text = operator.summary(status) + "\n\n" + operator.render_tree(status)
+    text = status_lines.summary(status) + "\n\n" + status_lines.render_tree(status)
     assert not set(text) & {"\x1b", "\x07", "\x9b", "\u202e", "\r"}, repr(text)
     lines = text.splitlines()
     assert [line for line in lines if line.startswith("state:")] == ["state: RUNNING"]
@@ -307,7 +308,7 @@ def test_status_shows_the_watchdog_as_what_it_means() -> None:
         path="Atom/Priorities/Safety Watchdog", kind="SafetyWatchdog", depth=2, feedback="clear"
     )
     clear: Any = SimpleNamespace(tree=[SimpleNamespace(**vars(node), status="FAILURE")])
-    assert operator.render_tree(clear) == "        ◆ Safety Watchdog  [clear]"
+    assert status_lines.render_tree(clear) == "        ◆ Safety Watchdog  [clear]"
     tripped: Any = SimpleNamespace(
         tree=[
             SimpleNamespace(
@@ -316,4 +317,4 @@ def test_status_shows_the_watchdog_as_what_it_means() -> None:
             )
         ]
     )
-    assert operator.render_tree(tripped) == "        ◆ Safety Watchdog  [SAFE_STOP: estop]"
+    assert status_lines.render_tree(tripped) == "        ◆ Safety Watchdog  [SAFE_STOP: estop]"

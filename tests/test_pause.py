@@ -19,7 +19,7 @@ import py_trees
 from behaviours.actions.basic import Wait
 from executive.core.rest import REST_SPREAD_RAD, REST_WINDOW_S, RestWatch
 from executive.operator import watch
-from executive.operator.commands import paused_line, summary
+from executive.operator.lines import paused_line, summary
 from executive.service.status import active_node, state_line, status_document
 from tests.rigs import Rig
 from tests.test_watch import status as watch_status

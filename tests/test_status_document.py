@@ -23,7 +23,7 @@ from behaviours.context import RobotContext
 from executive.core.safety import Cause, SafetyMonitor
 from executive.core.tree import Executive
 from executive.motion.streamer import MotionStreamer
-from executive.operator.commands import robot_lines
+from executive.operator.lines import robot_lines
 from executive.operator.watch import motion_line, progress_of
 from executive.robots.atom.interface import Interface
 from executive.robots.atom.state import AtomState

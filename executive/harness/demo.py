@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from executive.harness.stack import LogTail, Stack
-from executive.operator.commands import render_tree, summary
+from executive.operator.lines import render_tree, summary
 from executive.service.client import ExecutiveClient
 
 

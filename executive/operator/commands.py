@@ -24,13 +24,13 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
+from executive.operator.lines import render_tree, robot_lines, status_document, summary
 from executive.text import printable
 
 if TYPE_CHECKING:
     from executive.service.client import ExecutiveClient
-    from executive.wire.gen.own.atom_executive.msg import Status_
 
 EXIT_REFUSED = 1
 EXIT_USAGE = 2
@@ -39,112 +39,6 @@ EXIT_NO_EXECUTIVE = 3
 
 class UsageError(ValueError):
     """Bad command-line input: said in one line, exit code 2, before any DDS traffic."""
-
-
-MAX_DEPTH_SHOWN = 64  # indent levels drawn; a deeper (or absurd) depth is drawn at this one
-
-
-def render_tree(status: Status_) -> str:
-    """The tree of a status sample as indented text, one node a line, every name and
-    feedback made printable (they may hold anything a mission file or sender put there)."""
-    from executive.operator.watch import WATCHDOG_KINDS
-
-    p = printable
-    marks = {"RUNNING": "*", "SUCCESS": "✓", "FAILURE": "✗", "INVALID": "-"}
-    lines = []
-    for node in cast(list[Any], status.tree):
-        name = node.path.rsplit("/", 1)[-1]
-        indent = "    " * min(int(node.depth), MAX_DEPTH_SHOWN)
-        if getattr(node, "kind", "") in WATCHDOG_KINDS:  # its FAILURE means "no fault"
-            said = "clear" if node.status != "RUNNING" else p(node.feedback or "SAFE_STOP")
-            lines.append(f"{indent}◆ {p(name)}  [{said}]")
-            continue
-        tail = f"  [{p(node.feedback)}]" if node.feedback and node.status != "INVALID" else ""
-        lines.append(f"{indent}{marks.get(node.status, '?')} {p(name)}{tail}")
-    return "\n".join(lines)
-
-
-def paused_line(paused: dict[str, Any]) -> str:
-    """A status document's ``paused``, one line: PAUSING while the robot comes to rest,
-    then PAUSED since it was measured at rest (the hold), when it was asked, and how far
-    a held joint has moved since; then what is held. An executive from before
-    ``held_since`` (da3f944): PAUSED since the request."""
-    what = paused.get("what")
-    held = ", ".join(map(str, what)) if isinstance(what, list) else "?"
-    since, for_s = paused.get("since", "?"), paused.get("for_s", "?")
-    if "held_since" not in paused:
-        return f"PAUSED since {since} ({for_s} s): {held}"
-    if paused.get("held_since") is None:
-        return f"PAUSING since {since} ({for_s} s; coming to rest): {held}"
-    return (
-        f"PAUSED since {paused['held_since']} (asked {since}, {paused.get('rest_after_s', '?')}"
-        f" s to rest, {for_s} s paused; joints within {paused.get('drift_mrad', '?')} mrad):"
-        f" {held}"
-    )
-
-
-def summary(status: Status_) -> str:
-    """State, mission, active node, safety and the last result, one printable line each."""
-    p = printable
-    parts = [f"state: {p(status.state)}"]
-    if status.mission:
-        parts.append(f"mission: {p(status.mission)} ({p(status.run_id)})")
-    document = status_document(status)
-    paused = document.get("paused") if document is not None else None
-    if isinstance(paused, dict):  # the run holds where it is until resume
-        parts.append(f"paused: {p(paused_line(paused))}")
-    if status.active_node:
-        parts.append(f"active: {p(status.active_node)}")
-    parts.append(
-        f"safety: {p(status.safety)}"
-        + (f" ({p(status.safety_reason)})" if status.safety_reason else "")
-    )
-    if status.last_result:
-        parts.append(
-            f"last: {p(status.last_result)}"
-            + (f" ({p(status.last_reason)})" if status.last_reason else "")
-        )
-    if getattr(status, "not_ready", ""):  # why a start is refused now: silence, a peer ...
-        parts.append(f"not ready: {p(status.not_ready)}")
-    problems: list[str] = list(getattr(status, "problems", ()))
-    parts += [f"problem: {p(problem)}" for problem in problems]
-    sources: list[Any] = list(getattr(status, "sources", ()))
-    parts += [
-        f"decode errors: {p(s.topic)} {s.decode_errors} ({p(s.last_error)})"
-        for s in sources
-        if s.decode_errors
-    ]
-    return "\n".join(parts)
-
-
-def robot_lines(status: Status_) -> str:
-    """``robot: grx (Fourier GRX, ...)`` and the motion line (``watch.motion_line``), each
-    after a newline; '' for a status without a document (an older executive)."""
-    from executive.operator.watch import motion_line
-
-    document = status_document(status)
-    if document is None:
-        return ""
-    p = printable
-    robot = p(str(document.get("robot", "?")))
-    described = document.get("robot_description")
-    out = f"\nrobot: {robot}" + (f" ({p(str(described))})" if described else "")
-    motion = motion_line(status)
-    return out + (f"\n{motion.plain}" if motion is not None else "")
-
-
-def status_document(status: Status_) -> dict[str, Any] | None:
-    """The JSON status document a sample carries (``executive.service.status``; its JSON Schema:
-    ``executive/resources/status.schema.json``), or None if it carries none that is one
-    (an older executive; anyone on the domain can write a status). It is printed as
-    JSON, which escapes every control character."""
-    try:
-        document = json.loads(getattr(status, "document", "") or "null")
-    except ValueError:
-        return None
-    if not isinstance(document, dict) or document.get("schema") != "atom-executive/status":
-        return None
-    return document
 
 
 def _key(args: argparse.Namespace) -> bytes | None:

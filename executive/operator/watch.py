@@ -37,7 +37,6 @@ versioned document; new fields (per-node progress, elapsed) are used when presen
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import sys
@@ -48,6 +47,9 @@ from typing import Any, TextIO
 
 from rich.text import Text  # the terminal machinery (Console, Live) only in run()
 
+from executive.operator.lines import WATCHDOG_KINDS, motion, summary, telemetry
+from executive.operator.lines import number as _number
+from executive.operator.lines import read as _get
 from executive.text import printable
 
 STALE_AFTER = 3.0  # s without a sample before "no executive"; the heartbeat is 0.5 s
@@ -59,7 +61,6 @@ MIN_TREE_ROWS = 8  # a short terminal drops the robot line before the tree gets 
 
 SYMBOLS = {"RUNNING": "●", "SUCCESS": "✓", "FAILURE": "✗", "INVALID": "·"}
 STYLES = {"RUNNING": "bold cyan", "SUCCESS": "green", "FAILURE": "red", "INVALID": "dim"}
-WATCHDOG_KINDS = frozenset({"SafetyWatchdog"})
 SLOT_KINDS = frozenset({"MissionSlot"})
 
 LEGEND = (
@@ -77,19 +78,6 @@ LEGEND = (
         ("Ctrl-C", "bold", " quits"),
     ),
 )
-
-
-def _get(obj: Any, name: str, default: Any = None) -> Any:
-    """A field of a status or node: an attribute (``Status_``) or a key (JSON)."""
-    if isinstance(obj, Mapping):
-        return obj.get(name, default)
-    return getattr(obj, name, default)
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value) if math.isfinite(value) else None
 
 
 # -- progress: the hook --------------------------------------------------------------------------
@@ -268,9 +256,7 @@ def header(status: Any, tracker: Tracker, now: float, stale_after: float) -> lis
 
 def summary_lines(status: Any) -> list[Text]:
     """State, mission, active node, safety and the rest, as ``status`` prints them
-    (``operator.summary``), coloured: safety green when clear, red otherwise."""
-    from executive.operator.commands import summary
-
+    (``lines.summary``), coloured: safety green when clear, red otherwise."""
     out = []
     for line in summary(status).splitlines():
         text = Text(line)
@@ -286,24 +272,6 @@ def summary_lines(status: Any) -> list[Text]:
             text.stylize("yellow")
         out.append(text)
     return out
-
-
-def telemetry(status: Any) -> Mapping[str, Any] | None:
-    """The robot telemetry a status carries: a JSON document's ``telemetry``, or that of
-    the document in a ``Status_``'s ``document``; None when there is none (an older
-    executive, or a document that is not one)."""
-    found = _get(status, "telemetry", None)
-    if isinstance(found, Mapping):
-        return found
-    text = _get(status, "document", None)
-    if not isinstance(text, str) or not text:
-        return None
-    try:
-        document = json.loads(text)
-    except ValueError:
-        return None
-    found = document.get("telemetry") if isinstance(document, dict) else None
-    return found if isinstance(found, Mapping) else None
 
 
 def robot_line(status: Any) -> Text | None:
@@ -355,56 +323,14 @@ def robot_line(status: Any) -> Text | None:
 
 
 def motion_line(status: Any) -> Text | None:
-    """``motion: MOVING (task walk (965) in process: ...) · task walk (965) in process · axes
-    sent +0.50/+0.00/+0.00 · seen ... · base task 12 · base 0.31 m/s 0.00 rad/s · joints up to
-    0.42/s (upper) · streams upper``: what the robot itself reports about moving (the status
-    document's ``telemetry.motion``), in red while it moves; None when the document has none
-    (an executive before it). Values, not ages: a line that changes with every sample."""
-    t = telemetry(status)
-    m = t.get("motion") if t is not None else None
-    if not isinstance(m, Mapping):
+    """The motion line (``lines.motion``), in red while the robot moves; None when the
+    status document has none (an executive before it)."""
+    found = motion(status)
+    if found is None:
         return None
-    moving = m.get("moving")
-    reasons = m.get("reasons")
-    why = "; ".join(printable(str(r)) for r in reasons) if isinstance(reasons, list) else ""
-    head = {True: "MOVING", False: "still"}.get(moving, "not reported")  # type: ignore[arg-type]
-    parts = [f"{head} ({why})" if moving and why else head]
-    task = m.get("task")
-    if isinstance(task, Mapping) and (tid := _number(task.get("id"))) is not None:
-        name = printable(str(task.get("name") or "unnamed"))
-        busy = " in process" if task.get("in_process") else ""
-        parts.append(f"task {name} ({tid:.0f}){busy}")
-    for key, label in (("velocity_sent", "sent"), ("velocity_seen", "seen")):
-        v = m.get(key)
-        if isinstance(v, Mapping):
-            rates = [
-                r for k in ("forward", "lateral", "yaw") if (r := _number(v.get(k))) is not None
-            ]
-            if len(rates) == 3:
-                parts.append(f"axes {label} " + "/".join(f"{r:+.2f}" for r in rates))
-    base_task = m.get("base_task")
-    if isinstance(base_task, Mapping) and (bid := _number(base_task.get("id"))) is not None:
-        parts.append(f"base task {bid:.0f}")
-    speed = m.get("base_speed")
-    if isinstance(speed, Mapping):
-        linear, angular = _number(speed.get("linear")), _number(speed.get("angular"))
-        if linear is not None and angular is not None:
-            parts.append(f"base {linear:.2f} m/s {angular:.2f} rad/s")
-    joints = m.get("joint_speed")
-    if isinstance(joints, Mapping):
-        speeds = [
-            (v, str(k))
-            for k, j in joints.items()
-            if isinstance(j, Mapping) and (v := _number(j.get("max"))) is not None
-        ]
-        if speeds:
-            fastest, stream = max(speeds)
-            parts.append(f"joints up to {fastest:.2f}/s ({printable(stream)})")
-    engaged = m.get("streams_engaged")
-    if isinstance(engaged, list):
-        parts.append("streams " + (", ".join(printable(str(e)) for e in engaged) or "none"))
+    moving, said = found
     line = Text("motion: ")
-    line.append(" · ".join(parts), style="bold red" if moving else "")
+    line.append(said, style="bold red" if moving else "")
     return line
 
 
@@ -541,8 +467,6 @@ def frame(
 
 def content(status: Any) -> tuple[Any, ...]:
     """What a status says, without what changes every sample (seq, stamps, ages)."""
-    from executive.operator.commands import summary
-
     nodes = tuple(
         (_get(n, "path"), _get(n, "status"), _get(n, "feedback"), progress_of(n))
         for n in _tree(status)

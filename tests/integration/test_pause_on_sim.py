@@ -18,7 +18,7 @@ import numpy.typing as npt
 import pytest
 
 from executive.core.tree import ExecState
-from executive.operator.commands import paused_line
+from executive.operator.lines import paused_line
 from executive.robots.atom.sim.record import Recording
 from executive.service.status import status_document
 from tests.integration.conftest import Live

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from executive.harness.stack import running_stack
-from executive.operator.commands import status_document
+from executive.operator.lines import status_document
 from executive.robots.atom.sim.record import Recording
 
 pytestmark = pytest.mark.dds
