@@ -5,7 +5,8 @@ Each robot's demo lives with the robot (``executive/robots/<robot>/demo.py``: it
 ``main(profile)`` runs its mission against its simulator and the service on a leased
 loopback domain, plays the operator and the trouble, and exits 0 only if every check
 held). Here, robot-neutral: the dispatch (``python -m executive.harness.demo
-[--profile P]``, the default profile's robot without one), the checks and the live tree
+[--profile P]``, the default profile's robot without one; ``fleet``: three robots, their
+executives and a router, ``executive/harness/fleet_demo.py``), the checks and the live tree
 (``Demo``), ``say``, ``accepted`` and the service's real-time report.
 """
 
@@ -87,9 +88,15 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m executive.harness.demo")
     parser.add_argument(
-        "--profile", default=None, help="a built-in profile (default: the default profile)"
+        "--profile",
+        default=None,
+        help="a built-in profile (default: the default profile); fleet: three robots on the "
+        "fleet plane",
     )
     args = parser.parse_args(argv)
+    if args.profile == "fleet":  # no robot's profile: three robots and a router (issue 24)
+        fleet: int = importlib.import_module("executive.harness.fleet_demo").main()
+        return fleet
     profile = args.profile or DEFAULT_PROFILE
     module = importlib.import_module(f"executive.robots.{load_profile(profile).robot}.demo")
     result: int = module.main(profile)

@@ -11,15 +11,26 @@ from __future__ import annotations
 import re
 import subprocess
 import time
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from executive.harness.stack import Stack
+from executive.harness.stack import ROOT, Stack, running_stack
 from executive.operator.fleet import LOOPBACK_CLIENT, FleetClient
 from executive.robots.grx.session import load_config
 from executive.robots.grx.sim.process import free_port
 
-__all__ = ["client_config_file", "fleet_client", "fleet_mapping", "free_port", "start_router"]
+__all__ = [
+    "KINDS",
+    "client_config_file",
+    "fleet_client",
+    "fleet_mapping",
+    "free_port",
+    "start_router",
+    "three_robots",
+]
+
+KINDS = {"atom-1": "atom", "adam-1": "adam", "grx-1": "grx"}  # three_robots' ids and kinds
 
 
 def client_config_file(path: Path, port: int) -> Path:
@@ -62,3 +73,44 @@ def fleet_client(
     """An operator's fleet client connected to the router on ``port``."""
     config = client_config_file(workdir / f"zenoh-fleet-client-{port}.json5", port)
     return FleetClient(load_config(config), key=key, client_id=client_id)
+
+
+def three_robots(
+    scope: ExitStack,
+    work: Path,
+    port: int,
+    key: bytes,
+    *,
+    safety: dict[str, Any] | None = None,
+) -> dict[str, Stack]:
+    """The simulated Atom, Adam and GRX, each with its executive on its own leased domain
+    (``KINDS``: atom-1, adam-1, grx-1), each on the fleet plane through the router on
+    ``port``, each with ``key`` as its operator's; all end with ``scope``. ``safety``: the
+    services' ``safety`` config (a test on a loaded machine relaxes the silence limit)."""
+    from executive.robots.adam.sim.client import client_for
+    from executive.robots.grx.demo import start as start_grx
+
+    extra: dict[str, Any] = {} if safety is None else {"safety": safety}
+    stacks = {r: scope.enter_context(running_stack(work / r)) for r in KINDS}
+    for stack in stacks.values():
+        stack.key = key
+    atom, adam, grx = stacks["atom-1"], stacks["adam-1"], stacks["grx-1"]
+    atom.write_config(fleet=fleet_mapping(atom, "atom-1", port), **extra)
+    atom.start_sim("--physics", "kinematic", "--amr-speed", "0.5", "--seed", "3")
+    atom.start_service()
+    adam.write_config(
+        profile="adam-pro",
+        interface="sdk-1.2",
+        missions_dir=str(ROOT / "missions" / "adam"),
+        fleet=fleet_mapping(adam, "adam-1", port),
+        **extra,
+    )
+    adam.start_sim(
+        *("--profile", "adam-pro", "--interface", "sdk-1.2", "--seed", "2"),
+        sim_ready=lambda st, pid: client_for(st.dds).wait_status(lambda s: s.pid == pid, 30)
+        is not None,
+    )
+    adam.start_service()
+    sim = start_grx(grx, task_seconds=0.2, fleet=fleet_mapping(grx, "grx-1", port), **extra)
+    scope.callback(sim.close)
+    return stacks

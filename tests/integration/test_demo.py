@@ -26,7 +26,9 @@ def test_the_demo_passes_every_check_and_leaves_no_process() -> None:
     assert passed == total and int(total) >= 11, summary
 
 
-@pytest.mark.parametrize(("profile", "least"), [("adam-pro", 13), ("grx", 12), ("aurora", 16)])
+@pytest.mark.parametrize(
+    ("profile", "least"), [("adam-pro", 13), ("grx", 12), ("aurora", 16), ("fleet", 7)]
+)
 def test_the_other_robots_demos_pass_every_check(profile: str, least: int) -> None:
     """``make demo PROFILE=adam-pro``, ``PROFILE=grx`` and ``PROFILE=aurora`` (README): each robot's mission
     through the service against its simulator, then a fault mid-motion and the reset."""
