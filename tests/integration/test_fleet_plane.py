@@ -151,3 +151,31 @@ def test_a_bad_fleet_config_stops_start_up_naming_the_key(tmp_path: Path) -> Non
         parse_config({"fleet": {"robot_id": "a", "zenoh_config": __file__, "port": 1}})
     ok = parse_config({"fleet": {"robot_id": "atom-1", "zenoh_config": __file__}})
     assert ok.fleet is not None and ok.fleet.prefix == "fleet"
+
+
+def test_the_service_starts_runs_and_stops_with_no_router_at_all(tmp_path: Path) -> None:
+    """A fleet config whose router is not there: zenoh's client session waits for it on
+    the plane's thread; the service is ready, runs a mission and stops on SIGTERM at once."""
+    with running_stack(tmp_path / "stack") as stack:
+        stack.write_config(fleet=fleet_mapping(stack, ROBOT, free_port()))  # nobody listens
+        stack.start_sim("--physics", "kinematic", "--seed", "3")
+        stack.start_service()
+        reply = stack.client.request("start", {"mission": "head_scan", "params": {"sweeps": 1}})
+        assert reply.code == 0, reply.message
+        assert stack.client.wait_status(lambda s: s.state == "RUNNING", 10) is not None
+        asked = time.monotonic()
+        assert stack.stop("executive", timeout=10) == 0
+        assert time.monotonic() - asked < 5.0
+
+
+def test_a_fleet_zenoh_config_zenoh_refuses_stops_start_up_naming_the_key(
+    tmp_path: Path,
+) -> None:
+    from executive.service.config import parse_config
+    from executive.service.run import _fleet_plane
+
+    bad = tmp_path / "zenoh.json5"
+    bad.write_text('{ mode: "client", connect: { endpoints: 7 } }', encoding="utf-8")
+    config = parse_config({"fleet": {"robot_id": "a", "zenoh_config": str(bad)}})
+    with pytest.raises(ValueError, match=r"^fleet\.zenoh_config: .*zenoh\.json5"):
+        _fleet_plane(config)
