@@ -1,0 +1,53 @@
+"""The fleet view's rows and rendering (executive/operator/fleet.py), from status documents
+as the fleet plane carries them: what it shows of each robot, when a robot is stale, and
+that a robot's strings are shown as written (never rich markup, never a raw escape)."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+
+from executive.operator.fleet import STALE_S, Robot, plain, table
+from executive.service.fleet import parse_request
+
+
+def document(**overrides: object) -> dict[str, object]:
+    doc: dict[str, object] = {
+        "schema": "atom-executive/status",
+        "robot": "atom",
+        "profile": "atom-sdk",
+        "state": "SAFE_STOP",
+        "mission": None,
+        "active_node": None,
+        "safety": {"condition": "SAFE_STOP", "causes": [{"code": "estop", "message": "soft"}]},
+        "telemetry": {"battery": {"percent": 84.6, "age_s": 0.1}},
+        "seq": 7,
+    }
+    doc.update(overrides)
+    return doc
+
+
+def test_a_row_says_kind_state_safety_causes_battery_and_age() -> None:
+    row = Robot("atom-1", document(), received=100.0).row(now=100.5)
+    assert row["kind"] == "atom" and row["state"] == "SAFE_STOP" and row["safety"] == "SAFE_STOP"
+    assert row["causes"] == ["estop: soft"] and row["battery"] == 84.6
+    assert row["age_s"] == 0.5 and not row["stale"]
+    assert Robot("atom-1", document(), received=100.0).row(now=100.0 + STALE_S + 0.01)["stale"]
+    assert "STALE" in plain([Robot("a", document(), 0.0).row(now=10.0)])
+
+
+def test_a_robots_strings_are_shown_as_written() -> None:
+    doc = document(mission="[red]x[/red]\x1b[2J", active_node="n")
+    console = Console(file=io.StringIO(), width=200, color_system=None)
+    console.print(table([Robot("grx-1", doc, 0.0).row(now=0.1)]))
+    out = console.file.getvalue()  # type: ignore[attr-defined]
+    assert "[red]x[/red]" in out and "\x1b" not in out
+
+
+def test_a_query_payload_that_is_no_request_is_refused_in_words() -> None:
+    assert parse_request(b"[1]") == "the payload must be a JSON object of the request's fields"
+    assert parse_request(b'{"verb": 3}') == "verb: must be text"
+    assert "timestamp_ns" in str(parse_request(b'{"timestamp_ns": -1}'))
+    request = parse_request(b'{"request_id": "r", "verb": "status", "timestamp_ns": 5}')
+    assert not isinstance(request, str) and request.verb == "status"
