@@ -3,7 +3,7 @@
     python bench/run.py                      # everything, about 6 minutes on 2 cores
     python bench/run.py --quick              # shortened runs, to check the harness
     python bench/run.py --only estop,stream  # some of: codec startup tick stream estop
-                                             # estop_c grx reflex memory cli idle
+                                             # estop_c grx reflex memory cli idle fleet
 
 Each part is a module of ``bench/`` that also runs alone (``python bench/estop.py -h``):
 
@@ -25,7 +25,9 @@ Each part is a module of ``bench/`` that also runs alone (``python bench/estop.p
 - ``cli``: ``atom-executive --help`` and ``status`` wall time against a bare Python status
   reader of the same run (issue 22's target: at most 2x);
 - ``idle``: the idle service's CPU beside each simulated robot and each simulated robot's,
-  as before issue 22 and against a C robot publishing the same topics (issue 22's targets).
+  as before issue 22 and against a C robot publishing the same topics (issue 22's targets);
+- ``fleet``: the status document to the fleet view through one router (median, p99), the
+  service's CPU with the fleet plane off and on, and the router's (issue 24).
 
 Every DDS participant uses the loopback config (``CYCLONEDDS_URI`` is set to
 ``executive/resources/cyclonedds-loopback.xml`` when unset) and a leased domain. The
@@ -51,6 +53,7 @@ if str(ROOT) not in sys.path:  # run as a script: python bench/run.py
 
 from bench import cli as cli_wall  # noqa: E402
 from bench import codec, estop, estop_c, grx, memory, reflex, startup, stream, tick  # noqa: E402
+from bench import fleet as fleet_plane  # noqa: E402
 from bench import idle as idle_cpu  # noqa: E402
 from bench.common import (  # noqa: E402
     RESULTS,
@@ -75,6 +78,7 @@ PARTS = (
     "memory",
     "cli",
     "idle",  # bench/idle.py: idle CPU of the service and the sims against a C robot
+    "fleet",  # bench/fleet.py: status to the fleet view through a router; the plane's CPU
 )
 FLAT_KIB_PER_RUN = 1.0  # "flat": the second half's slope stays under this
 
@@ -97,6 +101,7 @@ def summary_rows(results: dict[str, Any]) -> list[list[str]]:
         ("memory", _memory_rows),
         ("cli", cli_wall.summary_rows),
         ("idle", idle_cpu.summary_rows),
+        ("fleet", fleet_plane.summary_rows),
     ):
         if results.get(part):
             rows += rows_of(results[part])
@@ -436,6 +441,7 @@ def main() -> int:
         "memory": (lambda: memory.run(runs, 10.0 if q else 120.0), memory.report),
         "cli": (lambda: cli_wall.run(5 if q else 15), cli_wall.report),  # bench/cli.py
         "idle": (lambda: idle_cpu.run(8.0 if q else 20.0), idle_cpu.report),  # bench/idle.py
+        "fleet": (lambda: fleet_plane.run(5.0 if q else 15.0, 1 if q else 3), fleet_plane.report),
     }
     began = time.monotonic()
     for part in PARTS:
