@@ -51,12 +51,16 @@ def fleet_mapping(stack: Stack, robot_id: str, port: int, prefix: str = "fleet")
     return {"robot_id": robot_id, "zenoh_config": str(config), "prefix": prefix}
 
 
-def start_router(stack: Stack, port: int, name: str = "router") -> subprocess.Popen[bytes]:
-    """``atom-executive router --listen tcp/127.0.0.1:PORT`` as a process of ``stack``;
-    waits for its "up" line (its log: ``<workdir>/<name>.log``)."""
+def start_router(
+    stack: Stack, port: int, name: str = "router", *, connect: int | None = None
+) -> subprocess.Popen[bytes]:
+    """``atom-executive router --listen tcp/127.0.0.1:PORT`` as a process of ``stack``
+    (with ``connect``: connecting to the router on that port too, as one site's router
+    connects to another's); waits for its "up" line (its log: ``<workdir>/<name>.log``)."""
     log = stack.log_path(name)
     start = log.stat().st_size if log.exists() else 0
-    proc = stack.spawn(name, "router", "--listen", f"tcp/127.0.0.1:{port}")
+    more = () if connect is None else ("--connect", f"tcp/127.0.0.1:{connect}")
+    proc = stack.spawn(name, "router", "--listen", f"tcp/127.0.0.1:{port}", *more)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if log.exists() and " up; " in log.read_text(errors="replace")[start:]:

@@ -167,6 +167,19 @@ def test_an_estop_on_one_robot_shows_within_1_s_while_the_others_run_on(fleet: F
         recorded = [json.loads(m.data) for _, _, m in make_reader(f).iter_messages()]
     assert any(e["robot_id"] == "atom-1" and e.get("latched") for e in recorded), recorded
     fleet.cli("sim", "fault", "--clear-all", stack=fleet.stacks["atom-1"])
+    reset = client.request("atom-1", "reset")
+    deadline = time.monotonic() + 10  # refused while the e-stop still reads pressed
+    while reset["code"] != 0 and time.monotonic() < deadline:
+        time.sleep(0.3)
+        reset = client.request("atom-1", "reset")
+    assert reset["code"] == 0, reset
+    assert client.wait_for(
+        lambda c: any(
+            e["robot_id"] == "atom-1" and e["kind"] == "safety" and not e["latched"]
+            for e in c.events
+        ),
+        5,
+    ), "no safety clear event"
     for robot in ("adam-1", "grx-1"):  # still running, or done by now (REFUSED: nothing runs)
         assert client.request(robot, "stop")["code"] in (0, 4)
 

@@ -121,6 +121,21 @@ def test_a_flood_of_queries_while_a_mission_runs_leaves_the_tick_loop_alone(plan
     assert [e["state"] for e in events][-2:] == ["RUNNING", "ABORTED"], events
 
 
+def test_a_view_at_another_sites_router_sees_the_robot(plane: Plane) -> None:
+    """Sites connect to each other: a second router connected to the robot's, and a view
+    connected to the second only, sees the robot and commands it (docs/fleet.md)."""
+    stack, _, port = plane
+    other = free_port()
+    start_router(stack, other, "router-site-b", connect=port)
+    view = fleet_client(stack.workdir, other, key=stack.key)
+    try:
+        assert view.wait_for(lambda c: ROBOT in c.robots, 20), "not seen across the routers"
+        assert view.request(ROBOT, "status")["code"] == 0
+    finally:
+        view.close()
+        stack.stop("router-site-b")
+
+
 def test_losing_the_router_never_disturbs_the_robot(plane: Plane) -> None:
     stack, client, port = plane
     before = stack.client.status()
