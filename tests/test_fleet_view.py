@@ -5,7 +5,10 @@ that a robot's strings are shown as written (never rich markup, never a raw esca
 from __future__ import annotations
 
 import io
+import time
+from pathlib import Path
 
+import pytest
 from rich.console import Console
 
 from executive.operator.fleet import STALE_S, Robot, plain, table
@@ -51,3 +54,16 @@ def test_a_query_payload_that_is_no_request_is_refused_in_words() -> None:
     assert "timestamp_ns" in str(parse_request(b'{"timestamp_ns": -1}'))
     request = parse_request(b'{"request_id": "r", "verb": "status", "timestamp_ns": 5}')
     assert not isinstance(request, str) and request.verb == "status"
+
+
+def test_the_fleet_command_with_no_router_says_so_within_its_timeout(tmp_path: Path) -> None:
+    from executive.cli import main
+    from executive.harness.fleet import client_config_file, free_port
+
+    port = free_port()  # nobody listens on it
+    config = client_config_file(tmp_path / "client.json5", port)
+    began = time.monotonic()
+    with pytest.raises(SystemExit) as exited:
+        main(["fleet", "--zenoh-config", str(config), "--json", "--timeout", "1"])
+    assert time.monotonic() - began < 5.0
+    assert f"no router at tcp/127.0.0.1:{port} within 1 s" in str(exited.value.code)

@@ -270,7 +270,9 @@ def table(rows: list[dict[str, Any]]) -> Any:
     from rich.table import Table
     from rich.text import Text
 
-    grid = Table(title="fleet", expand=True)
+    grid = Table(
+        title="fleet", expand=True, caption=None if rows else "(no robot on the fleet plane yet)"
+    )
     for name in ("robot", "kind", "state", "mission / active node", "safety", "battery", "age"):
         grid.add_column(name)
     for r in rows:
@@ -320,11 +322,27 @@ def plain(rows: list[dict[str, Any]]) -> str:
 
 
 def _client(args: argparse.Namespace, **kwargs: Any) -> FleetClient:
+    """The command's client. A person is waiting: no router within ``--timeout`` is an
+    answer (the config's own wait, forever in the shipped ones, is for executives)."""
+    source = args.zenoh_config or LOOPBACK_CLIENT
+    wait = {
+        "connect/timeout_ms": str(round(args.timeout * 1000)),
+        "connect/exit_on_failure": "true",
+    }
     try:
-        config = load_config(args.zenoh_config or LOOPBACK_CLIENT)
+        config = load_config(source, wait)
+    except ConfigError as e:
+        raise SystemExit(printable(f"atom-executive fleet: {e}")) from None
+    endpoints = ", ".join(json.loads(config.get_json("connect/endpoints")))
+    try:
         return FleetClient(config, prefix=args.prefix, **kwargs)
     except ConfigError as e:
-        raise SystemExit(f"atom-executive fleet: {e}") from None
+        raise SystemExit(
+            printable(
+                f"atom-executive fleet: no router at {endpoints or '(no endpoint)'} within "
+                f"{args.timeout:g} s ({e})"
+            )
+        ) from None
 
 
 def _command(args: argparse.Namespace) -> int:
