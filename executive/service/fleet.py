@@ -242,12 +242,15 @@ class FleetPlane:
         self._worker.start()
 
     def close(self, timeout: float = 2.0) -> None:
+        """Stop the plane's threads and close the session. A session still waiting for
+        its router (client mode, none ever came) is not waited for: the thread is a
+        daemon, and the service's shutdown must not wait on a network."""
         self._stop.set()
         with self._cond:
             self._cond.notify()
         with contextlib.suppress(queue.Full):
             self._queries.put_nowait(None)
-        self._publisher.join(timeout)
+        self._publisher.join(timeout if self._session is not None else 0.0)
         self._worker.join(timeout)
 
     def _open(self) -> zenoh.Session | None:

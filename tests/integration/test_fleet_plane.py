@@ -180,7 +180,9 @@ def test_the_service_starts_runs_and_stops_with_no_router_at_all(tmp_path: Path)
         assert stack.client.wait_status(lambda s: s.state == "RUNNING", 10) is not None
         asked = time.monotonic()
         assert stack.stop("executive", timeout=10) == 0
-        assert time.monotonic() - asked < 5.0
+        stopped = time.monotonic() - asked
+        print(f"stopped {stopped:.2f} s after SIGTERM with no router")
+        assert stopped < 1.9  # the plane does not wait for a router that never came (2 s)
 
 
 def test_a_fleet_zenoh_config_zenoh_refuses_stops_start_up_naming_the_key(
