@@ -160,6 +160,11 @@ class Runtime:
             self._supervised_at = now
             if own_gap >= self.stall_s:
                 self.executive.monitor.resumed(now)
+                # the supervisor itself could not run: the whole executive stalled, even if
+                # the block ended inside a tick that has completed since (the next tick then
+                # finds the supervisor fresh; each took the stall for the other's and no one
+                # reported it: tests/integration/test_stall_in_tick.py)
+                self._stalled(own_gap, now - own_gap, "")
             stalled_for = self.ticker.stalled_for()  # once: a tick may complete meanwhile
             if stalled_for < self.stall_s:
                 stalled = False
