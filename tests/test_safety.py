@@ -308,3 +308,16 @@ def test_the_watchdog_latches_even_if_the_reaction_raises(
     with pytest.raises(RuntimeError):
         dog.update()
     assert monitor.latched
+
+
+def test_a_record_changed_in_place_is_read_anew(world: World, monitor: SafetyMonitor) -> None:
+    """The snapshot reads the slow topics (servo errors, the base) once per distinct record
+    (issue 22): by its bytes, so the same record object changed in place is read again."""
+    nodes, amr = world.rec["main_nodes_state"], world.rec["amr_state"]
+    for _ in range(2):
+        nodes["waist"]["error_code"] = 7
+        amr["amr_event"]["emergency_stop_pressed"] = True
+        assert codes(monitor.evaluate(world.snapshot(), Activity())) == ["amr_estop", "servo_error"]
+        nodes["waist"]["error_code"] = 0
+        amr["amr_event"]["emergency_stop_pressed"] = False
+        assert monitor.evaluate(world.snapshot(), Activity()) == []

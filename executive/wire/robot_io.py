@@ -353,6 +353,12 @@ class LatestReader(Generic[T]):
         with self._cond:
             return self._latest
 
+    def peek(self) -> tuple[Stamped[T] | None, ReaderHealth]:
+        """The newest sample and the health as of the last take, taking nothing (right
+        after ``poll``: one take a tick, not one per question)."""
+        with self._cond:
+            return self._latest, self._health
+
     @property
     def count(self) -> int:
         """Samples decoded so far (polled: at most one per take)."""
