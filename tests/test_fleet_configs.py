@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from executive.robots.grx.session import load_config
+from executive.wire.zenoh_session import load_config
 
 ROOT = Path(__file__).resolve().parents[1]
 LOOPBACK = ("zenoh-router-loopback.json5", "zenoh-fleet-loopback.json5")

@@ -57,7 +57,12 @@ NEUTRAL = {
     "low_battery",  # check_battery's failure code
 }
 # own types; generic XCDR; participants and QoS (the executive's own topics are DDS too)
-ALLOWED_WIRE = ("executive.wire.gen.own", "executive.wire.codec", "executive.wire.dds")
+ALLOWED_WIRE = (
+    "executive.wire.gen.own",
+    "executive.wire.codec",
+    "executive.wire.dds",
+    "executive.wire.zenoh_session",
+)
 
 
 def _imports(tree: ast.AST) -> Iterator[str]:

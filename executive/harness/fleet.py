@@ -17,8 +17,8 @@ from typing import Any
 
 from executive.harness.stack import ROOT, Stack, running_stack
 from executive.operator.fleet import LOOPBACK_CLIENT, FleetClient
-from executive.robots.grx.session import load_config
 from executive.robots.grx.sim.process import free_port
+from executive.wire.zenoh_session import load_config
 
 __all__ = [
     "KINDS",

@@ -38,8 +38,8 @@ from typing import Any
 
 import zenoh
 
-from executive.robots.grx.session import ConfigError, close_session, load_config, open_session
 from executive.text import printable
+from executive.wire.zenoh_session import ConfigError, close_session, load_config, open_session
 
 ROOT = Path(__file__).resolve().parents[1]
 LOOPBACK_CLIENT = ROOT / "resources" / "zenoh-fleet-loopback.json5"

@@ -56,11 +56,11 @@ import structlog
 import zenoh
 
 from executive.logs import RateLimitedLog
-from executive.robots.grx.session import ConfigError, close_session, load_config, open_session
 from executive.service.config import FleetConfig
 from executive.service.protocol import MUTATING
 from executive.service.requests import Answer, Code
 from executive.wire.gen.own.atom_executive.msg import Request_, Status_
+from executive.wire.zenoh_session import ConfigError, close_session, load_config, open_session
 
 log = structlog.get_logger(__name__)
 

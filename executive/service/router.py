@@ -28,7 +28,7 @@ LOOPBACK_ROUTER = Path(__file__).resolve().parents[1] / "resources" / "zenoh-rou
 
 
 def run(args: argparse.Namespace) -> int:
-    from executive.robots.grx.session import ConfigError, close_session, load_config, open_session
+    from executive.wire.zenoh_session import ConfigError, close_session, load_config, open_session
 
     overrides = [("mode", '"router"')]
     if args.listen:

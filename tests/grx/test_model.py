@@ -114,7 +114,7 @@ def test_a_wrongly_typed_field_is_undecodable() -> None:
 def test_the_shipped_loopback_config_stays_on_loopback() -> None:
     import json
 
-    from executive.robots.grx.session import LOOPBACK_CONFIG, load_config
+    from executive.wire.zenoh_session import LOOPBACK_CONFIG, load_config
 
     config = load_config(LOOPBACK_CONFIG)
     assert json.loads(config.get_json("mode")) == "peer"

@@ -34,12 +34,12 @@ import zenoh
 from executive.logs import RateLimitedLog
 from executive.robots.grx import schema as wire
 from executive.robots.grx.commands import GrxCommands
-from executive.robots.grx.session import ConfigSource, close_session, load_config, open_session
 from executive.robots.grx.settings import GrxSettings
 from executive.robots.grx.settings import check as _check_settings
 from executive.robots.grx.state import GrxState
 from executive.robots.ports import Motion, RobotSnapshot, SafetyEvent, Stamped, TaskMotion, Velocity
 from executive.robots.profile import RobotProfile
+from executive.wire.zenoh_session import ConfigSource, close_session, load_config, open_session
 
 log = structlog.get_logger(__name__)
 _errors = RateLimitedLog(log)  # first at once, then one line per interval with a count

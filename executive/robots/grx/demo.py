@@ -28,8 +28,8 @@ import msgpack  # type: ignore[import-untyped]  # no stubs; pyproject pins it
 import zenoh
 
 from executive.harness.stack import ROOT, Stack, running_stack
-from executive.robots.grx.session import LOOPBACK_CONFIG
 from executive.robots.grx.sim.process import SimProcess, free_port
+from executive.wire.zenoh_session import LOOPBACK_CONFIG
 
 MISSIONS = ROOT / "missions" / "grx"
 

@@ -39,10 +39,10 @@ from typing import Any, TextIO
 import zenoh
 
 from executive.robots.grx import schema as wire
-from executive.robots.grx.session import ConfigError, close_session, load_config, open_session
 from executive.robots.grx.settings import GrxSettings
 from executive.robots.grx.sim.model import HELP, CommandError, GrxModel
 from executive.robots.profile import ProfileError, load_profile
+from executive.wire.zenoh_session import ConfigError, close_session, load_config, open_session
 
 GARBAGE = b"\xc1 not msgpack"  # 0xc1 is never used in msgpack
 COMMAND_KEY = "atom-executive/sim/grx/command"  # the sim's own: no robot has it

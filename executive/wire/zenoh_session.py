@@ -1,4 +1,5 @@
-"""zenoh sessions for the GRX, configured the zenoh way: a standard JSON5 config file.
+"""zenoh sessions, configured the zenoh way: a standard JSON5 config file (the GRX's wire,
+the fleet plane, the router and the fleet view all open theirs here).
 
 ``load_config`` reads the file (``zenoh.Config.from_file``; the shipped default is
 ``executive/resources/zenoh-loopback.json5``, loopback only) and applies ``KEY:VALUE``
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import zenoh
 
-LOOPBACK_CONFIG = Path(__file__).resolve().parents[2] / "resources" / "zenoh-loopback.json5"
+LOOPBACK_CONFIG = Path(__file__).resolve().parents[1] / "resources" / "zenoh-loopback.json5"
 
 ConfigSource = str | Path | zenoh.Config | None
 
