@@ -97,8 +97,13 @@ from executive.motion import native  # noqa: E402
 from executive.robots.profile import load_profile  # noqa: E402
 from executive.robots.simkit.faults import parse_fault  # noqa: E402
 from executive.service import faultpoints  # noqa: E402
-from executive.service.protocol import REPLY_TOPIC, REQUEST_QOS, STATUS_TOPIC  # noqa: E402
-from executive.service.requests import MAX_FIELD, Code  # noqa: E402
+from executive.service.protocol import (  # noqa: E402
+    REPLY_TOPIC,
+    REQUEST_QOS,
+    STATUS_TOPIC,
+    Code,
+)
+from executive.service.requests import MAX_FIELD  # noqa: E402
 from executive.wire.gen.own.atom_executive.msg import Reply_, Status_  # noqa: E402
 
 MISSIONS = ROOT / "bench" / "missions"

@@ -18,9 +18,9 @@ from executive.core.tree import ExecState
 from executive.mission.store import MissionStore
 from executive.records.checkpoints import Checkpoints, interrupted, read_run, seal, verified
 from executive.records.runrecord import CRASH_REASON, RunRecorder
+from executive.service.protocol import Answer, Code
 from executive.service.recover import Recoveries
 from executive.service.recovery import WHY
-from executive.service.requests import Answer, Code
 from tests.rigs import PROFILE, Rig
 
 MISSIONS = Path(__file__).resolve().parents[1] / "missions"

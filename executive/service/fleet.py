@@ -57,8 +57,7 @@ import zenoh
 
 from executive.logs import RateLimitedLog
 from executive.service.config import FleetConfig
-from executive.service.protocol import MUTATING
-from executive.service.requests import Answer, Code
+from executive.service.protocol import MUTATING, Answer, Code
 from executive.wire.gen.own.atom_executive.msg import Request_, Status_
 from executive.wire.zenoh_session import ConfigError, close_session, load_config, open_session
 

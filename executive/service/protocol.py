@@ -9,6 +9,10 @@ behaviours; issue 22, 3). The service imports them from here too: one home.
 
 from __future__ import annotations
 
+import enum
+from dataclasses import dataclass
+from typing import Any
+
 from cyclonedds.core import Policy, Qos
 from cyclonedds.util import duration
 
@@ -30,3 +34,26 @@ REQUEST_QOS = Qos(
 )
 # the verbs that command the robot: signed, and bound to the instance that runs them
 MUTATING = frozenset({"start", "stop", "reset", "reload", "pause", "resume", "recover"})
+
+
+class Code(enum.IntEnum):
+    """A reply's code (``Reply_.code``): 0 done, else why not."""
+
+    OK = 0
+    BAD_REQUEST = 1
+    UNKNOWN_VERB = 2
+    UNAUTHENTICATED = 3
+    REFUSED = 4
+    NOT_FOUND = 5
+    INVALID = 6
+    BUSY = 7
+    INTERNAL = 8
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What the service answers a request: its code, a message for people, a payload."""
+
+    code: Code
+    message: str
+    payload: Any = None

@@ -35,7 +35,7 @@ from executive.core.tree import Executive
 from executive.language.yaml_source import SourceError, read_file
 from executive.mission.store import Prepared
 from executive.records.checkpoints import Checkpoints, RunSummary, interrupted, read_run
-from executive.service.requests import Answer, Code
+from executive.service.protocol import Answer, Code
 
 RUN_ID = re.compile(r"[0-9a-f]{1,64}")  # what run ids look like (a file name: nothing else)
 MARK_TIMEOUT_S = 2.0  # the longest the reply waits for the "recovered" line's fsync

@@ -27,14 +27,12 @@ one instance of the service is refused by every other.
 from __future__ import annotations
 
 import dataclasses
-import enum
 import json
 import queue
 import struct
 import threading
 from collections.abc import Callable
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -50,7 +48,14 @@ from executive.core.tree import Executive
 from executive.logs import RateLimitedLog
 from executive.operator.authoring import describe_missions, not_found
 from executive.service.auth import Authenticator
-from executive.service.protocol import MUTATING, REPLY_TOPIC, REQUEST_QOS, REQUEST_TOPIC
+from executive.service.protocol import (
+    MUTATING,
+    REPLY_TOPIC,
+    REQUEST_QOS,
+    REQUEST_TOPIC,
+    Answer,
+    Code,
+)
 from executive.wire.codec import raw_take
 from executive.wire.gen.own.atom_executive.msg import Reply_, Request_
 
@@ -67,18 +72,6 @@ LOGGED_ID = 64  # characters of a client id a log line repeats
 VERBS = frozenset({"list_missions", "validate", "status", "recoverable", *MUTATING})
 
 
-class Code(enum.IntEnum):
-    OK = 0
-    BAD_REQUEST = 1
-    UNKNOWN_VERB = 2
-    UNAUTHENTICATED = 3
-    REFUSED = 4
-    NOT_FOUND = 5
-    INVALID = 6
-    BUSY = 7
-    INTERNAL = 8
-
-
 class MissionLibrary(Protocol):
     """What the request server needs from the mission files."""
 
@@ -88,13 +81,6 @@ class MissionLibrary(Protocol):
         self, name: str, params: dict[str, Any]
     ) -> tuple[py_trees.behaviour.Behaviour | None, list[str]]: ...
     def reload(self) -> tuple[bool, str]: ...
-
-
-@dataclass(frozen=True)
-class Answer:
-    code: Code
-    message: str
-    payload: Any = None
 
 
 class UndecodableError(ValueError):

@@ -36,9 +36,9 @@ from hypothesis import strategies as st
 from executive.harness.stack import Stack, running_stack
 from executive.mission.store import MissionStore
 from executive.service.auth import WINDOW_NS, new_nonce, nonce_instance, sign
-from executive.service.protocol import MUTATING, REPLY_TOPIC, REQUEST_QOS, REQUEST_TOPIC
+from executive.service.protocol import MUTATING, REPLY_TOPIC, REQUEST_QOS, REQUEST_TOPIC, Code
 from executive.service.recover import RUN_ID
-from executive.service.requests import MAX_FIELD, VERBS, Code
+from executive.service.requests import MAX_FIELD, VERBS
 from executive.wire.codec import raw_write
 from executive.wire.gen.own.atom_executive.msg import Reply_, Request_
 from tests.fuzz.fuzzing import TIMEOUT_S, fuzz_settings, stats

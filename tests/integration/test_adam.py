@@ -32,7 +32,7 @@ from executive.robots.adam.sim.client import client_for
 from executive.robots.adam.sim.record import BODY_TOPIC, HAND_TOPIC, Recording
 from executive.robots.profile import load_profile
 from executive.robots.simkit import battery as pack
-from executive.service.requests import Code
+from executive.service.protocol import Code
 from executive.wire import dds
 from executive.wire.robot_io import LatestReader
 

@@ -26,8 +26,7 @@ from cyclonedds.topic import Topic
 
 from executive.harness.stack import Stack, running_stack
 from executive.service.auth import WINDOW_NS, new_nonce, sign
-from executive.service.protocol import REPLY_TOPIC, REQUEST_QOS, REQUEST_TOPIC
-from executive.service.requests import Code
+from executive.service.protocol import REPLY_TOPIC, REQUEST_QOS, REQUEST_TOPIC, Code
 from executive.wire.codec import raw_take, raw_write
 from executive.wire.gen.own.atom_executive.msg import Reply_, Request_
 

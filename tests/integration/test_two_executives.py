@@ -39,8 +39,8 @@ from executive.service.protocol import (
     REQUEST_TOPIC,
     STATUS_QOS,
     STATUS_TOPIC,
+    Code,
 )
-from executive.service.requests import Code
 from executive.wire import dds
 from executive.wire.gen.own.atom_executive.msg import Reply_, Request_, Status_
 
