@@ -32,16 +32,15 @@ def imports(path: Path) -> set[str]:
     return found
 
 
-def test_the_harness_demo_imports_no_robot() -> None:
+@pytest.mark.parametrize("module", [HARNESS_DEMO, HARNESS_DEMO.with_name("demokit.py")])
+def test_the_harness_demo_imports_no_robot(module: Path) -> None:
     robots = sorted(
         m
-        for m in imports(HARNESS_DEMO)
+        for m in imports(module)
         for name in SPECS
         if m == f"executive.robots.{name}" or m.startswith(f"executive.robots.{name}.")
     )
-    assert not robots, (
-        f"{HARNESS_DEMO.relative_to(ROOT)} imports {robots}: robot code goes to its robot"
-    )
+    assert not robots, f"{module.relative_to(ROOT)} imports {robots}: robot code goes to its robot"
 
 
 @pytest.mark.parametrize("robot", sorted(SPECS))

@@ -1,13 +1,12 @@
-"""``make demo [PROFILE=name]``: a robot's demo, chosen by its profile, and what every
-robot's demo shares.
+"""``make demo [PROFILE=name]``: a robot's demo, chosen by its profile.
 
 Each robot's demo lives with the robot (``executive/robots/<robot>/demo.py``: its
 ``main(profile)`` runs its mission against its simulator and the service on a leased
 loopback domain, plays the operator and the trouble, and exits 0 only if every check
-held). Here, robot-neutral: the dispatch (``python -m executive.harness.demo
-[--profile P]``, the default profile's robot without one; ``fleet``: three robots, their
-executives and a router, ``executive/harness/fleet_demo.py``), the checks and the live tree
-(``Demo``), ``say``, ``accepted`` and the service's real-time report.
+held); ``fleet`` is three robots, their executives and a router
+(``executive/harness/fleet_demo.py``). Here only the dispatch (``python -m
+executive.harness.demo [--profile P]``, the default profile's robot without one); what the
+demos share is ``executive.harness.demokit``.
 """
 
 from __future__ import annotations
@@ -15,70 +14,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-import time
-from collections.abc import Callable
-from typing import Any
-
-from executive.harness.stack import LogTail, Stack
-from executive.operator.lines import render_tree, summary
-from executive.service.client import ExecutiveClient
-
-
-def say(text: str) -> None:
-    print(f"\n=== {text}", flush=True)  # noqa: T201 - the demo talks to a person
-
-
-class Demo:
-    """The checks an operator would make, and the live tree as the status changes."""
-
-    def __init__(self) -> None:
-        self.checks: list[tuple[str, bool]] = []
-        self.last_tree = ""
-
-    def check(self, what: str, ok: bool) -> bool:
-        self.checks.append((what, ok))
-        print(f"  [{'ok' if ok else 'FAILED'}] {what}", flush=True)  # noqa: T201
-        return ok
-
-    def reset_to_idle(self, client: ExecutiveClient) -> None:
-        """The operator's reset once the cause has cleared: accepted, IDLE, and a second
-        later still IDLE with no mission (nothing resumes on its own)."""
-        reply = client.request("reset")
-        self.check(f"reset accepted: {reply.message}", reply.code == 0)
-        idle = client.wait_status(lambda s: s.state == "IDLE", 5)
-        time.sleep(1.0)
-        still = client.status()
-        self.check(
-            "idle after reset, nothing resumed",
-            idle is not None and still.state == "IDLE" and not still.mission,
-        )
-
-    def show(self, client: ExecutiveClient) -> None:
-        status = client.status()
-        tree = render_tree(status)
-        if tree != self.last_tree:
-            self.last_tree = tree
-            print(summary(status) + "\n" + tree + "\n", flush=True)  # noqa: T201
-
-    def follow(
-        self,
-        client: ExecutiveClient,
-        until: Callable[[Any], bool],
-        timeout: float,
-        every: float = 1.0,
-    ) -> Any:
-        """Print the tree as it changes (at most every ``every`` s) until ``until(status)``."""
-        deadline = time.monotonic() + timeout
-        next_show = 0.0
-        while time.monotonic() < deadline:
-            status = client.wait_status(until, 0.2)
-            if time.monotonic() >= next_show:
-                self.show(client)
-                next_show = time.monotonic() + every
-            if status is not None:
-                self.show(client)
-                return status
-        return None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -101,31 +36,6 @@ def main(argv: list[str] | None = None) -> int:
     module = importlib.import_module(f"executive.robots.{load_profile(profile).robot}.demo")
     result: int = module.main(profile)
     return result
-
-
-def realtime_report(stack: Stack) -> list[str]:
-    """What the service got, from its log: the streamer's scheduling (SCHED_FIFO by default,
-    normal priority where refused) and whether the e-stop reflex is armed."""
-    found: dict[str, str] = {}
-    deadline = time.monotonic() + 5
-    log = LogTail(stack.log_path("executive"))
-    while len(found) < 2 and time.monotonic() < deadline:
-        for e in log.read():
-            event = str(e.get("event", ""))
-            if event in ("motion streamer scheduling", "motion streamer runs at normal priority"):
-                refused = f" (wanted {e.get('wanted')}: {e.get('reason')})" if "reason" in e else ""
-                found["streamer"] = f"motion streamer: {e.get('policy')}{refused}"
-            elif event.startswith("e-stop reflex"):
-                found["reflex"] = event
-        time.sleep(0.05)
-    return list(found.values())
-
-
-def accepted(client: ExecutiveClient, reply: Any) -> bool:
-    """The start was accepted and the status shows its run (the last status seen before
-    the reply may still be the previous one: what follows must not judge by that)."""
-    run_id = reply.message
-    return reply.code == 0 and client.wait_status(lambda s: s.run_id == run_id, 10) is not None
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from executive.harness.demo import Demo, accepted, say
+from executive.harness.demokit import Demo, accepted, say
 from executive.harness.stack import ROOT, LogTail, Stack, log_time, running_stack
 from executive.robots.adam.sim.client import AdamSimClient, client_for
 from executive.robots.adam.sim.record import BODY_TOPIC, HAND_TOPIC, Recording

@@ -18,7 +18,7 @@ import shutil
 import time
 from pathlib import Path
 
-from executive.harness.demo import Demo, accepted, realtime_report, say
+from executive.harness.demokit import Demo, accepted, realtime_report, say
 from executive.harness.stack import ROOT, Stack, running_stack
 from executive.robots.atom.sim.client import SimClient
 from executive.robots.atom.sim.record import Recording

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from executive.harness.demo import Demo, accepted, say
+from executive.harness.demokit import Demo, accepted, say
 from executive.harness.stack import ROOT, Stack, running_stack
 
 MISSIONS = ROOT / "missions" / "aurora"
