@@ -413,3 +413,66 @@ def judge_restart(
         f"made safe {figures['service_s']} s of the restarted service's own time after its "
         f"first line (bound {bound:g} s; {figures['from_first_line_s']} s on the wall)",
     )
+
+
+SLOT = "Atom/Priorities/Mission Slot/"  # where every mission's node paths begin
+
+
+@dataclass
+class Row:
+    key: str
+    fault: str
+    reaction: str = "-"
+    reason: str = "-"
+    hold_ms: float | None = None
+    motion_after: int | None = None
+    latched: bool | None = None
+    reset_present: str = "-"
+    reset_clear: str = "-"
+    deviations: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    details: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def expect(self, ok: bool, what: str) -> bool:
+        """Record a deviation from what DESIGN.md requires unless ``ok``."""
+        if not ok:
+            self.deviations.append(what)
+        return ok
+
+    @property
+    def ok(self) -> bool:
+        return not self.deviations
+
+    def cells(self) -> list[str]:
+        latched = "-" if self.latched is None else ("yes" if self.latched else "no")
+        motion = "-" if self.motion_after is None else str(self.motion_after)
+        mark = "" if self.ok else " [DEVIATES]"
+        return [
+            self.fault + mark,
+            self.reaction,
+            self.reason.replace(SLOT, ".../"),
+            ms(self.hold_ms),
+            motion,
+            latched,
+            self.reset_present,
+            self.reset_clear,
+        ]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "fault": self.fault,
+            "reaction": self.reaction,
+            "reason": self.reason,
+            "time_to_hold_ms": self.hold_ms,
+            "motion_after": self.motion_after,
+            "latched": self.latched,
+            "reset_while_present": self.reset_present,
+            "reset_after_clear": self.reset_clear,
+            "ok": self.ok,
+            "deviations": self.deviations,
+            "notes": self.notes,
+            "seconds": round(self.seconds, 2),
+            "details": self.details,
+        }

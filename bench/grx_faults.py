@@ -41,9 +41,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bench.fault_tools import (
+    Row,
     judge_recovery,
     judge_restart,
     left_running,
@@ -56,9 +57,6 @@ from executive.harness.stack import Stack, cpu_wait_s, running_stack
 from executive.robots.grx.demo import Watcher, start
 from executive.robots.grx.sim.process import SimProcess
 from executive.robots.profile import load_profile
-
-if TYPE_CHECKING:
-    from bench.faults import Row
 
 TIMEOUT = 10.0  # s: any one reaction, reply or state change
 AXES = ("virtual_joystick_axis_left", "virtual_joystick_axis_right")
