@@ -1,10 +1,11 @@
 """The one thing pyproject.toml cannot say to setuptools 65 (the venv's, used by
-``pip install -e . --no-build-isolation``): the e-stop reflex C extension.
+``pip install -e . --no-build-isolation``): the native core's C extension (the e-stop
+reflex, the gate and the joint stream of every DDS robot).
 
 Built against Debian's CycloneDDS 0.10.2 (``cyclonedds-dev``, which ``make venv``
 installs): headers in /usr/include, ``-lddsc``. Everything else is in pyproject.toml.
 Without the extension the service still runs, on the Python fast path, and says so
-(``executive/reflex/__init__.py``).
+(``executive/robots/native/__init__.py``).
 """
 
 from setuptools import Extension, setup
@@ -12,8 +13,8 @@ from setuptools import Extension, setup
 setup(
     ext_modules=[
         Extension(
-            "executive.reflex._reflex",
-            sources=["executive/reflex/_reflex.c"],
+            "executive.robots.native._reflex",
+            sources=["executive/robots/native/_reflex.c"],
             include_dirs=["/usr/include"],
             libraries=["ddsc"],
             extra_compile_args=["-std=gnu11", "-O2", "-Wall", "-Wextra"],

@@ -63,9 +63,9 @@ from bench.estop import (  # noqa: E402
 )
 from bench.robot import MARKERS, BenchRobot  # noqa: E402
 from bench.service_probe import ProbedService  # noqa: E402
-from executive import reflex  # noqa: E402
 from executive.harness.stack import LogTail, Stack, running_stack  # noqa: E402
 from executive.motion import native  # noqa: E402
+from executive.robots import native as native_core  # noqa: E402
 from executive.robots.profile import load_profile  # noqa: E402
 from executive.service import faultpoints  # noqa: E402
 from executive.wire import dds  # noqa: E402
@@ -81,14 +81,14 @@ TARGETS = {
 }
 # the service's threads whose scheduling the report shows (CycloneDDS's receive threads,
 # where the reflex runs; the streamer; where the robot readers' Python callbacks run)
-THREADS = ("recv", "recvUC", "motion-streamer", reflex.DISPATCHER_THREAD)
+THREADS = ("recv", "recvUC", "motion-streamer", native_core.DISPATCHER_THREAD)
 SHIPPED = "shipped"  # the reflex, SCHED_FIFO 80 where granted (the defaults)
 BEFORE = "before"  # the Python fast path, normal scheduling: as shipped before issue 14
 PYTHON_STREAM = "python-stream"  # the stream's periods in Python (stream_mode: python)
 NATIVE_STREAM = "native-stream"  # in the extension's thread (stream_mode: native, issue 22)
 CONFIGS: dict[str, tuple[dict[str, Any], dict[str, str]]] = {
     SHIPPED: ({}, {faultpoints.ENV: "gil-hog"}),
-    BEFORE: ({"stream_priority": None}, {faultpoints.ENV: "gil-hog", reflex.ENV: "off"}),
+    BEFORE: ({"stream_priority": None}, {faultpoints.ENV: "gil-hog", native_core.ENV: "off"}),
     PYTHON_STREAM: ({}, {faultpoints.ENV: "gil-hog", native.ENV: "python"}),
     NATIVE_STREAM: ({}, {faultpoints.ENV: "gil-hog", native.ENV: "native"}),
 }

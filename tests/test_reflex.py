@@ -14,9 +14,10 @@ import numpy as np
 import pytest
 import structlog
 
-from executive import reflex
 from executive.core.tree import ExecState
 from executive.motion.trajectory import plan
+from executive.robots import native
+from executive.robots.atom import reflex as atom_reflex
 from executive.robots.atom.topics import AtomIO
 from executive.robots.profile import load_profile
 from executive.wire import dds
@@ -26,9 +27,9 @@ from tests.rigs import Rig, make_rig
 
 PROFILE = load_profile()
 # not skipped when missing: make test builds it, and a service without it is slower and
-# holds nothing while Python is blocked (reflex.MISSING says why the import failed)
-assert reflex.MISSING is None, f"the reflex extension is not built: {reflex.MISSING} (make venv)"
-_reflex: Any = reflex._reflex
+# holds nothing while Python is blocked (native.MISSING says why the import failed)
+assert native.MISSING is None, f"the reflex extension is not built: {native.MISSING} (make venv)"
+_reflex: Any = native._reflex
 
 
 def bare_core(streams: int = 3) -> Any:
@@ -39,7 +40,7 @@ def bare_core(streams: int = 3) -> Any:
         estop_qos_from=0,
         nflags=3,
         stream_writers=[0] * streams,
-        amr_writer=0,
+        cancel_writer=0,
         cancel=b"",
         cancel_id_at=0,
         cancel_stamp_at=0,
@@ -139,7 +140,7 @@ def test_a_trip_writes_the_stored_holds_then_the_cancel_and_refuses_what_was_com
     assert ex.reflex.fired(0) == stored  # what it wrote is what the streamer stored
     # the reflex's CANCEL_TASK first (its own ids, stamped when written), then Python's
     assert [a.command_type.name for a in amr] == ["CANCEL_TASK", "CANCEL_TASK"]
-    assert amr[0].command_id >= reflex.CANCEL_ID_BIT > amr[1].command_id
+    assert amr[0].command_id >= atom_reflex.CANCEL_ID_BIT > amr[1].command_id
     assert abs(amr[0].timestamp - time.time_ns()) < 5e9
     # a command computed before the streamer saw this trip is refused, not written
     assert ex.reflex.publish(0, stored or b"", seen) is False
@@ -206,7 +207,7 @@ def test_the_reflex_holds_at_a_measurement_newer_than_its_stored_hold(dds_domain
             estop_qos_from=ctl.readers["emergency_state"].reader._ref,
             nflags=3,
             stream_writers=[ctl.writers["upper_cmd"]._ref],
-            amr_writer=0,
+            cancel_writer=0,
             cancel=b"",
             cancel_id_at=0,
             cancel_stamp_at=0,
@@ -217,10 +218,10 @@ def test_the_reflex_holds_at_a_measurement_newer_than_its_stored_hold(dds_domain
         core.divert(state_reader._ref, lambda reader: None, state_reader)  # nobody takes
         lo, hi = PROFILE.limits("upper")
         # what MotionStreamer.measured_from gives, by hand: no streamer here
-        m = reflex.Measured(
+        m = native.Measured(
             "upper_state", "motor_cmd", "motor_state", lo.tolist(), hi.tolist(), 1.0
         )
-        reflex._measure(core, ctl, 0, "upper_cmd", m)
+        native._measure(core, ctl, 0, "upper_cmd", m)
         cmd_codec = ctl.codec("upper_cmd")
         hold = cmd_codec.zeros()
         hold["motor_cmd"]["kp"] = 10.0
@@ -264,7 +265,7 @@ def test_the_reflex_holds_at_a_measurement_newer_than_its_stored_hold(dds_domain
 def test_without_the_extension_the_python_fast_path_holds_with_one_warning(
     dds_domain: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(reflex, "_reflex", None)
+    monkeypatch.setattr(native, "_reflex", None)
     with structlog.testing.capture_logs() as logs, make_rig(dds_domain) as rig:
         assert rig.ex.reflex is None
         warnings = [e for e in logs if e["event"].startswith("e-stop reflex not built")]
@@ -274,7 +275,7 @@ def test_without_the_extension_the_python_fast_path_holds_with_one_warning(
 
 
 def test_the_reflex_can_be_turned_off(dds_domain: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(reflex.ENV, "off")
+    monkeypatch.setenv(native.ENV, "off")
     with make_rig(dds_domain) as rig:
         assert rig.ex.reflex is None
         rig.state(hard_emergency_triggered=True)

@@ -1,16 +1,19 @@
 """The robot seam holds: nothing above it names a robot's wire.
 
 Leaves, the safety monitor, the motion streamer, the tick loop, the core, status and
-requests speak ``executive.robots.ports`` only. Two checks, both derived from the robots'
+requests speak ``executive.robots.ports`` only. Three checks, all derived from the robots'
 own wire tables rather than from a list kept by hand:
 
-- imports: no module above the seam imports a robot package (the Atom's gamepad table and
-  topic table live in its own), the DDS robot I/O, the generated robot types or the Atom's
-  reflex; and the robot-neutral wire below the adapters (codec, readers, the type watch)
-  imports no robot and names none of their topics;
+- imports: no module above the seam imports a robot package (the Atom's gamepad table,
+  topic table and e-stop reflex's topic and cancel live in its own), the DDS robot I/O,
+  the generated robot types or the native core (the C extension's reflex, gate and
+  stream: the adapters arm it); and the robot-neutral wire below the adapters (codec,
+  readers, the type watch) imports no robot and names none of their topics;
 - words: no string or attribute name in those modules is one of the robots' topic names
   or wire field names (every field of every Atom and Adam type, as the codecs lay them
-  out), other than the words the ports themselves define.
+  out), other than the words the ports themselves define;
+- the native core (``executive/robots/native``), under the adapters but shared by every
+  DDS robot, imports no robot and names no robot's wire, in its Python or its C.
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ ABOVE = sorted(
 )
 FORBIDDEN_IMPORTS = (
     "executive.wire.robot_io",
-    "executive.reflex",
+    "executive.robots.native",
     "executive.robots.atom.sim",
     "executive.robots.simkit",  # the simulators' kit: test and demo harness, never the executive
     *(f"executive.robots.{name}" for name in SPECS),
@@ -181,3 +184,27 @@ def test_the_wire_layer_names_no_robot(path: Path) -> None:
     topics = {spec.name for spec in ATOM_TOPICS.values()} | set(ADAM_TOPICS) | set(ATOM_TOPICS)
     found = sorted(set(_words(tree)) & topics)
     assert not found, f"{path.name} names a robot's topics: {found}"
+
+
+# the robot-neutral native core: the adapters hand it their topics, writers and offsets
+NATIVE = ROOT / "executive" / "robots" / "native"
+ROBOT_PACKAGES = tuple(f"executive.robots.{name}" for name in (*SPECS, "simkit"))
+
+
+@pytest.mark.parametrize(
+    "path", sorted(NATIVE.glob("*.py*")), ids=lambda p: str(p.relative_to(ROOT))
+)
+def test_the_native_core_names_no_robot(path: Path) -> None:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    robots = [name for name in _imports(tree) if name.startswith(ROBOT_PACKAGES)]
+    assert not robots, f"{path.name} imports a robot: {robots}"
+    found = sorted(set(_words(tree)) & wire_words())
+    assert not found, f"{path.name} names the robots' wire: {found}"
+
+
+def test_the_native_core_c_names_no_robots_wire() -> None:
+    """Every identifier, string and comment word of the C extension: a robot's topic or
+    field reaches it only as a handle or an offset its adapter computed."""
+    source = (NATIVE / "_reflex.c").read_text(encoding="utf-8")
+    found = sorted(set(re.findall(r"[A-Za-z_][\w/]*", source)) & wire_words())
+    assert not found, f"_reflex.c names the robots' wire: {found}"

@@ -42,6 +42,9 @@ from typing import Any
 HERE = Path(__file__).resolve()
 MAIN = HERE.parents[1]
 LOOPBACK = (MAIN / "executive" / "resources" / "cyclonedds-loopback.xml").as_uri()
+# where the C extension lives: the newest layout first (the robot-neutral native core under
+# executive/robots/), then a revision's before it (executive/reflex/, the Atom's reflex)
+REFLEX_DIRS = ("executive/robots/native", "executive/reflex")
 STREAM_KEYS = ("upper_cmd", "lower_cmd", "hands_cmd")
 EVENT_KEYS = (
     "set_fsm_id",
@@ -86,8 +89,7 @@ def use_tree(root: Path) -> None:
         print(f"[{root.name}] {mod.__name__}.__file__ = {where}", flush=True)
         if not where.is_relative_to(root.resolve()):
             raise SystemExit(f"{mod.__name__} imported from {where}, not from {root}")
-    from executive import reflex
-
+    reflex = layered("robots.native", "reflex")
     c = getattr(reflex, "_reflex", None)
     print(f"[{root.name}] C reflex: {getattr(c, '__file__', 'absent: Python fallback')}")
 
@@ -699,11 +701,12 @@ def worktree(rev: str) -> Path:
     if not path.exists():
         git("worktree", "add", "--detach", str(path), sha)
     # the C reflex: built once in this checkout; the same source makes the same .so
-    src = path / "executive" / "reflex" / "_reflex.c"
-    built = sorted((MAIN / "executive" / "reflex").glob("_reflex*.so"))
-    if built and src.exists() and filecmp.cmp(src, MAIN / "executive/reflex/_reflex.c", False):
+    home = next((d for d in REFLEX_DIRS if (path / d / "_reflex.c").exists()), REFLEX_DIRS[0])
+    src = path / home / "_reflex.c"
+    built = sorted((MAIN / REFLEX_DIRS[0]).glob("_reflex*.so"))
+    if built and src.exists() and filecmp.cmp(src, MAIN / REFLEX_DIRS[0] / "_reflex.c", False):
         for so in built:
-            shutil.copy2(so, path / "executive" / "reflex" / so.name)
+            shutil.copy2(so, path / home / so.name)
     else:
         print(f"{rev}: _reflex.c differs from this checkout's: the Python fallback runs")
     return path

@@ -1,4 +1,4 @@
-"""The gate every joint command passes on its way out (``executive.reflex`` is one).
+"""The gate every joint command passes on its way out (``executive.robots.native`` is one).
 
 The motion streamer publishes only through a ``Gate``. With a robot's e-stop reflex
 installed the gate refuses a command computed before a trip the streamer has not seen

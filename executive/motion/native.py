@@ -3,7 +3,7 @@
 Python waited for the GIL every 2 ms: the stream's lateness p99 was 4-5 times a C
 SCHED_FIFO loop's of the same run, and a blocked interpreter stopped the stream. With
 ``stream_mode: native`` (the profile; ``ATOM_EXECUTIVE_STREAM`` overrides it) the
-extension's thread (``executive/reflex/_reflex.c``, the native streamer) samples and
+extension's thread (``executive/robots/native/_reflex.c``, the native streamer) samples and
 writes every engaged stream each period, under the same gate as the e-stop reflex's
 hold; the motion streamer hands it *plans* when they change and every ``RENEW_S``:
 
@@ -23,9 +23,9 @@ hold; the motion streamer hands it *plans* when they change and every ``RENEW_S`
 
 ``NativeLayout`` is what a robot's stream tells the streamer (``native_layout()``);
 ``member_offsets`` finds positions in an encoded sample whatever its layout. The C side
-comes with the gate the adapter attaches: the reflex's (``executive.reflex.install``), or
+comes with the gate the adapter attaches: the reflex's (``executive.robots.native.install``), or
 for a robot without an e-stop topic, a gate that only streams
-(``executive.reflex.stream_gate``); the streamer finds it as the gate's ``_core``.
+(``executive.robots.native.stream_gate``); the streamer finds it as the gate's ``_core``.
 """
 
 from __future__ import annotations

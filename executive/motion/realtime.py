@@ -7,7 +7,7 @@ with a p99 lateness of ~0.57 ms at normal priority and ~0.16 ms under ``SCHED_FI
 
 The service asks for it by default (``stream_priority: 80``). It was off while the e-stop
 fast path was Python on CycloneDDS's receive thread: a FIFO thread taking one of two CPUs
-delayed that thread's GIL-bound hold. The e-stop reflex (``executive.reflex``) holds in C
+delayed that thread's GIL-bound hold. The e-stop reflex (``executive.robots.native``) holds in C
 without the GIL, so that trade is gone (docs/benchmarks.md).
 
 Real-time priority needs ``RLIMIT_RTPRIO`` (systemd's ``LimitRTPRIO=``, see

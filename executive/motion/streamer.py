@@ -16,7 +16,7 @@ freezes each engaged stream at the measured position, and publishes that hold at
 Because publishing happens only under that lock, once ``hold()`` returns no command other
 than the hold can leave, and while held every ``submit`` is refused until ``release()``.
 
-The e-stop reflex (``executive.reflex``) holds before Python knows. Every command leaves
+The e-stop reflex (``executive.robots.native``) holds before Python knows. Every command leaves
 through its gate (``Gate.publish``), and after each one the streamer stores the stream's
 hold for it: the stream frozen at the measured position, or, while held, the command just
 sent. When the reflex trips it writes those holds from C; the gate then refuses any

@@ -10,7 +10,7 @@ a normal start; the variable is named in the log when anything is.
 ``gil-hog`` is the other way the interpreter stops: after SIGUSR2 the next tick makes one
 long C-level call that never lets go of the GIL (``hold_gil``), so no Python thread runs
 at all for ``GIL_HOG_S``: not the tick loop, not the streamer, not a DDS listener's
-Python. The e-stop reflex (``executive.reflex``) must hold through it. Both points may be
+Python. The e-stop reflex (``executive.robots.native``) must hold through it. Both points may be
 armed; one SIGUSR2 then blocks, then hangs.
 """
 

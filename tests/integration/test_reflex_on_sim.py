@@ -15,8 +15,8 @@ import time
 
 import pytest
 
-from executive import reflex
 from executive.core.tree import ExecState
+from executive.robots import native
 from executive.robots.atom.sim.record import Recording
 from executive.robots.simkit.record import StreamCommand
 from executive.service import faultpoints
@@ -53,14 +53,14 @@ with dds.open_participant() as p:
 """
 
 
-def _moving(live: Live) -> reflex.Diversion:
+def _moving(live: Live) -> native.Diversion:
     """The arm moving; the test harness's own Python readers (the fixture's view of the
     sim) moved off the receive thread as the executive's are, or the first state sample
     for them would hold it, and the e-stop behind it, until the GIL is free."""
     ex = live.runtime.executive
     assert ex.reflex is not None, "the e-stop reflex extension is not built (pip install -e .)"
     harness = [r.reader for r in live.sim.ctl.readers.values()]
-    diversion = reflex.divert([*harness, live.sim.client._status.reader])
+    diversion = native.divert([*harness, live.sim.client._status.reader])
     assert diversion is not None
     live.start("deliver_drink", table_tag=4)
     assert wait_for(lambda: "Reach for the cup" in active(live), 60), (ex.state, ex.last_run)
@@ -80,7 +80,7 @@ def _pressed_at(rec: Recording) -> float:
     return t
 
 
-def _reflex_hold(rec: Recording, trip: reflex.Trip) -> StreamCommand:
+def _reflex_hold(rec: Recording, trip: native.Trip) -> StreamCommand:
     """The reflex's first hold in the record: on the first stream it held, sent when it
     says. The record maps the writer's wall clock onto the monotonic one; that mapping is
     within a millisecond on a quiet machine and was 1-3 ms off on a loaded CI run, so the

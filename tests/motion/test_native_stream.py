@@ -20,10 +20,10 @@ from cyclonedds.core import Policy, Qos
 from cyclonedds.sub import DataReader
 from cyclonedds.util import duration
 
-from executive import reflex
 from executive.motion import native
 from executive.motion.streamer import HeldError
 from executive.motion.trajectory import Trajectory, plan
+from executive.robots import native as native_core
 from executive.robots.body import Gravity
 from executive.robots.profile import load_profile
 from executive.service.faultpoints import hold_gil
@@ -33,7 +33,7 @@ PROFILE = load_profile()
 ELBOW = "left_elbow_pitch"
 PERIOD = 1.0 / PROFILE.command_hz
 RENEW_SLACK_S = 2 * native.RENEW_S  # the renewal thread may run after the blocked one
-assert reflex.MISSING is None, f"the extension is not built: {reflex.MISSING}"
+assert native_core.MISSING is None, f"the extension is not built: {native_core.MISSING}"
 
 
 @dataclass
@@ -74,7 +74,7 @@ def streaming(dds_domain: int) -> Iterator[tuple[Rig, Wire]]:
         wire = Wire(rig, "upper_cmd")
         # the robot's side is in this process: its Python listeners would run on the C
         # thread's write (a local delivery) and wait for the GIL there
-        diversion = reflex.divert(r.reader for r in rig.robot.readers.values())
+        diversion = native_core.divert(r.reader for r in rig.robot.readers.values())
         assert diversion is not None
         streamer = rig.ex.streamer
         # as the service runs it: SCHED_FIFO (the C thread; Python's renewals one below)

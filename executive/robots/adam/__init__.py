@@ -45,9 +45,8 @@ from cyclonedds.domain import DomainParticipant
 from cyclonedds.pub import DataWriter
 from cyclonedds.topic import Topic
 
-from executive import reflex
 from executive.motion.native import Q_F32, Q_U32, NativeLayout, member_offsets
-from executive.robots import SPECS
+from executive.robots import SPECS, native
 from executive.robots.adam.interface import (
     DEFAULT_VARIANT,
     HAND_RANGE,
@@ -352,7 +351,7 @@ class AdamAdapter:
         stream (``stream_mode: native``) gets the extension's gate all the same: it runs
         on it, and holds on its own when Python stops renewing it."""
         if getattr(streamer, "native", False):
-            self._gate = reflex.stream_gate(streamer, [s._writer for s in self.streams])
+            self._gate = native.stream_gate(streamer, [s._writer for s in self.streams])
 
     def close(self) -> None:
         """Nothing to release: the participant is the caller's."""

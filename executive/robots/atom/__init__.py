@@ -20,7 +20,7 @@ from typing import Any
 
 from cyclonedds.domain import DomainParticipant
 
-from executive import reflex
+from executive.robots.atom import reflex
 from executive.robots.atom.commands import AtomCommands
 from executive.robots.atom.interface import (
     DEFAULT_PRESET,

@@ -1,19 +1,25 @@
-"""The e-stop reflex: hold and cancel in C on CycloneDDS's receive thread (issue 14).
+"""The native core: the extension every DDS robot's safety path and stream run on (issues 14, 22).
 
 An e-stop sample used to wait for the GIL: a Python listener, then three Python writes.
 A tick holding the GIL (a long call, a collection) delayed every e-stop by as long, and a
-hung interpreter held nothing. The reflex (``_reflex.c``) needs no Python:
+hung interpreter held nothing. The extension (``_reflex.c``) needs no Python. Robot-neutral:
+the adapter names its e-stop topic, its joint streams' writers and what to cancel (the
+Atom's: ``executive.robots.atom.reflex``); nothing here knows a robot's wire.
 
-- its own reader on ``rt/emergency/state`` with a C listener; a sample with any flag set,
-  or one it cannot read (short, or an encapsulation a ``@final`` type never uses), makes
-  it write the hold of every engaged joint stream and then a ``CANCEL_TASK``, on the
-  executive's own writers, and latch (DESIGN.md 4: hold, cancel, then everything else);
+- the reflex (``install``): its own reader on the robot's e-stop topic with a C listener;
+  a sample with any flag set, or one it cannot read (short, or an encapsulation a
+  ``@final`` type never uses), makes it write the hold of every engaged joint stream and
+  then the adapter's cancel (``Cancel``, if any: the Atom's base task), on the executive's
+  own writers, and latch (DESIGN.md 4: hold, cancel, then everything else);
 - the holds are bytes the motion streamer stores every period (``store_hold``): each
   engaged stream frozen at the measured position, or the hold it is already sending; at
   the trip the reflex puts in a newer measurement if one is waiting in the state reader
   (Python blocked: nothing refreshed the hold, and the arm went on towards its target);
-- every joint command passes the reflex's gate (``publish``), which refuses one computed
-  before a trip the streamer has not seen: nothing that moves leaves after the hold;
+- every joint command passes the gate (``publish``), which refuses one computed before a
+  trip the streamer has not seen: nothing that moves leaves after the hold;
+- the native stream (``executive.motion.native``): the extension's SCHED_FIFO thread
+  samples and writes the streams' plans under the same gate, with a dead man; a robot
+  without an e-stop topic (the Adam) gets a gate that only streams (``stream_gate``);
 - with the streamer under SCHED_FIFO, CycloneDDS's thread that runs the reflex is put one
   priority above it the first time it calls the reflex (a refusal: one line, and it runs
   as it was);
@@ -31,11 +37,10 @@ else on the dispatcher thread ``dds-to-python``.
 Any other reader in the process with a Python listener holds the receive thread the same
 way (the request server's, a test harness's): ``divert(readers)`` moves those too.
 
-``Gate`` is what the streamer needs of it; ``PythonGate`` is the stand-in without the
-extension (plain writes, never tripped). ``install`` returns None, after one warning, when
-the extension is not built: the Python fast path (``executive.core.safety.EstopFastPath``) holds
-instead, as before. The robot adapter refactor can move ``install`` behind its seam: it
-needs a ``RobotIO`` with an e-stop reader and the command writers, nothing else.
+``Gate`` (``executive.motion.gate``) is what the streamer needs of it; ``PythonGate`` is
+the stand-in without the extension (plain writes, never tripped). ``install`` returns None,
+after one warning, when the extension is not built: the Python fast path
+(``executive.core.safety.EstopFastPath``) holds instead, as before.
 """
 
 from __future__ import annotations
@@ -58,7 +63,7 @@ from executive.wire.robot_io import RobotIO
 log = structlog.get_logger(__name__)
 
 try:
-    from executive.reflex import _reflex
+    from executive.robots.native import _reflex
 except ImportError as e:  # not built: the Python fast path holds (install says so)
     _reflex = None  # type: ignore[assignment]
     MISSING: str | None = str(e)
@@ -66,8 +71,6 @@ else:
     MISSING = None
 
 ENV = "ATOM_EXECUTIVE_REFLEX"  # "off": the Python fast path only (an A/B, or a way out)
-ESTOP_KEY = "emergency_state"
-CANCEL_ID_BIT = 1 << 31  # the reflex's CANCEL_TASK ids: AtomCommands counts up from < 2**30
 DISPATCHER_THREAD = "dds-to-python"  # the kernel name of the thread Python callbacks run on
 
 
@@ -79,18 +82,32 @@ class Trip:
     message: str
     sample_ns: int  # the sample taken off the reader
     first_hold_ns: int  # the first hold written (0: no stream was engaged)
-    cancel_ns: int  # the CANCEL_TASK written
+    cancel_ns: int  # the cancel written (0: the robot has none)
     held: tuple[str, ...]  # the command keys held, in the order written
     measured: tuple[str, ...]  # of those, held at a measurement newer than the stored hold
+
+
+@dataclass(frozen=True)
+class Cancel:
+    """What the reflex writes after the holds (a robot's base task, say): an encoded
+    sample, where its id and its timestamp lie (0: nowhere; the reflex stamps both, the
+    ids counting up from ``first_id``, the time as ``time.time_ns()``), and on which writer
+    (a cyclonedds ``DataWriter``)."""
+
+    writer: Any
+    data: bytes
+    id_at: int
+    stamp_at: int
+    first_id: int
 
 
 @dataclass(frozen=True)
 class Measured:
     """Where a stream's measured positions come from, for the reflex to hold at them."""
 
-    state_key: str  # the state topic (``upper_state``)
-    cmd_field: str  # the command's motor array (``motor_cmd``)
-    state_field: str  # the state's motor array (``motor_state``)
+    state_key: str  # the state topic's key in the robot's ``RobotIO``
+    cmd_field: str  # the command's motor array (a struct array with a float32 ``q``)
+    state_field: str  # the state's motor array (the same)
     lower: Sequence[float]  # the profile's limits: the reflex clips as the streamer does
     upper: Sequence[float]
     max_age: float  # s: an older state sample is not a measurement
@@ -109,11 +126,13 @@ class Streamer(Protocol):
 class Reflex:
     """The installed reflex (``install``); the gate the streamer publishes through."""
 
-    def __init__(self, core: _reflex.Core, io: RobotIO, keys: Sequence[str]) -> None:
+    def __init__(
+        self, core: _reflex.Core, io: RobotIO, keys: Sequence[str], estop_key: str
+    ) -> None:
         self._core = core
         self._keys = tuple(keys)
-        self._estop = io.codec(ESTOP_KEY)
-        self._estop_topic = io.topics[ESTOP_KEY].name
+        self._estop = io.codec(estop_key)
+        self._estop_topic = io.topics[estop_key].name
         self.on_trip: Callable[[Trip], None] | None = None
 
     # -- the gate (the streamer's thread, holding its lock) --------------------------------
@@ -244,7 +263,7 @@ def divert(readers: Iterable[Any]) -> Diversion | None:
         estop_qos_from=0,
         nflags=1,
         stream_writers=[],
-        amr_writer=0,
+        cancel_writer=0,
         cancel=b"",
         cancel_id_at=0,
         cancel_stamp_at=0,
@@ -262,10 +281,15 @@ def install(
     streamer: Streamer,
     measured: Sequence[Measured],
     on_trip: Callable[[Trip], None],
+    *,
+    estop_key: str,
+    cancel: Cancel | None,
 ) -> Reflex | None:
     """Arm the reflex on ``io`` (the executive's side) and route ``streamer`` through it.
 
-    ``measured``: where each of the streamer's streams (``command_keys`` order) is measured.
+    ``measured``: where each of the streamer's streams (``command_keys`` order) is measured;
+    ``estop_key``: the robot's e-stop topic in ``io`` (its type's fields are the flags);
+    ``cancel``: what to write after the holds (None: nothing).
 
     None when the extension is not built (one warning: the Python fast path holds instead)
     or the robot has no e-stop topic.
@@ -280,12 +304,11 @@ def install(
     if os.environ.get(ENV, "").strip().lower() == "off":
         log.warning("e-stop reflex off: the Python fast path holds instead", env=f"{ENV}=off")
         return None
-    estop = io.readers.get(ESTOP_KEY)
+    estop = io.readers.get(estop_key)
     if estop is None:
         log.info("e-stop reflex not armed: this robot has no e-stop topic")
         return None
     keys = streamer.command_keys()
-    cancel, id_at, stamp_at = _cancel_task(io)
     box: list[weakref.ref[Reflex]] = []
 
     def tripped() -> None:  # C holds this, not the Reflex: the Reflex can still be collected
@@ -299,22 +322,22 @@ def install(
         participant=io.participant._ref,
         estop_topic=estop.reader.topic._ref,
         estop_qos_from=estop.reader._ref,
-        nflags=io.codec(ESTOP_KEY).size,
+        nflags=io.codec(estop_key).size,
         stream_writers=[io.writers[k]._ref if k in io.writers else 0 for k in keys],
-        amr_writer=io.writers["amr_cmd"]._ref if "amr_cmd" in io.writers else 0,
-        cancel=cancel,
-        cancel_id_at=id_at,
-        cancel_stamp_at=stamp_at,
-        cancel_id=CANCEL_ID_BIT | (time.time_ns() // 1000) % CANCEL_ID_BIT,
+        cancel_writer=cancel.writer._ref if cancel is not None else 0,
+        cancel=cancel.data if cancel is not None else b"",
+        cancel_id_at=cancel.id_at if cancel is not None else 0,
+        cancel_stamp_at=cancel.stamp_at if cancel is not None else 0,
+        cancel_id=cancel.first_id if cancel is not None else 0,
         on_trip=tripped,
         rt_priority=rt,
         on_thread=_thread_scheduled,
     )
-    reflex = Reflex(core, io, keys)
+    reflex = Reflex(core, io, keys, estop_key)
     reflex.on_trip = on_trip
     box.append(weakref.ref(reflex))
     # the e-stop reader first: the dispatcher runs the callbacks in this order
-    _divert(core, [io.readers[k].reader for k in sorted(io.readers, key=lambda k: k != ESTOP_KEY)])
+    _divert(core, [io.readers[k].reader for k in sorted(io.readers, key=lambda k: k != estop_key)])
     for slot, (key, m) in enumerate(zip(keys, measured, strict=True)):
         _measure(core, io, slot, key, m)
     streamer.attach_gate(reflex)
@@ -372,7 +395,7 @@ def stream_gate(streamer: Streamer, writers: Sequence[Any]) -> StreamGate | None
         estop_qos_from=0,
         nflags=1,
         stream_writers=[w._ref for w in writers],
-        amr_writer=0,
+        cancel_writer=0,
         cancel=b"",
         cancel_id_at=0,
         cancel_stamp_at=0,
@@ -440,21 +463,4 @@ def _measure(core: _reflex.Core, io: RobotIO, slot: int, key: str, m: Measured) 
         cmd_at,
         [float(x) for x in m.lower],
         [float(x) for x in m.upper],
-    )
-
-
-def _cancel_task(io: RobotIO) -> tuple[bytes, int, int]:
-    """A CANCEL_TASK as ``AtomCommands.amr`` encodes it, and where its ``command_id`` and
-    ``timestamp`` lie (the reflex stamps both when it writes)."""
-    if "amr_cmd" not in io.writers:
-        return b"", 0, 0
-    codec = io.codec("amr_cmd")
-    record = codec.zeros()
-    record["command_type"] = io.interface.AMRCommandType["CANCEL_TASK"].value
-    fields: dict[str, Any] = dict(codec.dtype.fields or {})
-    header = 4
-    return (
-        codec.encode(record),
-        header + fields["command_id"][1] if "command_id" in fields else 0,
-        header + fields["timestamp"][1] if "timestamp" in fields else 0,
     )

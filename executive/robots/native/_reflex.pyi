@@ -1,4 +1,4 @@
-"""Types of the C extension ``_reflex.c`` (the e-stop reflex); see ``__init__.py``."""
+"""Types of the C extension ``_reflex.c`` (the native core); see ``__init__.py``."""
 
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -17,7 +17,7 @@ class Core:
         estop_qos_from: int,
         nflags: int,
         stream_writers: Sequence[int],
-        amr_writer: int,
+        cancel_writer: int,
         cancel: bytes,
         cancel_id_at: int,
         cancel_stamp_at: int,

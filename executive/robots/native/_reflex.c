@@ -1,16 +1,18 @@
 /*
- * The e-stop reflex: hold every engaged joint stream and cancel the base's task from
- * CycloneDDS's receive thread, in C, without the interpreter (issue 14, DESIGN.md 4).
+ * The e-stop reflex: hold every engaged joint stream and write the robot's cancel (a base's
+ * task) from CycloneDDS's receive thread, in C, without the interpreter (issue 14,
+ * DESIGN.md 4). Robot-neutral: the adapter's Python (executive/robots/<robot>/) hands it
+ * the topic, the writers, the cancel's bytes and every offset; no robot's wire is named here.
  *
  * Why C: a Python listener waits for the GIL. A tick that holds it (a long call, a
  * garbage collection) held every e-stop with it, and a hung interpreter held nothing.
  * Three parts, each for one reason:
  *
- * 1. The reflex. Its own reader on rt/emergency/state with a C listener. A sample with any
- *    flag set (or one it cannot read: short, or an encapsulation a @final type never
- *    uses) trips it: under the gate it writes, in this order, the hold of every engaged
+ * 1. The reflex. Its own reader on the robot's e-stop topic with a C listener. A
+ *    sample with any flag set (or one it cannot read: short, or an encapsulation a
+ *    @final type never uses) trips it: under the gate it writes, in this order, the hold of every engaged
  *    stream (bytes the streamer pre-encodes every period, at the measured position) and
- *    a CANCEL_TASK, on the executive's own writers, then latches. Python learns of the
+ *    the cancel, on the executive's own writers, then latches. Python learns of the
  *    trip afterwards (``on_trip``) and latches SAFE_STOP as before.
  *
  * 2. The gate. Every joint command the streamer publishes passes ``publish``, which
@@ -175,7 +177,7 @@ typedef struct core {
   uint32_t nflags;
   uint32_t nstreams;
   stream_slot streams[MAX_STREAMS];
-  dds_entity_t amr_writer;
+  dds_entity_t cancel_writer;
   uint32_t cancel_len, cancel_id_at, cancel_stamp_at, cancel_id;
   unsigned char cancel[MAX_SAMPLE];
 
@@ -729,13 +731,13 @@ static bool fire(core *c, trip_record *t) {
     if (!(t->held >> i & 1))
       freeze(&c->streams[i].plan);
   t->t_holds = now_ns(CLOCK_MONOTONIC);
-  if (c->amr_writer > 0 && c->cancel_len) {
+  if (c->cancel_writer > 0 && c->cancel_len) {
     memcpy(buf, c->cancel, c->cancel_len);
     if (c->cancel_id_at)
       put_le(buf + c->cancel_id_at, c->cancel_id++, 4);
-    if (c->cancel_stamp_at) /* DdsCommands stamps time.time_ns() */
+    if (c->cancel_stamp_at) /* as Python's time.time_ns() */
       put_le(buf + c->cancel_stamp_at, (uint64_t)now_ns(CLOCK_REALTIME), 8);
-    t->cancel_rc = write_bytes(c->amr_writer, buf, c->cancel_len);
+    t->cancel_rc = write_bytes(c->cancel_writer, buf, c->cancel_len);
     t->t_cancel = now_ns(CLOCK_MONOTONIC);
   }
   c->last = *t;
@@ -800,10 +802,10 @@ static int init_mutex(pthread_mutex_t *m) {
 
 static int Core_init(Core *self, PyObject *args, PyObject *kw) {
   static char *names[] = {"participant", "estop_topic", "estop_qos_from", "nflags",
-                          "stream_writers", "amr_writer", "cancel", "cancel_id_at",
+                          "stream_writers", "cancel_writer", "cancel", "cancel_id_at",
                           "cancel_stamp_at", "cancel_id", "on_trip", "rt_priority",
                           "on_thread", NULL};
-  int participant, topic, qos_from, amr_writer, rt_priority = 0;
+  int participant, topic, qos_from, cancel_writer, rt_priority = 0;
   PyObject *on_thread = Py_None;
   unsigned int nflags, id_at, stamp_at, cancel_id;
   PyObject *writers, *on_trip;
@@ -813,7 +815,7 @@ static int Core_init(Core *self, PyObject *args, PyObject *kw) {
     return -1;
   }
   if (!PyArg_ParseTupleAndKeywords(args, kw, "iiiIOiy*IIIO|iO", names, &participant, &topic,
-                                   &qos_from, &nflags, &writers, &amr_writer, &cancel, &id_at,
+                                   &qos_from, &nflags, &writers, &cancel_writer, &cancel, &id_at,
                                    &stamp_at, &cancel_id, &on_trip, &rt_priority, &on_thread))
     return -1;
   PyObject *seq = PySequence_Fast(writers, "stream_writers must be a sequence of handles");
@@ -847,7 +849,7 @@ static int Core_init(Core *self, PyObject *args, PyObject *kw) {
     c->streams[i].writer = (dds_entity_t)h;
     c->streams[i].measure.div = -1;
   }
-  c->amr_writer = amr_writer;
+  c->cancel_writer = cancel_writer;
   c->cancel_len = (uint32_t)cancel.len;
   memcpy(c->cancel, cancel.buf, (size_t)cancel.len);
   c->cancel_id_at = id_at;
@@ -1514,7 +1516,7 @@ static PyMethodDef Core_methods[] = {
 };
 
 static PyTypeObject CoreType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "executive.reflex._reflex.Core",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "executive.robots.native._reflex.Core",
     .tp_basicsize = sizeof(Core),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "The e-stop reflex's C state: its reader, the gate, the holds, the dispatcher.",
@@ -1622,8 +1624,9 @@ static PyMethodDef module_methods[] = {
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT,
-    .m_name = "executive.reflex._reflex",
-    .m_doc = "The e-stop reflex in C: see executive/reflex/__init__.py.",
+    .m_name = "executive.robots.native._reflex",
+    .m_doc = "The native core in C (the e-stop reflex, the gate, the stream): "
+             "see executive/robots/native/__init__.py.",
     .m_size = -1,
     .m_methods = module_methods,
 };
