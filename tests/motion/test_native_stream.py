@@ -7,6 +7,7 @@ The whole path against the simulated robots is in ``tests/integration/test_nativ
 
 from __future__ import annotations
 
+import ctypes
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -256,3 +257,25 @@ def test_every_stream_layout_patches_to_the_bytes_encode_makes(
                     got[at : at + 4] = struct.pack("<f", t)
             assert bytes(got) == want, stream.name
     adapter.close()
+
+
+def test_a_renewal_past_the_deadline_is_a_lapse_even_before_a_period_sees_it(
+    streaming: tuple[Rig, Wire],
+) -> None:
+    """After the whole process was stopped (SIGSTOP) or starved, Python's renewal may run
+    before the stream thread's next period. Re-arming then had that period sample every
+    plan seconds along its trajectory (a 1 rad jump in tests/integration/test_stall.py):
+    the renewal itself must count the lapse, so Python sees it and holds. Here the stream
+    thread is stopped (no period sees the deadline) and the interpreter blocked past it."""
+    rig, _ = streaming
+    streamer = rig.ex.streamer
+    core = streamer._core
+    move(rig, 0.6, 2.0)
+    time.sleep(0.1)
+    before = int(core.stream_stats(1 << 62)["deadman"])
+    core.stream_stop()  # no period runs from here: only renewals can see the deadline
+    ctypes.PyDLL(None).usleep(int(3e6 * streamer.deadman_s))  # keeps the GIL: no renewal
+    count = int(core.renew(streamer.deadman_s))
+    assert count == before + 1, (before, count)
+    stats = core.stream_stats(1 << 62)
+    assert stats["lapsed_ns"] / 1e9 < stats["deadman_ns"] / 1e9 <= time.monotonic()

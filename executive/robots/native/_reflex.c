@@ -532,15 +532,11 @@ static void adopt_fired(stream_slot *s) {
   }
 }
 
-/* One period: every engaged stream sampled and written, under the gate. */
-static void stream_period(core *c, int64_t now) {
-  unsigned char buf[MAX_SAMPLE];
-  double q[MAX_JOINTS];
-  float tau[MAX_JOINTS];
-  pthread_mutex_lock(&c->gate);
+/* Past the dead man's deadline: every stream holds at what it sent last, once per lapse
+ * (renew arms it again). Caller holds the gate. */
+static void lapse_if_due(core *c, int64_t now) {
   int64_t deadline = atomic_load(&c->deadline_ns);
   if (deadline > 0 && now > deadline && !atomic_load(&c->tripped)) {
-    /* Python stopped renewing: hold, once per lapse (renew arms it again) */
     atomic_store(&c->deadline_ns, 0);
     for (uint32_t i = 0; i < c->nstreams; i++)
       freeze(&c->streams[i].plan);
@@ -548,6 +544,15 @@ static void stream_period(core *c, int64_t now) {
     atomic_store(&c->deadman_ns, now);
     atomic_fetch_add(&c->deadman, 1);
   }
+}
+
+/* One period: every engaged stream sampled and written, under the gate. */
+static void stream_period(core *c, int64_t now) {
+  unsigned char buf[MAX_SAMPLE];
+  double q[MAX_JOINTS];
+  float tau[MAX_JOINTS];
+  pthread_mutex_lock(&c->gate);
+  lapse_if_due(c, now); /* Python stopped renewing: hold */
   double t = (double)now / 1e9;
   for (uint32_t i = 0; i < c->nstreams; i++) {
     stream_slot *s = &c->streams[i];
@@ -1265,7 +1270,14 @@ static PyObject *Core_renew(Core *self, PyObject *args) {
   core *c = live(self);
   if (c == NULL || !PyArg_ParseTuple(args, "d", &timeout))
     return NULL;
+  gate_lock_py(c);
   int64_t now = now_ns(CLOCK_MONOTONIC);
+  /* A renewal past the deadline is a lapse, even if no period has run since to see it:
+   * after the whole process was stopped (SIGSTOP) or starved, Python's renewal may run
+   * before the stream thread, and re-arming would have the next period sample every plan
+   * at the new time, seconds along its trajectory (a 1 rad jump, tests/integration/
+   * test_stall.py). Counted here, Python sees the lapse and its length and holds. */
+  lapse_if_due(c, now);
   uint32_t lapses = atomic_load(&c->deadman);
   if (atomic_load(&c->back_of) != lapses) {
     atomic_store(&c->back_ns, now);
@@ -1273,7 +1285,8 @@ static PyObject *Core_renew(Core *self, PyObject *args) {
   }
   atomic_store(&c->renewed_ns, now);
   atomic_store(&c->deadline_ns, timeout > 0 ? now + (int64_t)(timeout * 1e9) : 0);
-  return PyLong_FromUnsignedLong(atomic_load(&c->deadman));
+  pthread_mutex_unlock(&c->gate);
+  return PyLong_FromUnsignedLong(lapses);
 }
 
 static PyObject *Core_sent(Core *self, PyObject *args) {
