@@ -135,6 +135,9 @@ class _Reader:
         self.latest = latest
         self.health = real.health
 
+    def poll(self) -> None:
+        """Nothing to take: the sample is already decoded (the snapshot polls every reader)."""
+
 
 def snapshot_at(profile: RobotProfile, participant: Any, volts: float, variant: str) -> Any:
     """The adapter's snapshot of an ``rt/lowstate`` sample encoded and decoded with its own

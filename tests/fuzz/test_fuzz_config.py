@@ -28,6 +28,7 @@ from executive.core.safety import SafetyConfig
 from executive.service.config import (
     RANGES,
     ConfigError,
+    FleetConfig,
     FoxgloveConfig,
     ServiceConfig,
     load_config,
@@ -40,6 +41,7 @@ TOP = [f.name for f in dataclasses.fields(ServiceConfig)]
 NESTED = {
     "safety": [f.name for f in dataclasses.fields(SafetyConfig)],
     "foxglove": [f.name for f in dataclasses.fields(FoxgloveConfig)],
+    "fleet": [f.name for f in dataclasses.fields(FleetConfig)],
 }
 KEYS = {*TOP, *(f"{k}.{n}" for k, names in NESTED.items() for n in names)}
 WHOLE_FILE = ("the config must be a mapping", "cannot read", "not valid YAML")
