@@ -85,11 +85,31 @@ def _shipped_library(section: str, field_name: str) -> dict[str, dict[str, float
 SHIPPED_POSES = _shipped_library("poses", "joints")
 SHIPPED_GESTURES = _shipped_library("gestures", "fingers")
 JOINTS = tuple(PROFILE.joints)
+# What a valid mission may ask of a joint: near the body's rest pose (within CLEAR_RAD, and
+# the joint's limits), where no combination of generated targets puts a limb through
+# another. The whole range is not valid: validation poses every move on the vendor's model
+# (executive.mission.body_checks), and a hip pitched to its 3.02 rad limit puts the thigh
+# through the torso. Invalid targets (outside the limits) are drawn elsewhere.
+CLEAR_RAD = 0.3
+_REST = dict(getattr(PROFILE.body, "rest", {}) or {})
+
+
+def clear_range(name: str) -> tuple[float, float]:
+    """The generator's valid band for a joint: its rest position +- CLEAR_RAD, in limits."""
+    j = PROFILE.joints[name]
+    rest = min(max(_REST.get(name, 0.0), j.lower), j.upper)
+    return max(j.lower, rest - CLEAR_RAD), min(j.upper, rest + CLEAR_RAD)
+
+
 FINGERS = tuple(n for n, j in PROFILE.joints.items() if j.group == "hands")
 FSM_STATES = tuple(PROFILE.fsm)
-# the leaf kinds the fuzzed profile's robot can run (the others are refused by capability)
+# the leaf kinds the fuzzed profile's robot can run (the others are refused by capability),
+# but checkpoints: valid only on a chain of memory sequences from the root (mission/
+# checkpoints.py; tests/mission/test_checkpoints.py covers where they may and may not sit)
 LEAF_KINDS = tuple(
-    k.name for k in LEAVES if k.requires is None or k.requires in PROFILE.capabilities
+    k.name
+    for k in LEAVES
+    if (k.requires is None or k.requires in PROFILE.capabilities) and k.name != "checkpoint"
 )
 # leaves that drive nothing a parallel sibling could fight over (tree_checks.resources)
 FREE_LEAVES = ("wait", "log", "check_battery", "clear_errors", "wait_for_button")
@@ -375,10 +395,8 @@ class _Gen:
         return body
 
     def joint_value(self, name: str) -> float:
-        j = PROFILE.joints[name]
-        value: float = self.draw(
-            st.one_of(st.sampled_from([j.lower, j.upper]), st.floats(j.lower, j.upper))
-        )
+        low, high = clear_range(name)
+        value: float = self.draw(st.one_of(st.sampled_from([low, high]), st.floats(low, high)))
         return value
 
     def composite(self, depth: int, free: bool) -> Any:
@@ -507,9 +525,7 @@ def _library_entries(
     out: dict[str, dict[str, float]] = {}
     for i in range(draw(st.integers(0, 3))):
         names = draw(st.lists(st.sampled_from(joints), min_size=1, max_size=5, unique=True))
-        out[f"fz_{section[:-1]}_{i}"] = {
-            n: draw(st.floats(PROFILE.joints[n].lower, PROFILE.joints[n].upper)) for n in names
-        }
+        out[f"fz_{section[:-1]}_{i}"] = {n: draw(st.floats(*clear_range(n))) for n in names}
     return out
 
 
