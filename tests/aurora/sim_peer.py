@@ -88,8 +88,9 @@ def rules(p: Peer) -> dict[str, Any]:
     out: dict[str, Any] = {}
     assert p.wait(lambda: "groups" in p.last and p.fsm() >= 0)
     out["fsm_start"] = p.fsm()
-    p.group("left_manipulator", [0.2] * 7)
-    time.sleep(0.3)
+    for _ in range(6):  # the sim's best-effort reader may not have matched the first yet
+        p.group("left_manipulator", [0.2] * 7)
+        time.sleep(0.05)
     out["moved_in_fsm2"] = p.q("left_manipulator") != [0.0] * 7
     out["fsm11"] = p.set_fsm(11)
     target = [0.1, -0.1, 0.2, -0.2, 0.05, 0.0, 0.15]
