@@ -68,8 +68,10 @@ JUMP_KIB = 512  # a step between two samples this large is reported as a jump
 # restarts: the growth (fitted slope) of the sim's RSS and of the restarted service's
 # RSS at its first accepted start stays below this. The restarted service's RSS at that
 # moment varies by ~+-100 KiB from one start to the next: over 20 restarts its fitted slope
-# came out 0.8 and 3.7 KiB; the sim's grew 18-20 KiB a restart, every restart (see
-# docs/benchmarks.md), which this catches.
+# came out 0.8 and 3.7 KiB. The sim's grew 18-20 KiB a restart, every restart, while the
+# loopback config left CycloneDDS's receive buffers at 1 MiB: each restarted service's
+# discovery was kept in the sim's buffer as it filled (docs/benchmarks.md, "CycloneDDS's
+# receive buffers sized"); this catches that.
 MAX_KIB_PER_RESTART = 16.0
 RESTART_BOUND_S = 60.0  # killed, restarted, a start accepted again within this
 
