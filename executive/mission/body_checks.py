@@ -13,7 +13,8 @@ the mission's moves through forward kinematics, in the order the tree runs them:
   scene nor a named point (a hand) a box or below a plane of it. The scene is the
   profile's (the floor) plus the mission's ``scene:`` (a table, a shelf);
 - where a move arrives at a pose that declares an ``intent`` (a point of the body and
-  where it should be), the point must be within the intent's distance.
+  where it should be), taking every joint of the pose, the point must be within the
+  intent's distance (a move that selects some of its joints claims nothing of the kind).
 
 A problem is reported at the move (file:line of the leaf) naming the pose, where it is
 defined, the two links and their distance, and how far along the move it happens; a
@@ -168,7 +169,9 @@ class _Walk:
         pose = self.library.poses.get(pose_name) if isinstance(pose_name, str) else None
         self.move(leaf, entry, moved, pose)
         out = {**entry, **moved}
-        if pose is not None and pose.intent:
+        # a pose's intent says where the whole pose puts a point: a move that takes only
+        # some of its joints (``select``) does not claim to arrive there
+        if pose is not None and pose.intent and set(pose.joints) <= set(targets):
             self.intents(leaf, pose, out)
         return out
 

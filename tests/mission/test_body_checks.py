@@ -162,6 +162,29 @@ def test_a_pose_that_leaves_its_intent_is_refused_naming_both_positions(ws: Work
     assert "right_hand is at (" in msg and "from its intent (+0.370, -0.250, +0.070)" in msg
 
 
+def test_a_move_that_selects_part_of_a_pose_is_not_held_to_its_intent(ws: Workspace) -> None:
+    """The intent says where the whole pose puts the hand; ``select`` of one of its joints
+    leaves the others where they were, so the hand is elsewhere by design (the mission
+    fuzzer found ``pose: lift, select: right_elbow_pitch`` refused for the shelf's intent)."""
+    ws.write(
+        "poses/intent.yaml",
+        """
+        poses:
+          forearm_forward:
+            description: Right forearm level and forward (a 90 degree bend).
+            joints: {right_shoulder_pitch: -0.5, right_shoulder_roll: 0.0, right_elbow_pitch: 0.0}
+            intent:
+              right_hand: {at: [0.37, -0.25, 0.35], within: 0.05}
+        """,
+    )
+    whole = ws.check(mission("move_joints: {pose: forearm_forward, timeout: 10}"))
+    assert [e for e in errors(whole) if "intent" in e], errors(whole)  # held to it
+    part = ws.check(
+        mission("move_joints: {pose: forearm_forward, select: right_elbow_pitch, timeout: 10}")
+    )
+    assert not [e for e in errors(part) if "intent" in e], errors(part)
+
+
 def test_an_intent_must_name_a_point_of_the_body(ws: Workspace) -> None:
     ws.write(
         "poses/p.yaml",
