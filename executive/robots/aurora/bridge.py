@@ -598,9 +598,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fd", type=int, required=True, help="this end of the link")
     args = parser.parse_args(argv)
-    _die_with_parent()
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # the finally below holds
     link = ipc.Channel(socket.socket(fileno=args.fd))
+    terminated: list[str] = []
+
+    def on_term(*_: object) -> None:
+        # End the loop the way EOF does: raising SystemExit here could land inside
+        # ``bridge.close`` (the parent-death SIGTERM races the link's EOF when the service
+        # is killed) and skip the hold (tests/integration/test_aurora_supervision.py).
+        terminated.append("the service is gone (SIGTERM)")
+        with contextlib.suppress(OSError):
+            link.sock.shutdown(socket.SHUT_RDWR)
+
+    signal.signal(signal.SIGTERM, on_term)
+    _die_with_parent()
     first = link.recv()
     if first is None or first.get("t") != ipc.CONFIG:
         print("aurora bridge: no config on the link", file=sys.stderr)  # noqa: T201
@@ -619,17 +629,15 @@ def main(argv: list[str] | None = None) -> int:
         while True:
             m = link.recv()
             if m is None:
-                why = "the service is gone (EOF on the link)"
+                why = terminated[0] if terminated else "the service is gone (EOF on the link)"
                 break
             try:
                 if not bridge.handle(m):
                     break
             except Exception as e:  # noqa: BLE001 - a command it cannot carry out: hold, say so
                 bridge.failed(f"{m.get('t')!r}: {type(e).__name__}: {e}")
-    except ipc.FrameError as e:
-        why = f"a broken frame from the service: {e}"
-    except SystemExit:
-        why = "the service is gone (SIGTERM)"
+    except (ipc.FrameError, OSError) as e:
+        why = terminated[0] if terminated else f"a broken link to the service: {e}"
     finally:
         bridge.close(why)
     return 0
