@@ -89,8 +89,9 @@ JOINTS = tuple(PROFILE.joints)
 # the joint's limits), where no combination of generated targets puts a limb through
 # another. The whole range is not valid: validation poses every move on the vendor's model
 # (executive.mission.body_checks), and a hip pitched to its 3.02 rad limit puts the thigh
-# through the torso. Invalid targets (outside the limits) are drawn elsewhere.
-CLEAR_RAD = 0.3
+# through the torso, and both hips rolled inwards by ~0.09 rad each bring the feet within
+# the 20 mm margin. Invalid targets (outside the limits) are drawn elsewhere.
+CLEAR_RAD = 0.04
 _REST = dict(getattr(PROFILE.body, "rest", {}) or {})
 
 
