@@ -197,7 +197,10 @@ def estop_events(
             time.sleep(0.001)
         time.sleep(RNG.uniform(0.0, 0.02))  # any phase of the stream's and tick's periods
         robot.set_marker(k % MARKERS)
-        time.sleep(0.006)  # published at once; give it a few ms to land
+        # published at once; let it land before the e-stop, so the hold (at the measured
+        # position) carries it: with 6 ms a fresh-clone CI's serial phase once saw a hold
+        # at the position before the marker, an unrecognised hold counted as lost
+        time.sleep(0.025)
         sent = robot.estop(True)
         got = peer.wait(
             lambda k=k: len(peer.holds.get(k % MARKERS, {})) == len(STREAM_NAMES), WAIT_S
