@@ -71,3 +71,22 @@ def _decoded_at_tick_rate(live: Live) -> None:
     for stream in ("upper", "lower", "hands"):
         assert snap.joints[stream].age(snap.taken) < 0.1, (stream, snap.joints[stream])
     assert not live.runtime.executive.not_ready()
+
+
+def test_polled_readers_wake_no_python_on_the_reflex_s_thread(live: Live) -> None:
+    """The reflex stamps the arrival of every state reader it takes over (its hold at the
+    newest measurement needs it), but a polled reader has no Python listener: before, its
+    no-op default ran per sample on ``dds-to-python`` (about 1,100 GIL wakes a second at
+    idle, most of the idle service's CPU). Now only the listening readers call Python (the
+    e-stop topic, 50 Hz)."""
+    reflex = live.runtime.executive.reflex
+    assert reflex is not None, "the native reflex is built and armed here"
+    before = reflex.stats()
+    t0 = time.monotonic()
+    time.sleep(3.0)
+    after, took = reflex.stats(), time.monotonic() - t0
+    calls = sum(after[k] - before[k] for k in ("deferred", "synchronous"))
+    listening = [k for k, r in live.runtime.executive.adapter.io.readers.items() if not r.polled]
+    rates = load_profile().state_hz
+    allowed = 1.5 * sum(rates.get(k, 50) for k in listening) * took
+    assert calls <= allowed, (calls, allowed, listening)

@@ -247,9 +247,13 @@ def _close_all() -> None:
         reflex.close(restore=False)
 
 
-def _divert(core: _reflex.Core, readers: Iterable[Any]) -> None:
+def _divert(core: _reflex.Core, readers: Iterable[Any], *, python: bool = True) -> None:
+    """Divert each reader; ``python`` False: the C listener only stamps arrivals (a
+    polled reader has no Python listener, and its no-op default must not cost a wake and
+    the GIL per sample)."""
     for reader in readers:
-        core.divert(reader._ref, reader.get_listener().on_data_available, reader)
+        callback = reader.get_listener().on_data_available if python else None
+        core.divert(reader._ref, callback, reader)
 
 
 def divert(readers: Iterable[Any]) -> Diversion | None:
@@ -337,7 +341,9 @@ def install(
     reflex.on_trip = on_trip
     box.append(weakref.ref(reflex))
     # the e-stop reader first: the dispatcher runs the callbacks in this order
-    _divert(core, [io.readers[k].reader for k in sorted(io.readers, key=lambda k: k != estop_key)])
+    for key in sorted(io.readers, key=lambda k: k != estop_key):
+        latest = io.readers[key]
+        _divert(core, [latest.reader], python=not latest.polled)
     for slot, (key, m) in enumerate(zip(keys, measured, strict=True)):
         _measure(core, io, slot, key, m)
     streamer.attach_gate(reflex)
