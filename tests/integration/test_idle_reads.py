@@ -13,6 +13,7 @@ import time
 import pytest
 
 from executive.records.runchannels import RunChannels
+from executive.robots import native
 from executive.robots.atom import POLLED, AtomAdapter
 from executive.robots.profile import load_profile
 from executive.service.status import StatusPublisher
@@ -80,13 +81,15 @@ def test_polled_readers_wake_no_python_on_the_reflex_s_thread(live: Live) -> Non
     idle, most of the idle service's CPU). Now only the listening readers call Python (the
     e-stop topic, 50 Hz)."""
     reflex = live.runtime.executive.reflex
-    assert reflex is not None, "the native reflex is built and armed here"
+    assert isinstance(reflex, native.Reflex), "the native reflex is built and armed here"
+    adapter = live.runtime.executive.adapter
+    assert isinstance(adapter, AtomAdapter)
     before = reflex.stats()
     t0 = time.monotonic()
     time.sleep(3.0)
     after, took = reflex.stats(), time.monotonic() - t0
     calls = sum(after[k] - before[k] for k in ("deferred", "synchronous"))
-    listening = [k for k, r in live.runtime.executive.adapter.io.readers.items() if not r.polled]
+    listening = [k for k, r in adapter.io.readers.items() if not r.polled]
     rates = load_profile().state_hz
     allowed = 1.5 * sum(rates.get(k, 50) for k in listening) * took
     assert calls <= allowed, (calls, allowed, listening)

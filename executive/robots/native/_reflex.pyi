@@ -26,7 +26,9 @@ class Core:
         rt_priority: int = ...,
         on_thread: Callable[[str, int, int, str], None] | None = ...,
     ) -> None: ...
-    def divert(self, reader: int, callback: Callable[[Any], None], reader_obj: Any, /) -> None: ...
+    def divert(
+        self, reader: int, callback: Callable[[Any], None] | None, reader_obj: Any, /
+    ) -> None: ...
     def measure(
         self,
         slot: int,
