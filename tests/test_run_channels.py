@@ -177,8 +177,9 @@ def test_the_live_view_serves_a_real_websocket_client_on_loopback() -> None:
         assert client.server_info["name"] == "atom-executive"
         channel = client.channels["/robot/joints/upper"]
         assert json.loads(channel["schema"]) == CHANNELS["/robot/joints/upper"].schema
+        assert not view.wants(0)  # no viewer subscribed: the encoder need not run
         sub = client.subscribe("/executive/events")
-        time.sleep(0.2)  # the subscription reaches the server
+        assert client.wait(lambda: view.wants(0))  # the subscription reached the server
         for i in range(3):
             view.write(msg("/executive/events", 1_000 + i, event="state", state=f"S{i}"))
         view.write(msg("/robot/base", 5_000, n=1))  # not subscribed: not sent
@@ -362,6 +363,11 @@ class ListSink:
     def __init__(self) -> None:
         self.messages: list[Message] = []
 
+    preroll_ns = 0
+
+    def wants(self, log_ns: int) -> bool:
+        return True  # every message as it comes
+
     def begin(self, run_id: str, info: dict[str, str], log_ns: int) -> None:
         pass
 
@@ -430,3 +436,44 @@ def test_the_base_channel_carries_the_amr_position_as_its_pose() -> None:
     ]
     assert {(b["status"], b["tasking"], b["task_id"]) for b in bodies} == {("RUNNING", True, 4)}
     assert channels.problems() == []
+
+
+def test_an_idle_recording_encodes_nothing_until_a_run_begins(tmp_path: Path) -> None:
+    """No file open and no viewer: the ticks' items are kept raw (the last pre-roll of
+    them) and nothing is encoded; a run's begin encodes the kept ones first, in order, so
+    its file still starts with the pre-roll (issue 22: the pre-roll's JSON and transforms
+    were about a quarter of an idle service's CPU)."""
+    rec = McapRecorder(tmp_path, CHANNELS.values(), preroll_s=0.3, tail_s=0.2)
+    ex = AmrExecutive()
+    channels = RunChannels(ex, PROFILE, [rec])  # type: ignore[arg-type]  # a test double
+    encoded: list[str] = []
+    encode_now = channels._encode_now
+
+    def counted(item: tuple[Any, ...]) -> None:
+        encoded.append(item[0])
+        encode_now(item)
+
+    channels._encode_now = counted  # type: ignore[method-assign]
+    try:
+        ex.amr((0.0, 0.0, 0.0), 100.0)
+        channels.on_tick(ex)  # type: ignore[arg-type]  # older than the pre-roll at the begin
+        time.sleep(0.5)
+        ex.amr((1.0, 0.0, 0.0), 101.0)
+        channels.on_tick(ex)  # type: ignore[arg-type]  # in it
+        assert channels.flush()
+        assert encoded == [] and not rec.wants(time.time_ns())
+        assert channels.kept >= 1  # the first tick's items, past the pre-roll
+        ex.run = SimpleNamespace(run_id="r1", name="m")
+        ex.state = SimpleNamespace(value="RUNNING")
+        channels.on_change(ex)  # type: ignore[arg-type]
+        ex.amr((2.0, 0.0, 0.0), 102.0)
+        channels.on_tick(ex)  # type: ignore[arg-type]
+        assert channels.flush()
+        assert "begin" in encoded and encoded.index("base") < encoded.index("begin")
+        assert rec.wants(time.time_ns())
+    finally:
+        channels.close()
+    _, messages = read(rec.path("r1"))
+    assert [b["position"]["x"] for t, _, b in messages if t == BASE] == [1.0, 2.0]
+    times = [t for _, t, _ in messages]
+    assert times == sorted(times)

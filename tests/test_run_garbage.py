@@ -37,6 +37,11 @@ PROFILE = load_profile()
 class Sink:
     """A sink of ``RunChannels`` that keeps nothing."""
 
+    preroll_ns = 0
+
+    def wants(self, log_ns: int) -> bool:
+        return True  # every message as it comes
+
     def begin(self, run_id: str, info: dict[str, str], log_ns: int) -> None:
         pass
 

@@ -62,6 +62,12 @@ class LiveView:
         """The port the server listens on (the one chosen when configured with 0)."""
         return int(self._server.port)
 
+    preroll_ns = 0  # a viewer sees what comes after it subscribed
+
+    def wants(self, log_ns: int) -> bool:
+        """A viewer is subscribed to a channel (the SDK knows; no viewer, no encoding)."""
+        return any(channel.has_sinks() for channel in self._channels.values())
+
     def begin(self, run_id: str, info: dict[str, str], log_ns: int) -> None:
         """The channels' static messages (the robot's model), so a viewer that connected
         since the last run has them; the live view is otherwise not per run."""

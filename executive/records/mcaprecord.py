@@ -58,6 +58,7 @@ PREROLL_S = 1.0
 TAIL_S = 2.0
 CHUNK_BYTES = 256 * 1024  # a chunk is what a kill can cost: about a second of a busy run
 FLUSH_S = 1.0
+NEVER = 2**63 - 1  # a run's file open: wanted until its end (log_ns)
 QUEUE_ITEMS = 16384  # ~20 s of a busy run's messages
 WRITE_PERIOD_S = 0.1  # the writer's batches
 LOG_INTERVAL = 10.0
@@ -87,6 +88,7 @@ class McapRecorder:
         self.dropped = 0  # items dropped: the queue was full
         self.last_error = ""
         self._logged_at = -LOG_INTERVAL
+        self._wanted_until: int | None = None  # the encoder's: log_ns until which a file wants
         # the writer thread's
         self._preroll: collections.deque[Message] = collections.deque()
         self._file: IO[bytes] | None = None
@@ -115,10 +117,17 @@ class McapRecorder:
             self.dropped += 1
             self._problem(f"queue full ({self._box.limit} items): the disk is not keeping up")
 
+    def wants(self, log_ns: int) -> bool:
+        """A run's file is open, or in its tail (the encoder's view: begin and end are
+        called from its thread)."""
+        return self._wanted_until is not None and log_ns <= self._wanted_until
+
     def begin(self, run_id: str, info: dict[str, str], log_ns: int) -> None:
+        self._wanted_until = NEVER
         self._put(("begin", run_id, info, log_ns))
 
     def end(self, run_id: str, info: dict[str, str], log_ns: int) -> None:
+        self._wanted_until = log_ns + self.tail_ns
         self._put(("end", run_id, info, log_ns))
 
     def write(self, message: Message) -> None:

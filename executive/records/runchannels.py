@@ -46,7 +46,10 @@ sent (the e-stop fast path's cancel: CycloneDDS's receive thread). They only tak
 references and stamps and put them on a bounded queue, never waiting; an encoder thread
 turns them into JSON and hands them to the sinks, whose own ``write`` never waits either
 (the MCAP sink queues for its writer thread). A full queue drops the item and counts it;
-``problems()`` says so, as ``RunRecorder`` does for the JSON-lines record.
+``problems()`` says so, as ``RunRecorder`` does for the JSON-lines record. While no sink
+wants messages (no run's file open, no viewer subscribed: ``Sink.wants``) the encoder
+encodes nothing: it keeps the last pre-roll of raw items and encodes them at the next
+run's begin, so an idle service pays for references, not JSON and transforms.
 
 Times are wall-clock nanoseconds (what Foxglove shows and a person correlates with the
 journal): ``log_time`` when the hook saw it, never decreasing along the stream (items
@@ -57,6 +60,7 @@ from the robot (its reader's receive time) or the command left.
 
 from __future__ import annotations
 
+import collections
 import json
 import math
 import time
@@ -137,8 +141,16 @@ class Message:
 
 class Sink(Protocol):
     """Where encoded messages go; every call comes from the encoder thread and must not
-    wait for a disk or a network (queue, or hand over to a library that does)."""
+    wait for a disk or a network (queue, or hand over to a library that does).
 
+    ``wants(log_ns)``: whether it needs a message of that time now (a run's file open or in
+    its tail, a viewer subscribed). While no sink does, the encoder keeps the raw items of
+    the last ``preroll_ns`` (the most any sink asks for) and encodes them at the next run's
+    begin, in order, before the begin: an idle service encodes nothing (issue 22)."""
+
+    preroll_ns: int  # how much before a run's begin it records
+
+    def wants(self, log_ns: int) -> bool: ...
     def begin(self, run_id: str, info: dict[str, str], log_ns: int) -> None: ...
     def end(self, run_id: str, info: dict[str, str], log_ns: int) -> None: ...
     def write(self, message: Message) -> None: ...
@@ -451,6 +463,10 @@ class RunChannels:
         self._closed = False
         self._bb = py_trees.blackboard.Client(name="Run Channels")
         self._bb.register_key(SNAPSHOT_KEY, access=py_trees.common.Access.READ)
+        # the encoder's: raw items no sink wanted yet, the last ``_keep_ns`` of them
+        self._kept: collections.deque[tuple[Any, ...]] = collections.deque()
+        self._keep_ns = max((sink.preroll_ns for sink in self.sinks), default=0)
+        self.kept = 0  # items kept and never encoded (no run followed in time)
         self._box: Batches[tuple[Any, ...]] = Batches(
             self._encode,
             name="run-channels",
@@ -625,6 +641,19 @@ class RunChannels:
                 self._problem(f"{type(sink).__name__}: {type(e).__name__}: {e}")
 
     def _encode(self, item: tuple[Any, ...]) -> None:
+        """Encode ``item`` if a sink wants it now (or it begins a run: first what was
+        kept, in order); else keep it, the last ``_keep_ns`` of such items."""
+        if item[0] != "begin" and not any(sink.wants(item[1]) for sink in self.sinks):
+            self._kept.append(item)
+            while self._kept[0][1] < item[1] - self._keep_ns:
+                self._kept.popleft()
+                self.kept += 1
+            return
+        while self._kept:
+            self._encode_now(self._kept.popleft())
+        self._encode_now(item)
+
+    def _encode_now(self, item: tuple[Any, ...]) -> None:
         kind, log_ns, args = item[0], self._stamp(item[1]), item[2:]
         getattr(self, f"_encode_{kind}")(log_ns, *args)
 
