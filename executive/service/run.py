@@ -16,15 +16,21 @@ in joint control and the run left RUNNING. SIGHUP is the daemon's reload (the un
 them, once no mission runs. SIGPIPE stays ignored (Python's default: a closed pipe is
 an ``OSError`` where it is written). A signal a harness already handles (the bench's
 probe uses SIGUSR1, the fault points SIGUSR2) is left to it.
+
+A handler takes no lock (``SignalFlag``): Python runs it on the main thread between two
+bytecodes, and ``threading.Event.set`` there waited forever for the lock that the main
+thread's own ``Event.wait`` held at that bytecode (a SIGUSR1 left the service running
+mid-mission until its SIGKILL, once in a CI run; tests/test_signal_flag.py).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import os
+import select
 import signal
-import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -242,13 +248,54 @@ def _fleet_plane(config: ServiceConfig) -> FleetPlane | None:
         raise ValueError(f"fleet.zenoh_config: {e}") from None
 
 
-class Signals:
-    """The service's answer to every signal (the module's docstring): a stop or a reload
-    is only noted here, on the main thread between two bytecodes; ``_supervise`` acts."""
+class SignalFlag:
+    """A ``threading.Event`` that a signal handler may set: no lock, a flag and a pipe.
+
+    A Python handler runs on the main thread between two bytecodes, wherever the main
+    thread is, so it must not take a lock the main thread may hold there. ``Event.set``
+    takes the event's (non-reentrant) lock, which ``Event.wait`` holds for several
+    bytecodes on its way in and out of its timed wait: a signal handled there deadlocked
+    the main thread for good (the stop never acted on, the mission streamed on until
+    SIGKILL). Here ``set`` writes a byte that wakes ``wait``'s ``select`` at once, whether
+    the handler ran before it (the byte is already there) or during it (``select`` is
+    retried after the handler, PEP 475, and finds the byte).
+    """
 
     def __init__(self) -> None:
-        self.stop = threading.Event()
-        self.reload = threading.Event()
+        self._flag = False
+        self._r, self._w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+
+    def set(self) -> None:
+        self._flag = True
+        with contextlib.suppress(BlockingIOError):  # the pipe is full: readable already
+            os.write(self._w, b"\0")
+
+    def is_set(self) -> bool:
+        return self._flag
+
+    def clear(self) -> None:
+        self._flag = False
+        try:
+            while os.read(self._r, 512):
+                pass
+        except BlockingIOError:  # drained
+            pass
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """As ``Event.wait``: True once set, False when ``timeout`` s passed before."""
+        if not self._flag:
+            select.select([self._r], [], [], timeout)
+        return self._flag
+
+
+class Signals:
+    """The service's answer to every signal (the module's docstring): a stop or a reload
+    is only noted here, on the main thread between two bytecodes (in ``SignalFlag``s,
+    which take no lock); ``_supervise`` acts."""
+
+    def __init__(self) -> None:
+        self.stop = SignalFlag()
+        self.reload = SignalFlag()
         self.received = 0  # the signal that stopped the service; 0: none yet
         for sig in STOP_SIGNALS:
             signal.signal(sig, self._on_stop)
