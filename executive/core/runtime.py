@@ -207,8 +207,12 @@ class Runtime:
             self._supervisor.join(1.0)
             self._supervisor = None
 
-    def close(self) -> None:
-        """Stop ticking, hold what moves, hand control back, and delete the participant."""
+    def close(self, *, released: Callable[[], object] | None = None) -> None:
+        """Stop ticking, hold what moves, hand control back, and delete the participant.
+
+        ``released`` is called once motion is held and control handed back: from then on
+        the rest of the close (the stream's thread, the adapter, DDS) may be abandoned
+        (the service's ``ShutdownGuard`` ends a stop that overruns only after it)."""
         self.stop_supervisor()
         self.ticker.stop()
         self.streamer.hold("shutting down")
@@ -217,6 +221,8 @@ class Runtime:
             ex.stop_mission("service stopping")
         if ex.context.control_acquired:
             ex.context.commands.request_control(False)
+        if released is not None:
+            released()
         self.streamer.stop()
         self.adapter.close()
         dds.close_participant(self.participant)

@@ -12,6 +12,10 @@ long C-level call that never lets go of the GIL (``hold_gil``), so no Python thr
 at all for ``GIL_HOG_S``: not the tick loop, not the streamer, not a DDS listener's
 Python. The e-stop reflex (``executive.robots.native``) must hold through it. Both points may be
 armed; one SIGUSR2 then blocks, then hangs.
+
+``close-hang`` needs no SIGUSR2: a stopping service, motion held and control handed back,
+blocks for an hour before it closes its records (``hang_in_close``), so a test can watch
+the shutdown guard write every thread's stack and end the process (``service/run.py``).
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ import structlog
 log = structlog.get_logger(__name__)
 
 ENV = "ATOM_EXECUTIVE_FAULTPOINTS"
-KNOWN = frozenset({"tick-hang", "gil-hog"})
+KNOWN = frozenset({"tick-hang", "gil-hog", "close-hang"})
 HANG_S = 3600.0
 GIL_HOG_S = 3.0
 _CALIBRATION_N = 300_000
@@ -60,6 +64,13 @@ def armed() -> set[str]:
             f"{ENV}: unknown fault point(s) {sorted(unknown)} (known: {sorted(KNOWN)})"
         )
     return names
+
+
+def hang_in_close() -> None:
+    """With ``close-hang`` armed, block the stopping service's close for ``HANG_S``."""
+    if "close-hang" in armed():
+        log.warning("fault point: the close hangs", seconds=HANG_S)
+        time.sleep(HANG_S)
 
 
 def tick_hooks() -> list[Callable[[], None]]:

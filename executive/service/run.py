@@ -17,6 +17,11 @@ them, once no mission runs. SIGPIPE stays ignored (Python's default: a closed pi
 an ``OSError`` where it is written). A signal a harness already handles (the bench's
 probe uses SIGUSR1, the fault points SIGUSR2) is left to it.
 
+A stop is bounded (``ShutdownGuard``): one still closing after ``SHUTDOWN_DUMP_S`` writes
+every thread's stack to stderr (the journal says where it hung), and one still closing
+after ``SHUTDOWN_EXIT_S``, motion held and control handed back, leaves at once with its exit
+code, before systemd's SIGKILL (``TimeoutStopSec=10s``) would.
+
 A handler takes no lock (``SignalFlag``): Python runs it on the main thread between two
 bytecodes, and ``threading.Event.set`` there waited forever for the lock that the main
 thread's own ``Event.wait`` held at that bytecode (a SIGUSR1 left the service running
@@ -28,9 +33,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import faulthandler
 import os
 import select
 import signal
+import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -66,6 +73,8 @@ if TYPE_CHECKING:
 log = structlog.get_logger(__name__)
 
 EXIT_CONFIG = 2
+SHUTDOWN_DUMP_S = 5.0  # a stop still closing: every thread's stack to stderr
+SHUTDOWN_EXIT_S = 8.0  # ... and, motion held, the process leaves (the unit SIGKILLs at 10 s)
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)  # asked to stop: exit 0
 # every other signal whose default action ends the process (signal(7): Term and Core),
 # but those a fault raises in the process itself (SIGSEGV, SIGBUS, SIGFPE, SIGILL,
@@ -208,6 +217,7 @@ def run(args: argparse.Namespace) -> int:
     server.reload_keys = reloader.keys
     server.recoveries = Recoveries(recorder.dir, checkpoints, ex)  # recover after a crash
     _supervise(signals, runtime, peers, publisher, reloader)
+    guard = ShutdownGuard(signals.exit_code())
     notify.stopping()
     log.info(
         "stopping: holding motion and releasing control",
@@ -216,7 +226,8 @@ def run(args: argparse.Namespace) -> int:
     server.stop()
     if fleet is not None:
         fleet.close()
-    runtime.close()
+    runtime.close(released=guard.released.set)
+    faultpoints.hang_in_close()
     recorder.close()
     channels.close()  # after the runtime: the last run's end is in its file
     return signals.exit_code()
@@ -246,6 +257,43 @@ def _fleet_plane(config: ServiceConfig) -> FleetPlane | None:
         return FleetPlane(config.fleet)
     except ValueError as e:
         raise ValueError(f"fleet.zenoh_config: {e}") from None
+
+
+class ShutdownGuard:
+    """A stop that overruns says where it hung and, once motion is held, ends.
+
+    Armed when the stop is acted on. At ``SHUTDOWN_DUMP_S`` faulthandler's own thread (it
+    needs no GIL: a hang that holds it is dumped too) writes every thread's stack to stderr,
+    under systemd the journal. At ``SHUTDOWN_EXIT_S``, once ``released`` is set (the hold
+    sent, control handed back: ``Runtime.close``), the rest of the close (the stream's
+    thread, DDS, the records' last flush) is abandoned, said loudly, and the process ends
+    with the code the stop would have had; before ``released`` it waits for it, since
+    leaving earlier is what systemd's SIGKILL does anyway. A process already in the
+    interpreter's finalization runs no Python thread: there only the stacks are written.
+    """
+
+    def __init__(self, exit_code: int) -> None:
+        self.exit_code = exit_code
+        self.released = threading.Event()  # set by the stopping thread: no signal handler
+        self.since = time.monotonic()
+        faulthandler.dump_traceback_later(SHUTDOWN_DUMP_S, exit=False)
+        threading.Thread(target=self._run, name="shutdown-guard", daemon=True).start()
+
+    def _run(self) -> None:
+        time.sleep(SHUTDOWN_EXIT_S)  # an orderly stop has ended the process long before
+        if not self.released.is_set():
+            log.critical(
+                "stop overran before motion was held; every thread's stack is on stderr",
+                seconds=round(time.monotonic() - self.since, 1),
+            )
+            self.released.wait()
+        log.critical(
+            "stop overran; motion held and control released: leaving without the rest of "
+            "the close (every thread's stack is on stderr)",
+            seconds=round(time.monotonic() - self.since, 1),
+            exit_code=self.exit_code,
+        )
+        os._exit(self.exit_code)
 
 
 class SignalFlag:

@@ -23,8 +23,10 @@ import yaml
 
 from executive.harness.stack import ROOT, Stack, running_stack
 from executive.robots.atom.sim.record import Recording
+from executive.service import faultpoints
 from executive.service.auth import write_key_file
 from executive.service.client import ExecutiveClient
+from executive.service.run import SHUTDOWN_DUMP_S, SHUTDOWN_EXIT_S
 
 pytestmark = pytest.mark.dds
 
@@ -52,9 +54,9 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         yield s
 
 
-def _moving(stack: Stack) -> str:
+def _moving(stack: Stack, env: dict[str, str] | None = None) -> str:
     """Start a long head scan; return its run id once the head is being streamed."""
-    stack.start_service()
+    stack.start_service(env=env)
     client = stack.client
     reply = client.request("start", {"mission": "head_scan", "params": {"sweeps": 20}})
     assert reply.code == 0, reply.message
@@ -92,6 +94,33 @@ def test_a_terminating_signal_holds_releases_and_closes_the_run(
     assert _last_state(stack, run_id) == "ABORTED"  # closed by this instance, not RUNNING
     log = stack.log_path("executive").read_text()
     assert f'"signal": "{sig.name}"' in log or f'"signal":"{sig.name}"' in log
+
+
+def test_a_stop_whose_close_hangs_after_the_hold_dumps_the_stacks_and_ends(stack: Stack) -> None:
+    """The close blocks after motion is held and control handed back (the ``close-hang``
+    fault point): every thread's stack reaches the log at SHUTDOWN_DUMP_S, and the process
+    leaves at SHUTDOWN_EXIT_S with the signal's code, before systemd's SIGKILL would;
+    nothing moves after the hold. Before, it stayed until killed."""
+    run_id = _moving(stack, env={faultpoints.ENV: "close-hang"})
+    asked = time.monotonic()
+    assert stack.stop("executive", signal.SIGQUIT, timeout=SHUTDOWN_EXIT_S + 6) == (
+        128 + signal.SIGQUIT
+    ), "killed: the guard did not end the stop"
+    exited = time.monotonic()
+    assert SHUTDOWN_EXIT_S - 0.5 < exited - asked < SHUTDOWN_EXIT_S + 5, exited - asked
+    time.sleep(0.3)
+    rec = Recording.load(stack.record_path)
+    assert rec.commands("upper_cmd", after=asked - 0.5), "the head was not being streamed"
+    released = [
+        e.t for e in rec.event_commands("switch_upper_control", after=asked) if not e.fields["flag"]
+    ]
+    assert released and released[0] < asked + SHUTDOWN_DUMP_S, released
+    rec.assert_no_motion_after(released[0], clock="sent")
+    assert _last_state(stack, run_id) == "ABORTED"
+    log = stack.log_path("executive").read_text()
+    assert f"Timeout (0:00:0{SHUTDOWN_DUMP_S:.0f})!" in log, "no stacks written"
+    assert "in hang_in_close" in log, "the stacks do not say where it hung"
+    assert "stop overran; motion held and control released" in log
 
 
 def test_sigpipe_is_ignored_the_mission_goes_on(stack: Stack) -> None:
