@@ -167,6 +167,10 @@ def test_run_with_a_data_dir_it_cannot_use_is_one_line_and_exit_2(
         ({"safety": {"max_state_age": 1e9}}, "safety.max_state_age", "<= 5 s"),
         ({"tick_hz": 1.0e-300}, "tick_hz", ">= 5"),
         ({"tick_hz": 1.0e5}, "tick_hz", "<= 1000 Hz"),
+        ({"idle_tick_hz": 1}, "idle_tick_hz", ">= 5"),
+        ({"idle_tick_hz": "slow"}, "idle_tick_hz", "must be a number"),
+        ({"idle_tick_hz": 60}, "idle_tick_hz", "at most tick_hz (50 Hz)"),
+        ({"tick_hz": 20, "idle_tick_hz": 25}, "idle_tick_hz", "at most tick_hz (20 Hz)"),
         ({"stream_hz": 1.0e-6}, "stream_hz", ">= 10"),
         ({"stream_hz": 1.0e5}, "stream_hz", "<= 4000 Hz"),
         ({"status_hz": 1e-3}, "status_hz", ">= 0.5"),
@@ -188,6 +192,7 @@ def test_the_edges_of_every_range_are_taken() -> None:
     cfg = parse_config(
         {
             "tick_hz": 5,
+            "idle_tick_hz": 5,
             "stream_hz": 4000,
             "status_hz": 0.5,
             "dds_retry_s": 3600,

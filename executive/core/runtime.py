@@ -9,6 +9,7 @@ tested is what runs. Nothing here is global: close() deletes the participant it 
 
 from __future__ import annotations
 
+import math
 import sys
 import threading
 import time
@@ -35,6 +36,10 @@ log = structlog.get_logger(__name__)
 
 SWITCH_INTERVAL_S = 0.0002  # the longest a thread that wants the GIL waits for it
 SUPERVISE_S = 0.1  # the supervisor's period
+IDLE_TICK_HZ = 10.0  # the tick loop's rate with no mission (service config: idle_tick_hz)
+# the full rate goes on this long after a run ends: its MCAP tail (mcaprecord.TAIL_S, 2 s)
+# records the robot settling at the rate the run did
+IDLE_AFTER_S = 3.0
 
 
 @dataclass
@@ -58,6 +63,10 @@ class Runtime:
     _stall_reported_at: float = -1.0
     _tick_started_at: float | None = None
     _supervised_at: float | None = None  # the supervisor's last wake
+    # the tick loop's periods: with a mission (and IDLE_AFTER_S after it), and without
+    busy_period: float = 1.0 / 50.0
+    idle_period: float = 1.0 / IDLE_TICK_HZ
+    _busy_at: float = -math.inf  # the last tick with a mission
 
     @classmethod
     def build(
@@ -67,6 +76,7 @@ class Runtime:
         *,
         participant: DomainParticipant | None = None,
         tick_hz: float = 50.0,
+        idle_tick_hz: float = IDLE_TICK_HZ,
         stream_hz: float | None = None,
         stream_priority: int | None = None,
         safety: SafetyConfig | None = None,
@@ -104,6 +114,11 @@ class Runtime:
             Ticker(lambda: None, tick_hz, name="tick-loop"),
         )
         runtime.ticker.work = runtime.tick
+        runtime.busy_period = 1.0 / tick_hz
+        runtime.idle_period = 1.0 / min(idle_tick_hz, tick_hz)
+        # a request or a latch ticks at once, whatever the period
+        executive.on_request = runtime.ticker.wake
+        monitor.on_latch = runtime.ticker.wake
         # an exception anywhere in a tick (the tree's own are handled inside it): hold, latch
         runtime.ticker.on_error = lambda e: executive.internal_fault(e, "tick loop")
         return runtime
@@ -127,6 +142,17 @@ class Runtime:
         self.executive.tick()
         for hook in self.after_tick:
             hook()
+        self.ticker.period = self._period(now)
+
+    def _period(self, now: float) -> float:
+        """The full rate while a mission runs and ``IDLE_AFTER_S`` after; else the idle
+        rate (issue 22: an idle service's tick was most of its CPU). What must not wait
+        for a slow tick does not: the e-stop reflex and the fast path hold on their own
+        threads, the native stream streams on its own, and a request or a latch wakes the
+        loop (``Ticker.wake``); the watchdog judges the rest within an idle period."""
+        if self.executive.run is not None:
+            self._busy_at = now
+        return self.busy_period if now - self._busy_at < IDLE_AFTER_S else self.idle_period
 
     def start(self) -> None:
         # CPython hands the GIL to a waiting thread only when the holder blocks or after

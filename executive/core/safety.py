@@ -134,6 +134,9 @@ class SafetyMonitor:
         self._latched_at: float | None = None
         self._battery_low = False
         self.trips = 0
+        # called (on the latching thread, after the latch) when a SAFE-STOP latches: the
+        # runtime wakes the tick loop, so the state and the status follow at once
+        self.on_latch: Callable[[], None] | None = None
 
     # -- evaluation --------------------------------------------------------------------
 
@@ -234,6 +237,8 @@ class SafetyMonitor:
                 self.trips += 1
         if first:
             log.error("safe stop", reasons=[str(c) for c in causes])
+            if self.on_latch is not None:
+                self.on_latch()
         return first
 
     def reset(self, present: list[Cause]) -> tuple[bool, str]:

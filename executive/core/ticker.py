@@ -77,6 +77,7 @@ class Ticker:
         # overruns: the first logged, then one line per interval with the count since
         self.overrun_log = RateLimitedLog(log, clock=clock)
         self._stop = threading.Event()
+        self._wake = threading.Event()  # set by ``wake`` and ``stop``: the wait ends early
         self._thread: threading.Thread | None = None
 
     def healthy(self, tolerance_periods: float = 10.0) -> bool:
@@ -129,7 +130,14 @@ class Ticker:
                     missed=missed,
                     overruns=self.overruns,
                 )
-            self._stop.wait(max(0.0, deadline - self.clock()))
+            if self._wake.wait(max(0.0, deadline - self.clock())):
+                self._wake.clear()
+                deadline = self.clock()  # the woken tick starts the periods anew
+
+    def wake(self) -> None:
+        """Tick now rather than at the next deadline (any thread): a request or a latch
+        must not wait out a long idle period."""
+        self._wake.set()
 
     def start(self) -> None:
         if self._thread is None:
@@ -139,6 +147,7 @@ class Ticker:
 
     def stop(self, timeout: float = 2.0) -> None:
         self._stop.set()
+        self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout)
             self._thread = None

@@ -226,6 +226,9 @@ class Executive:
     monitor: SafetyMonitor
     clock: Callable[[], float] = time.monotonic
     on_change: Callable[[Executive], None] | None = None
+    # called (on the requesting thread) when a request is queued: the runtime wakes the
+    # tick loop, so a request never waits out an idle period
+    on_request: Callable[[], None] | None = None
     state: ExecState = ExecState.IDLE
     run: MissionRun | None = None
     last_run: MissionRun | None = None
@@ -291,6 +294,8 @@ class Executive:
         """Queue ``request`` to run on the tick thread before the next tick."""
         future: Future[Any] = Future()
         self._requests.put((request, future))
+        if self.on_request is not None:
+            self.on_request()
         return future
 
     # -- on the tick thread ---------------------------------------------------------------

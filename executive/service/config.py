@@ -76,6 +76,9 @@ class ServiceConfig:
     fsm_ids: dict[str, int] = field(default_factory=dict)  # confirm/override the profile's FSM ids
     domain: int | None = None  # DDS domain; None: ATOM_DDS_DOMAIN or 0
     tick_hz: float = 50.0
+    # with no mission (3 s after one): the tree and the watchdog; a request or a latch
+    # ticks at once (executive/core/runtime.py)
+    idle_tick_hz: float = 10.0
     stream_hz: float | None = None  # None: the profile's command rate
     # SCHED_FIFO 1..99 for the streamer thread; None: normal scheduling. On by default: where
     # the unit's LimitRTPRIO (or CAP_SYS_NICE) refuses it the streamer says so in one line
@@ -119,6 +122,8 @@ RANGES: dict[str, Range] = {
     # 1 s after which the loop counts as stalled (core.runtime.STALL_S), and a tree ticked
     # that slowly reacts in seconds; above 1 kHz Python cannot keep up
     "tick_hz": Range(5.0, 1000.0, unit=" Hz"),
+    # the same bounds with no mission, and at most tick_hz (checked with it)
+    "idle_tick_hz": Range(5.0, 1000.0, unit=" Hz"),
     # joint streams: below 10 Hz a stream steps the joints instead of moving them (and the
     # robots' own command timeouts are shorter); a few kHz is what the robots take
     "stream_hz": Range(10.0, 4000.0, unit=" Hz"),
@@ -271,10 +276,20 @@ def _interface(values: dict[str, Any], problems: list[str]) -> None:
         problems.append(f"interface: {why}")
 
 
+def _idle_rate(values: dict[str, Any], problems: list[str]) -> None:
+    """The idle rate is a slower tick, never a faster one (both numbers already checked)."""
+    if any(p.startswith(("idle_tick_hz:", "tick_hz:")) for p in problems):
+        return
+    idle, full = values.get("idle_tick_hz"), values.get("tick_hz", ServiceConfig.tick_hz)
+    if idle is not None and idle > full:
+        problems.append(f"idle_tick_hz: must be at most tick_hz ({full:g} Hz), got {idle:g}")
+
+
 def _scalars(values: dict[str, Any], problems: list[str]) -> None:
-    for k in ("tick_hz", "status_hz", "dds_retry_s"):
+    for k in ("tick_hz", "idle_tick_hz", "status_hz", "dds_retry_s"):
         if k in values:
             _check_number(problems, k, values[k])
+    _idle_rate(values, problems)
     if "stream_hz" in values:
         _check_number(problems, "stream_hz", values["stream_hz"], allow_none=True)
     _paths(values, problems)

@@ -147,6 +147,7 @@ def _open(config: ServiceConfig, profile: RobotProfile) -> tuple[DomainParticipa
             config.interface,
             participant=participant,
             tick_hz=config.tick_hz,
+            idle_tick_hz=config.idle_tick_hz,
             stream_hz=config.stream_hz,
             stream_priority=config.stream_priority,
             safety=config.safety,

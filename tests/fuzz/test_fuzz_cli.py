@@ -225,7 +225,8 @@ def file_bytes(draw: st.DrawFn, base: list[Path]) -> bytes:
 
 
 SERVICE_KEYS = (
-    "interface", "profile", "fsm_ids", "domain", "tick_hz", "stream_hz", "stream_priority",
+    "interface", "profile", "fsm_ids", "domain", "tick_hz", "idle_tick_hz", "stream_hz",
+    "stream_priority",
     "missions_dir", "data_dir", "status_hz", "dds_retry_s", "keys_file", "previous_control",
     "safety",
 )  # fmt: skip
