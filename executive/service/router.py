@@ -18,10 +18,10 @@ from __future__ import annotations
 import argparse
 import json
 import signal
-import threading
 from pathlib import Path
 from typing import Any
 
+from executive.service.signalflag import SignalFlag
 from executive.text import printable
 
 LOOPBACK_ROUTER = Path(__file__).resolve().parents[1] / "resources" / "zenoh-router-loopback.json5"
@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
         overrides.append(("listen/endpoints", json.dumps(args.listen)))
     if args.connect:
         overrides.append(("connect/endpoints", json.dumps(args.connect)))
-    stop = threading.Event()
+    stop = SignalFlag()  # not threading.Event: its set in a handler may deadlock the wait
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     try:

@@ -31,11 +31,9 @@ mid-mission until its SIGKILL, once in a CI run; tests/test_signal_flag.py).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import faulthandler
 import os
-import select
 import signal
 import threading
 import time
@@ -64,6 +62,7 @@ from executive.service.peers import PeerWatch
 from executive.service.recover import Recoveries
 from executive.service.recovery import PreviousInstance
 from executive.service.requests import RequestServer
+from executive.service.signalflag import SignalFlag
 from executive.service.status import StatusPublisher, state_line
 from executive.wire import dds
 
@@ -295,46 +294,6 @@ class ShutdownGuard:
             exit_code=self.exit_code,
         )
         os._exit(self.exit_code)
-
-
-class SignalFlag:
-    """A ``threading.Event`` that a signal handler may set: no lock, a flag and a pipe.
-
-    A Python handler runs on the main thread between two bytecodes, wherever the main
-    thread is, so it must not take a lock the main thread may hold there. ``Event.set``
-    takes the event's (non-reentrant) lock, which ``Event.wait`` holds for several
-    bytecodes on its way in and out of its timed wait: a signal handled there deadlocked
-    the main thread for good (the stop never acted on, the mission streamed on until
-    SIGKILL). Here ``set`` writes a byte that wakes ``wait``'s ``select`` at once, whether
-    the handler ran before it (the byte is already there) or during it (``select`` is
-    retried after the handler, PEP 475, and finds the byte).
-    """
-
-    def __init__(self) -> None:
-        self._flag = False
-        self._r, self._w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
-
-    def set(self) -> None:
-        self._flag = True
-        with contextlib.suppress(BlockingIOError):  # the pipe is full: readable already
-            os.write(self._w, b"\0")
-
-    def is_set(self) -> bool:
-        return self._flag
-
-    def clear(self) -> None:
-        self._flag = False
-        try:
-            while os.read(self._r, 512):
-                pass
-        except BlockingIOError:  # drained
-            pass
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """As ``Event.wait``: True once set, False when ``timeout`` s passed before."""
-        if not self._flag:
-            select.select([self._r], [], [], timeout)
-        return self._flag
 
 
 class Signals:
