@@ -126,6 +126,20 @@ def test_a_hand_below_the_floor_is_a_scene_contact() -> None:
     assert physics.culprit(events[0]) == "left_wrist_roll"
 
 
+def test_a_hand_below_the_floor_with_its_body_above_it_is_a_contact() -> None:
+    """A point is tested exactly only when its body's origin is within the point's offset
+    of the highest plane (the idle steps skip the test): the hand's point 9 cm out along
+    the hand, below the plane while the hand's origin stays above it, is still found."""
+    plane = -0.25
+    physics, upper = make(Scene((), (body.Plane("floor", plane),)))
+    command(upper, left_elbow_pitch=1.5)  # the hand's origin settles at z -0.21, its point -0.30
+    events = run(physics, 1.5)
+    assert [(e.a, e.b) for e in events if e.action == "begin"] == [("left_hand", "floor")]
+    bid = next(b for name, b, *_ in physics._points if name == "left_hand")
+    assert physics.data.xpos[bid][2] > plane  # the body itself never went below
+    assert physics.active[("left_hand", "floor")].distance < -0.03
+
+
 def test_a_servo_in_error_stops_its_joint_and_an_estop_brakes() -> None:
     physics, upper = make()
     command(upper, left_elbow_pitch=0.0)

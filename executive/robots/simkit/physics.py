@@ -122,6 +122,31 @@ class _Driven:
         self.hold: FloatArray | None = None  # where an uncommanded group is held
         self.frozen_at: FloatArray = np.zeros(len(acts))
         self.halts = group.halts
+        # where the group's q, dq, ddq and tau are read from after a step (``Physics``)
+        self.sources: tuple[FloatArray, FloatArray, FloatArray, FloatArray] | None = None
+
+    def unchanged(self) -> bool:
+        """Whether the group was told nothing since ``seen``: the same objects (a command
+        replaces its arrays, a freeze its mask, an e-stop bumps ``halts``)."""
+        g, seen = self.group, self.seen
+        return bool(seen) and (
+            g.target is seen[0]
+            and g.kp is seen[1]
+            and g.kd is seen[2]
+            and g.ff is seen[3]
+            and g.frozen is seen[4]
+            and g.halts is seen[5]
+        )
+
+
+def _gather_view(array: FloatArray, index: IntArray) -> FloatArray | None:
+    """``array[index]`` as a view of ``array`` when ``index`` is one ascending run (the
+    model's joints of a group are, in the robots' models), else None. A view of MjData's
+    arrays stays valid and current: MuJoCo steps them in place."""
+    if len(index) and np.array_equal(index, np.arange(index[0], index[0] + len(index))):
+        start = int(index[0])
+        return array[start : start + len(index)]
+    return None
 
 
 class Physics:
@@ -164,8 +189,21 @@ class Physics:
             )
         for d in self.driven.values():
             self.data.qpos[d.qadr] = d.group.q
+            q = _gather_view(self.data.qpos, d.qadr)
+            dq = _gather_view(self.data.qvel, d.dofs)
+            ddq = _gather_view(self.data.qacc, d.dofs)
+            tau = _gather_view(self.data.actuator_force, d.acts)
+            if q is not None and dq is not None and ddq is not None and tau is not None:
+                d.sources = (q, dq, ddq, tau)
         mujoco.mj_forward(m, self.data)
-        self._points = [(p, bid, off) for p, (bid, off) in body.point_bodies.items()]
+        # each named point, its body, its offset on it and how far from the body's origin
+        # (plus a margin for rounding) it can be: at most that far below it, so a body that
+        # far above the highest plane has its point above every plane (no exact test)
+        self._points = [
+            (p, bid, off, float(np.linalg.norm(off)) + 1e-6)
+            for p, (bid, off) in body.point_bodies.items()
+        ]
+        self._top = max((pl.height for pl in body.scene.planes), default=-np.inf)
         self._depth = {b: self._tree_depth(b) for b in range(m.nbody)}
         self.active: dict[tuple[str, str], _Active] = {}
         self.events = 0  # contacts begun since start
@@ -188,10 +226,10 @@ class Physics:
 
     def _apply(self, d: _Driven) -> None:
         """Make the actuators follow what the group was last told (only when it changed)."""
+        if d.unchanged():
+            return
         g = d.group
         seen = (g.target, g.kp, g.kd, g.ff, g.frozen, g.halts)
-        if all(a is b for a, b in zip(seen, d.seen, strict=False)) and d.seen:
-            return
         m, data = self.model, self.data
         q = data.qpos[d.qadr]
         if g.halts != d.halts:  # an e-stop brakes: stop dead, hold there
@@ -231,13 +269,22 @@ class Physics:
         for _ in range(periods):
             mujoco.mj_step(m, data)
             self.time += self.timestep
-            events += self._contacts()
+            found = self._contacts()
+            if found:
+                events += found
         for d in self.driven.values():
             g = d.group
-            g.q[:] = data.qpos[d.qadr]
-            g.dq[:] = data.qvel[d.dofs]
-            g.ddq[:] = data.qacc[d.dofs]
-            g.tau[:] = data.actuator_force[d.acts]
+            if d.sources is not None:  # views of the group's joints: a copy, no gather
+                q, dq, ddq, tau = d.sources
+                g.q[:] = q
+                g.dq[:] = dq
+                g.ddq[:] = ddq
+                g.tau[:] = tau
+            else:
+                g.q[:] = data.qpos[d.qadr]
+                g.dq[:] = data.qvel[d.dofs]
+                g.ddq[:] = data.qacc[d.dofs]
+                g.tau[:] = data.actuator_force[d.acts]
             g.settled = False  # the state views copy it every time
         return events
 
@@ -259,8 +306,11 @@ class Physics:
                 prev = seen.get(key)
                 seen[key] = (kind, min(float(dist), prev[1]) if prev else float(dist))
         if body.scene.planes:
-            for pname, bid, offset in self._points:
-                p = data.xpos[bid] + data.xmat[bid].reshape(3, 3) @ offset
+            xpos, top = data.xpos, self._top
+            for pname, bid, offset, reach in self._points:
+                if xpos.item(bid, 2) - reach >= top:
+                    continue  # too high for any plane: the exact test cannot find it below
+                p = xpos[bid] + data.xmat[bid].reshape(3, 3) @ offset
                 for plane in body.scene.planes:
                     if p[2] < plane.height:
                         seen[(pname, plane.name)] = ("scene", float(p[2] - plane.height))
@@ -270,6 +320,8 @@ class Physics:
         """The contacts that began or ended at this step."""
         now = self.time
         seen = self._touching()
+        if not seen and not self.active:  # the usual step: nothing touches, nothing did
+            return []
         events: list[ContactEvent] = []
         for key, (kind, dist) in seen.items():
             active = self.active.get(key)
