@@ -46,9 +46,10 @@ string longer than CAP bytes is a ``DecodeError`` (never silently cut).
 
 from __future__ import annotations
 
+import functools
 import re
 import struct
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -503,6 +504,34 @@ class Codec:
         wire = np.zeros(self.size, dtype=np.uint8)
         wire[self._gather] = np.frombuffer(raw, dtype=np.uint8)
         return HEADER + wire.tobytes()
+
+    def encoder(self, record: Record) -> Callable[[], bytes]:
+        """``encode(record)`` for one record refreshed in place and written again and again
+        (a simulated robot's state, 500 times a second): the same bytes, from a byte view
+        of the record and, for a layout with padding, a wire buffer of its own that only
+        the gather rewrites (its padding stays zero), instead of ``encode``'s copies and
+        a fresh buffer each time. ``record`` must be this codec's (``zeros()``) and stay
+        the same object. Not for two threads at once: they would share the buffer. A
+        codec with length fields to check or strings encodes as ``encode`` does."""
+        if record.dtype != self.dtype or record.shape != ():
+            raise ValueError(f"{self.name}: not a record of this codec ({record.dtype})")
+        if self._length_bytes or not self.fixed:
+            return functools.partial(self.encode, record)
+        view = record.reshape(1).view(np.uint8)  # the record's own bytes, not a copy
+        if not np.shares_memory(view, record):
+            raise ValueError(f"{self.name}: the record is not contiguous")
+        if self._gather is None:
+            tobytes = view.tobytes
+            return lambda: HEADER + tobytes()
+        wire = np.zeros(len(HEADER) + self.size, dtype=np.uint8)
+        wire[: len(HEADER)] = np.frombuffer(HEADER, dtype=np.uint8)
+        index = self._gather + len(HEADER)
+
+        def encode() -> bytes:
+            wire[index] = view
+            return wire.tobytes()
+
+        return encode
 
     def _encode_tail(self, raw: bytes) -> bytes:
         layout = self._native

@@ -118,6 +118,7 @@ class SimNode:
         self._rejected_requests: deque[int] = deque(maxlen=_RECENT_REQUESTS)
         self._last_rejection = ""
         self._status_dirty = True
+        self._dropouts: tuple[int, frozenset[str]] = (-1, frozenset())  # (book version, targets)
 
     # -- set-up (the subclass calls these in its __init__) --------------------------------
 
@@ -282,8 +283,15 @@ class SimNode:
     # -- state out ------------------------------------------------------------------------
 
     def _dropped(self, topic: str) -> bool:
-        """Whether ``topic`` is silenced by a dropout fault (of it, or of every topic)."""
-        return self.faults.has("state-dropout", "") or self.faults.has("state-dropout", topic)
+        """Whether ``topic`` is silenced by a dropout fault (of it, or of every topic).
+
+        Asked before every state sample (over a thousand a second): the dropouts' targets
+        are read off the book again only when it changed (its ``version``)."""
+        version, targets = self._dropouts
+        if version != self.faults.version:
+            targets = frozenset(f.target for f in self.faults.of_kind("state-dropout"))
+            self._dropouts = (self.faults.version, targets)
+        return bool(targets) and ("" in targets or topic in targets)
 
     def _status_fields(self, now: float) -> dict[str, Any]:
         """The fields every sim's status has: who it is, requests handled, active faults."""
