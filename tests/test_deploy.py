@@ -13,6 +13,7 @@ import yaml
 from bench.common import REALTIME_PRIORITY
 from executive.motion import realtime
 from executive.service.config import ServiceConfig, load_config
+from executive.service.run import SHUTDOWN_DUMP_S, SHUTDOWN_EXIT_S
 
 DEPLOY = Path(__file__).resolve().parents[1] / "deploy"
 
@@ -49,6 +50,14 @@ def test_unit_essentials() -> None:
     assert re.search(r"^WatchdogSec=\d+", unit, re.M) and re.search(
         r"^StartLimitBurst=\d+", unit, re.M
     )
+
+
+def test_a_stop_that_overruns_ends_before_the_units_sigkill() -> None:
+    """The shutdown guard ends an overrunning stop (motion held) before systemd would."""
+    unit = (DEPLOY / "atom-executive.service").read_text()
+    match = re.search(r"^TimeoutStopSec=(\d+)s$", unit, re.M)
+    assert match, "TimeoutStopSec=Ns is missing from the unit"
+    assert SHUTDOWN_DUMP_S < SHUTDOWN_EXIT_S <= int(match[1]) - 1.0
 
 
 def test_example_config_loads() -> None:
