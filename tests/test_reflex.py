@@ -280,3 +280,21 @@ def test_the_reflex_can_be_turned_off(dds_domain: int, monkeypatch: pytest.Monke
         assert rig.ex.reflex is None
         rig.state(hard_emergency_triggered=True)
         assert rig.ex.monitor.latched
+
+
+def test_an_estop_polled_for_a_reflex_that_did_not_arm_listens_again(
+    dds_domain: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Atom polls its e-stop topic where the reflex can arm (the reflex watches it in
+    C); should the reflex not arm after all, the topic listens again and the Python fast
+    path holds on the sample, not at the next tick."""
+    from executive.robots.atom import reflex as atom_reflex
+
+    assert native.available()
+    monkeypatch.setattr(atom_reflex, "install", lambda *args, **kwargs: None)
+    with make_rig(dds_domain) as rig:
+        assert rig.ex.reflex is None
+        estop = rig.ex.adapter.io.readers["emergency_state"]  # type: ignore[attr-defined]
+        assert not estop.polled
+        rig.state(soft_emergency_triggered=True)  # the listener's Python fast path
+        assert rig.ex.monitor.latched and rig.ex.streamer.held

@@ -225,6 +225,15 @@ class LatestReader(Generic[T]):
                 self._health = dataclasses.replace(self._health, undecodable=False)
             self._cond.notify_all()
 
+    def listen(self) -> None:
+        """A polled reader from now on listens (a per-sample callback is needed after all:
+        the e-stop's Python fast path where the reflex did not arm); idempotent."""
+        if not self.polled or not self._finalizer.alive:
+            return
+        self.polled = False
+        self.reader.set_listener(_weak_listener(weakref.ref(self)))
+        self._on_data(self.reader)
+
     # -- polled ---------------------------------------------------------------------------
 
     def _refresh(self) -> None:

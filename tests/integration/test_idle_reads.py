@@ -54,7 +54,9 @@ def _decoded_at_tick_rate(live: Live) -> None:
     adapter = live.runtime.executive.adapter
     assert isinstance(adapter, AtomAdapter)
     readers = adapter.io.readers
-    assert set(HIGH_RATE) <= POLLED and "emergency_state" not in POLLED
+    assert set(HIGH_RATE) <= POLLED
+    # the e-stop too, where the reflex watches it in C
+    assert readers["emergency_state"].polled == native.available()
     ticker = live.runtime.ticker
     before = {k: readers[k].count for k in HIGH_RATE}
     ticks_before, t0 = ticker.ticks, time.monotonic()
@@ -78,8 +80,8 @@ def test_polled_readers_wake_no_python_on_the_reflex_s_thread(live: Live) -> Non
     """The reflex stamps the arrival of every state reader it takes over (its hold at the
     newest measurement needs it), but a polled reader has no Python listener: before, its
     no-op default ran per sample on ``dds-to-python`` (about 1,100 GIL wakes a second at
-    idle, most of the idle service's CPU). Now only the listening readers call Python (the
-    e-stop topic, 50 Hz)."""
+    idle, most of the idle service's CPU). Now only listening readers call Python: none
+    (the e-stop topic is polled too where the reflex watches it)."""
     reflex = live.runtime.executive.reflex
     assert isinstance(reflex, native.Reflex), "the native reflex is built and armed here"
     adapter = live.runtime.executive.adapter
@@ -91,5 +93,5 @@ def test_polled_readers_wake_no_python_on_the_reflex_s_thread(live: Live) -> Non
     calls = sum(after[k] - before[k] for k in ("deferred", "synchronous"))
     listening = [k for k, r in adapter.io.readers.items() if not r.polled]
     rates = load_profile().state_hz
-    allowed = 1.5 * sum(rates.get(k, 50) for k in listening) * took
+    allowed = 1.5 * sum(rates.get(k, 50) for k in listening) * took + 10
     assert calls <= allowed, (calls, allowed, listening)

@@ -20,6 +20,7 @@ from typing import Any
 
 from cyclonedds.domain import DomainParticipant
 
+from executive.robots import native
 from executive.robots.atom import reflex
 from executive.robots.atom.commands import AtomCommands
 from executive.robots.atom.interface import (
@@ -44,8 +45,14 @@ JOINT_MOVING = 0.1
 BASE_MOVING = (0.02, 0.05)  # m/s, rad/s: a base reported faster than this is moving
 COMMAND_TOPICS = frozenset(s.name for s in TOPICS.values() if s.kind in (Kind.STREAM, Kind.EVENT))
 # The state the executive reads at tick rate (the snapshot), polled: no Python per sample
-# (issue 22). The e-stop keeps its per-sample path (the fast path without the reflex).
+# (issue 22). The e-stop too where the reflex arms (it watches the topic in C, per sample);
+# without it the e-stop listens: the Python fast path's per-sample callback.
 POLLED = frozenset(k for k, s in TOPICS.items() if s.kind is Kind.STATE and k != ESTOP_KEY)
+
+
+def polled() -> frozenset[str]:
+    """The topics read at tick rate here: ``POLLED``, and the e-stop if the reflex arms."""
+    return POLLED | {ESTOP_KEY} if native.available() else POLLED
 
 
 class AtomTypeWatch(TypeWatch):
@@ -78,7 +85,7 @@ class AtomAdapter:
         self.interface_name = interface.variant.name
         self.capabilities = profile.capabilities
         self.io = AtomIO(
-            participant, interface, side=Side.CONTROLLER, records=profile.sources, polled=POLLED
+            participant, interface, side=Side.CONTROLLER, records=profile.sources, polled=polled()
         )
         self.commands = AtomCommands(self.io)
         self.streams = tuple(AtomStream(self.io, profile, name) for name in profile.topics)
@@ -107,6 +114,7 @@ class AtomAdapter:
         is the reflex's: it holds first and reports through ``install_reflex``'s on_trip."""
         estop = self.io.readers.get(ESTOP_KEY)
         if estop is not None and self._reflex is None:
+            estop.listen()  # polled for a reflex that did not arm: the fast path needs it
 
             def on_estop(sample: Any) -> None:
                 if flags := estop_flags(sample):

@@ -280,6 +280,13 @@ def divert(readers: Iterable[Any]) -> Diversion | None:
     return diversion
 
 
+def available() -> bool:
+    """Whether ``install`` can arm the reflex here: the extension is built and not turned
+    off (``ATOM_EXECUTIVE_REFLEX=off``). An adapter asks before it opens its readers: the
+    e-stop topic the reflex watches in C needs no Python per sample."""
+    return _reflex is not None and os.environ.get(ENV, "").strip().lower() != "off"
+
+
 def install(
     io: RobotIO,
     streamer: Streamer,
