@@ -82,11 +82,14 @@ class RawReader:
         self.reader: DataReader[Any] = DataReader(
             participant, Topic(participant, name, idl_type), qos=dds.EVENT_READER_QOS
         )
+        self._ref = self.reader._ref
 
     def take(self, n: int = 64) -> list[tuple[bytes, int]]:
-        ret = ddspy_take(self.reader._ref, n)
+        ret = ddspy_take(self._ref, n)
         if isinstance(ret, int):
             raise DDSException(ret, f"take on {self.name}")
+        if not ret:  # the usual wake-up at idle: no comprehension's frame for nothing
+            return []
         return [(data, info.source_timestamp) for data, info in ret if info.valid_data]
 
 
