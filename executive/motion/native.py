@@ -43,6 +43,9 @@ from executive.motion.trajectory import FloatArray
 ENV = "ATOM_EXECUTIVE_STREAM"  # "native" or "python": overrides the profile's stream_mode
 MODES = ("python", "native")
 RENEW_S = 0.02  # Python renews the dead man and the plans this often
+# with no stream engaged the dead man is disarmed (nothing to hold) and Python looks in
+# this often; the first plan that engages a stream arms it at once (issue 22: idle)
+IDLE_RENEW_S = 0.25
 KNOT_S = 0.005  # the feed-forward's knots, trajectory time apart
 MAX_KNOTS = 64  # the extension's
 

@@ -166,6 +166,9 @@ class MotionStreamer:
         # the trajectories' clock stands still here while paused (``pause``): None: it runs
         self._paused_at: float | None = None
         self._stop = threading.Event()
+        # native: the dead man is armed (a stream is planned); the renewals' cadence
+        self._armed = False
+        self._renew_soon = threading.Event()  # a stream was engaged: renew on time from now
         self._thread: threading.Thread | None = None
 
     # -- the reflex ----------------------------------------------------------------------
@@ -553,6 +556,16 @@ class MotionStreamer:
         for stream in self._streams.values():
             self._push(stream, now, write_now)
 
+    def _arm(self, core: Any) -> None:
+        """An engaged stream's plan needs the dead man armed: the first arms it, before its
+        plan, and the renewals' cadence follows at once. Disarmed, no lapse can have been counted since; were one,
+        the plan is refused for it and adopted, as any unseen lapse. Caller holds the lock."""
+        if self._armed:
+            return
+        core.renew(self.deadman_s)
+        self._armed = True
+        self._renew_soon.set()
+
     def _push(self, stream: _Stream, now: float, write_now: bool) -> None:
         """Sample the trajectories into the target (finished ones dropped, as a period
         does), hand the native side the stream's plan, and store its hold for the reflex.
@@ -565,6 +578,7 @@ class MotionStreamer:
                           b"", 0.0, 0.0, b"", -1.0, PAUSE_RAMP_S, False)  # fmt: skip
                 stream.planned = False
             return
+        self._arm(core)
         t = self._traj_time(now)
         if stream.trajectories:
             for traj in stream.trajectories:
@@ -693,7 +707,9 @@ class MotionStreamer:
         assert core is not None
         with self._lock:
             held = self._held
-            count = int(core.renew(self.deadman_s))
+            # nothing planned: disarmed, nothing to hold (``_push`` arms it again)
+            self._armed = any(s.planned for s in self._streams.values())
+            count = int(core.renew(self.deadman_s if self._armed else 0.0))
             if not self._adopt_deadman(count):
                 self._adopt()
                 self._sync(self.clock())
@@ -723,7 +739,11 @@ class MotionStreamer:
         realtime.tight_timer()
         if self.priority is not None and self.priority > 1:  # below the C thread
             realtime.fifo(self.priority - 1)
-        while not self._stop.wait(nat.RENEW_S):
+        while not self._stop.is_set():
+            self._renew_soon.wait(nat.RENEW_S if self._armed else nat.IDLE_RENEW_S)
+            self._renew_soon.clear()
+            if self._stop.is_set():
+                return
             self._renew()
 
     # -- the periodic thread -------------------------------------------------------------
@@ -844,6 +864,7 @@ class MotionStreamer:
 
     def stop(self, timeout: float = 1.0) -> None:
         self._stop.set()
+        self._renew_soon.set()
         if self._thread is not None:
             self._thread.join(timeout)
             self._thread = None

@@ -286,3 +286,64 @@ def test_a_renewal_past_the_deadline_is_a_lapse_even_before_a_period_sees_it(
     assert count == before + 1, (before, count)
     stats = core.stream_stats(1 << 62)
     assert stats["lapsed_ns"] / 1e9 < stats["deadman_ns"] / 1e9 <= time.monotonic()
+
+
+def test_with_nothing_engaged_the_c_thread_parks_and_a_move_wakes_it(
+    streaming: tuple[Rig, Wire],
+) -> None:
+    """Idle (no stream engaged): no period runs and the dead man is disarmed, so an idle
+    service's stream costs no wake every 2 ms nor a renewal every 20 ms (issue 22); the
+    first move streams from its first period on."""
+    rig, wire = streaming
+    streamer = rig.ex.streamer
+    core = streamer._core
+    time.sleep(2 * native.IDLE_RENEW_S)  # a renewal has seen nothing planned
+    assert not streamer._armed and not streamer.engaged()
+    periods = int(core.stream_stats(1 << 62)["periods"])
+    time.sleep(0.3)
+    assert int(core.stream_stats(1 << 62)["periods"]) == periods  # parked
+    rig.state()  # the robot's state, fresh for the plan
+    rig.ex.tick()
+    t0 = time.monotonic()
+    move(rig, 0.3, 0.5)
+    time.sleep(0.3)
+    sent = [s for s in wire.take() if s.t >= t0]
+    assert streamer._armed
+    assert sent and sent[0].t - t0 < 5 * PERIOD, (sent[0].t - t0) if sent else None
+    assert len(sent) > 0.7 * 0.3 / PERIOD  # every period from then on
+
+
+def test_an_interpreter_blocked_as_the_first_move_engages_holds_at_the_dead_man(
+    streaming: tuple[Rig, Wire],
+) -> None:
+    """The fault at the worst moment for a dead man armed only while something is engaged:
+    the GIL held right after the first move's plan, before the renewal thread has run
+    once. The plan armed the dead man itself, so the stream holds within two periods of
+    ``deadman_s`` after the engage, where the move was, and streams that position."""
+    rig, wire = streaming
+    streamer = rig.ex.streamer
+    streamer.stall_s = 0.6
+    core = streamer._core
+    time.sleep(2 * native.IDLE_RENEW_S)
+    assert not streamer._armed, "idle: the dead man is disarmed"
+    rig.state()  # the robot's state, fresh for the plan
+    rig.ex.tick()
+    measured = float(streamer.measured_joints([ELBOW])[ELBOW])
+    t_engage = time.monotonic()
+    traj = move(rig, measured + 0.3, 0.5)
+    hold_gil(1.0)
+    time.sleep(0.15)
+    stats = core.stream_stats(1 << 62)
+    deadline, held_at = stats["lapsed_ns"] / 1e9, stats["deadman_ns"] / 1e9
+    assert t_engage < deadline <= t_engage + streamer.deadman_s + RENEW_SLACK_S, stats
+    assert 0 <= held_at - deadline <= 2 * PERIOD, (held_at - deadline) * 1e3
+    sent = wire.take()
+    index = int(traj.indices[0])
+    before = [s for s in sent if t_engage < s.t < deadline - 1e-3]
+    t_free = stats["back_ns"] / 1e9  # Python's first renewal after the lapse
+    frozen = [s for s in sent if held_at + 1e-3 < s.t < t_free]
+    assert len(before) > 0.7 * (deadline - t_engage) / PERIOD, len(before)
+    assert before[-1].q[index] - before[0].q[index] > 1e-3  # moving, from C
+    assert len(frozen) > 0.7 * (t_free - held_at) / PERIOD, (len(frozen), t_free - held_at)
+    for s in frozen:  # and no motion after: one position, streamed on
+        np.testing.assert_array_equal(s.q, frozen[0].q)

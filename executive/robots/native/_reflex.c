@@ -205,6 +205,11 @@ typedef struct core {
   pthread_t sthread;
   bool sthread_started;
   _Atomic int sstop;
+  /* engaged streams (``plan``, under the gate): with none the thread parks on ``scond``
+   * instead of waking every period for nothing (issue 22: an idle service) */
+  _Atomic uint32_t nengaged;
+  pthread_mutex_t smu;
+  pthread_cond_t scond; /* CLOCK_MONOTONIC */
   int64_t period_ns;
   int s_priority, s_err; /* asked for; pthread_setschedparam's answer (0: granted) */
   _Atomic int s_ready;
@@ -583,6 +588,30 @@ static void stream_period(core *c, int64_t now) {
 #endif
 #include <sys/prctl.h>
 
+/* Nothing engaged: wait until a plan engages a stream (or the stop), no period running.
+ * True if it waited. A lapse meanwhile is seen by the next renewal (``lapse_if_due``);
+ * with nothing engaged there is nothing it would hold. */
+static bool park(core *c) {
+  bool waited = false;
+  pthread_mutex_lock(&c->smu);
+  while (!atomic_load(&c->sstop) && atomic_load(&c->nengaged) == 0) {
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += 1; /* a bound, not a period: ``plan`` signals */
+    pthread_cond_timedwait(&c->scond, &c->smu, &until);
+    waited = true;
+  }
+  pthread_mutex_unlock(&c->smu);
+  return waited;
+}
+
+/* Wake the parked stream thread: a stream engaged, or the stop. */
+static void unpark(core *c) {
+  pthread_mutex_lock(&c->smu);
+  pthread_cond_broadcast(&c->scond);
+  pthread_mutex_unlock(&c->smu);
+}
+
 static void *stream_thread(void *arg) {
   core *c = arg;
   pthread_setname_np(pthread_self(), "motion-streamer");
@@ -595,6 +624,8 @@ static void *stream_thread(void *arg) {
   atomic_store(&c->s_ready, 1);
   int64_t deadline = now_ns(CLOCK_MONOTONIC) + c->period_ns;
   while (!atomic_load(&c->sstop)) {
+    if (atomic_load(&c->nengaged) == 0 && park(c))
+      deadline = now_ns(CLOCK_MONOTONIC); /* a stream engaged: its first period now */
     struct timespec ts = {.tv_sec = deadline / 1000000000, .tv_nsec = deadline % 1000000000};
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0)
       ;
@@ -620,6 +651,7 @@ static void stream_stop_c(core *c) {
   if (!c->sthread_started)
     return;
   atomic_store(&c->sstop, 1);
+  unpark(c);
   pthread_join(c->sthread, NULL);
   c->sthread_started = false;
 }
@@ -869,11 +901,15 @@ static int Core_init(Core *self, PyObject *args, PyObject *kw) {
   Py_INCREF(on_thread);
   c->on_thread = on_thread;
   c->rt_priority = rt_priority;
-  if (init_mutex(&c->gate) || pthread_mutex_init(&c->dmu, NULL) ||
-      pthread_cond_init(&c->dcond, NULL)) {
+  pthread_condattr_t monotonic;
+  if (pthread_condattr_init(&monotonic) ||
+      pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC) || init_mutex(&c->gate) ||
+      pthread_mutex_init(&c->dmu, NULL) || pthread_cond_init(&c->dcond, NULL) ||
+      pthread_mutex_init(&c->smu, NULL) || pthread_cond_init(&c->scond, &monotonic)) {
     PyErr_SetString(PyExc_OSError, "reflex: cannot create its locks");
     goto out;
   }
+  pthread_condattr_destroy(&monotonic);
   if (pthread_create(&c->thread, NULL, dispatch, c) != 0) {
     PyErr_SetString(PyExc_OSError, "reflex: cannot start its dispatcher thread");
     goto out;
@@ -1242,6 +1278,11 @@ static PyObject *Core_plan(Core *self, PyObject *args) {
       p->sent = true;
     }
     s->plan = *p;
+    uint32_t engaged = 0;
+    for (uint32_t i = 0; i < c->nstreams; i++)
+      engaged += c->streams[i].plan.engaged;
+    if (atomic_exchange(&c->nengaged, engaged) == 0 && engaged)
+      unpark(c);
     if (write_now && p->engaged && s->writer > 0) {
       unsigned char buf[MAX_SAMPLE];
       double q[MAX_JOINTS];
@@ -1482,6 +1523,8 @@ static PyObject *Core_close(Core *self, PyObject *args, PyObject *kw) {
     pthread_mutex_destroy(&c->gate);
     pthread_mutex_destroy(&c->dmu);
     pthread_cond_destroy(&c->dcond);
+    pthread_mutex_destroy(&c->smu);
+    pthread_cond_destroy(&c->scond);
     free(c->lateness);
     free(c);
     self->c = NULL;
