@@ -44,7 +44,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -53,6 +53,7 @@ if str(ROOT) not in sys.path:  # run as a script: python bench/estop.py
     sys.path.insert(0, str(ROOT))
 
 from bench.common import (  # noqa: E402
+    LOOPBACK_URI,
     cli,
     cpu_hog,
     fmt,
@@ -78,14 +79,42 @@ RNG = np.random.default_rng(5)  # the phases: random, and the same every run
 
 
 class Peer:
-    """A ``bench.estop_peer`` process and what it has reported so far."""
+    """A ``bench.estop_peer`` process, or its C twin, and what it has reported so far.
 
-    def __init__(self, stack_env: dict[str, str], role: str) -> None:
+    The twin (``bench/floor_c/peer.c``) speaks the ``holds`` and ``amr`` roles' protocol
+    and stamps on CycloneDDS's receive thread: the holds' peer receives the service's
+    whole 500 Hz stream, and a Python listener with that backlog under a CPU hog stamped
+    the holds late (the instrument in the p99, not the executive). ``bench.floor.build``
+    makes it every later Peer's (``use_c``), so one run's executive and relay figures
+    are stamped by the same kind; ``bench/estop.py`` alone builds no C and runs Python.
+    """
+
+    _c: ClassVar[tuple[Path, tuple[Path, ...]] | None] = None
+    C_ROLES = ("holds", "amr")
+
+    @classmethod
+    def use_c(cls, program: Path | None, tables: tuple[Path, ...] = ()) -> None:
+        """The built C peer and its marker tables (upper, lower, hands); None: Python."""
+        cls._c = None if program is None else (program, tables)
+
+    def __init__(self, stack_env: dict[str, str], role: str, c: bool | None = None) -> None:
+        """``c``: None, the C peer where one is built and has ``role``; True, the C peer
+        (an error if there is none); False, the Python one."""
+        native = self._c if c is not False and role in self.C_ROLES else None
+        if c and native is None:
+            raise RuntimeError(f"no C peer for {role!r}: bench.floor.build makes one")
+        if native is not None:
+            program, tables = native
+            argv = [str(program), role, *(map(str, tables) if role == "holds" else ())]
+        else:
+            argv = [sys.executable, "-m", "bench.estop_peer", role]
+        self.kind = "C" if native is not None else "Python"
+        env = {"CYCLONEDDS_URI": LOOPBACK_URI, **stack_env}  # as estop_peer's setup()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "bench.estop_peer", role],
+            argv,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            env=stack_env,
+            env=env,
             cwd=ROOT,
             text=True,
         )
@@ -97,7 +126,7 @@ class Peer:
         self._thread.start()
         if not self.wait(lambda: self.ready, 30):
             self.close()
-            raise TimeoutError(f"bench.estop_peer {role} did not start")
+            raise TimeoutError(f"the {self.kind} estop peer {role} did not start")
 
     def _read(self) -> None:
         assert self.proc.stdout is not None

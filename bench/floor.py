@@ -2,8 +2,8 @@
 
     python bench/floor.py [--events 150] [--seconds 10] [--no-hog]
 
-Two C programs (``bench/floor_c/``), built here at run time (Debian's ``idlc -l c`` over the
-two wire types they need, gcc, ``-lddsc``), as ``tests/wire/c_interop.py`` builds its C:
+Three C programs (``bench/floor_c/``), built here at run time (Debian's ``idlc -l c`` over the
+wire types they need, gcc, ``-lddsc``), as ``tests/wire/c_interop.py`` builds its C:
 
 - ``relay``: CycloneDDS in C and nothing else. An ``EmergencyState_`` with a flag set in;
   out, from the listener on the receive thread, what the executive sends: the three
@@ -16,7 +16,12 @@ two wire types they need, gcc, ``-lddsc``), as ``tests/wire/c_interop.py`` build
 - ``loop``: a thread under SCHED_FIFO (the service's ``stream_priority``) waking to 2 ms
   deadlines, timed as the motion streamer times its periods, with no work in them: the
   floor of the stream's lateness and missed periods. ``Loop`` runs it beside a window of
-  the service's stream, so both see the same machine.
+  the service's stream, so both see the same machine;
+- ``peer``: ``bench.estop_peer``'s ``holds`` and ``amr`` roles in C, stamping each
+  arrival on CycloneDDS's receive thread. ``build`` makes every ``bench.estop.Peer``
+  after it this one, so the executive's figures and the relay's are stamped alike and
+  neither depends on how fast a Python listener drains the service's 500 Hz stream
+  (the holds' peer receives all of it; under a CPU hog its backlog stamped late).
 
 Figures are milliseconds; ``bench/reflex.py`` divides every figure by its floor.
 """
@@ -26,6 +31,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -50,7 +56,7 @@ from bench.common import (  # noqa: E402
     table,
 )
 from bench.estop import RNG, STREAM_NAMES, Peer  # noqa: E402
-from bench.robot import MARKERS, marker  # noqa: E402
+from bench.robot import MARKERS, marker, marker_table  # noqa: E402
 from executive.robots.atom.interface import Interface  # noqa: E402
 from executive.robots.atom.topics import TOPICS, AtomIO  # noqa: E402
 from executive.robots.profile import load_profile  # noqa: E402
@@ -64,11 +70,14 @@ PERIOD_US = 2000  # the streamer's period at the profile's 500 Hz
 
 @dataclass(frozen=True)
 class Floors:
-    """The built programs, and the markers files the relay reads (upper, lower, hands)."""
+    """The built programs, the markers files the relay reads and the marker tables the
+    peer reads (both upper, lower, hands)."""
 
     relay: Path
     loop: Path
     markers: tuple[Path, ...]
+    peer: Path
+    tables: tuple[Path, ...]
 
 
 def _run(cmd: list[str | Path]) -> None:
@@ -94,10 +103,13 @@ def build(workdir: Path) -> Floors:
     strict = ["-std=gnu11", "-O2", "-Wall", "-Wextra", "-Werror"]
     relay = workdir / "relay"
     _run([gcc, *strict, "-I", workdir, "-I", types, "-o", relay, SOURCES / "relay.c", *objects, "-lddsc"])  # fmt: skip
+    peer = workdir / "peer"
+    _run([gcc, *strict, "-I", workdir, "-I", types, "-o", peer, SOURCES / "peer.c", *objects, "-lddsc"])  # fmt: skip
     loop = workdir / "loop"
     _run([gcc, *strict, "-o", loop, SOURCES / "loop.c"])
     profile = load_profile()
-    markers = []
+    interface = Interface()
+    markers, tables = [], []
     for topic in STREAM_NAMES:  # as bench.robot.marker_table expects the holds to come
         lower, upper = profile.limits(topic)
         rows = [
@@ -106,7 +118,15 @@ def build(workdir: Path) -> Floors:
         path = workdir / f"{topic}.f32"
         np.stack(rows).astype("<f4").tofile(path)
         markers.append(path)
-    return Floors(relay, loop, tuple(markers))
+        # the Python peer's own table (bytes of the held q -> k), as records for the C peer
+        table = workdir / f"{topic}.tab"
+        with table.open("wb") as f:
+            for q, k in marker_table(profile, interface, topic).items():
+                f.write(q + struct.pack("=i", k))
+        tables.append(table)
+    floors = Floors(relay, loop, tuple(markers), peer, tuple(tables))
+    Peer.use_c(floors.peer, floors.tables)  # every Peer from now on: both figures stamp alike
+    return floors
 
 
 def relay_events(
