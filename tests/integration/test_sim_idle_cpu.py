@@ -8,11 +8,11 @@ run on a robot's PC.
 
 The issue's target is 10 % of a core; the C robot publishing the same topics at the same
 rates takes about 5 (the floor: the writes, the wake-ups). Before the idle work the sim
-took 9-10 (the median of 1 s windows, in runs beside other work at load 1.4-6), 7-7.5
-after (the physics' numpy work around mj_step, the state samples' encoding and fault
-checks, the scheduler's loop, empty command takes): ``BUDGET`` sits between, under the
-target. The median, not the mean: a window the machine's other load lands in (11 % at
-load 4.6) does not decide.
+took 9-11 (the median of 1 s windows: bench/idle.py 10 and 11, side by side with the new
+one 9-10, at load 0.4-6), 7-8 after (the physics' numpy work around mj_step, the state
+samples' encoding and fault checks, the scheduler's loop, empty command takes):
+``BUDGET`` sits between, under the target. The median, not the mean: a window the
+machine's other load lands in (11 % at load 4.6) does not decide.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from executive.harness.stack import running_stack
 pytestmark = [pytest.mark.dds, pytest.mark.serial]  # serial: it measures CPU
 
 BUDGET = 8.5  # % of a core: the median of the windows
-SECONDS = 8.0
+SECONDS = 10.0
 
 
 def test_the_simulated_atom_idles_within_its_budget_beside_the_service(tmp_path: Path) -> None:
