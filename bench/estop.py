@@ -100,6 +100,8 @@ class Peer:
     def __init__(self, stack_env: dict[str, str], role: str, c: bool | None = None) -> None:
         """``c``: None, the C peer where one is built and has ``role``; True, the C peer
         (an error if there is none); False, the Python one."""
+        if self._c is not None and not self._c[0].exists():
+            Peer.use_c(None)  # its build directory is gone with the run that made it
         native = self._c if c is not False and role in self.C_ROLES else None
         if c and native is None:
             raise RuntimeError(f"no C peer for {role!r}: bench.floor.build makes one")

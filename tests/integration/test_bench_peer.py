@@ -140,13 +140,20 @@ def test_the_c_peer_reports_the_python_peers_lines(
                 p.close()
 
 
-def test_a_peer_is_python_without_a_c_build_and_for_the_relay(tmp_path: Path) -> None:
+def test_a_peer_is_python_without_a_c_build_for_the_relay_and_once_the_build_is_gone(
+    tmp_path: Path,
+) -> None:
     Peer.use_c(None)
     with pytest.raises(RuntimeError, match="bench.floor.build"):
         Peer({}, "holds", c=True)
-    Peer.use_c(tmp_path / "peer", ())
+    program = tmp_path / "peer"
+    program.touch()
+    Peer.use_c(program, ())
     try:
         with pytest.raises(RuntimeError, match="no C peer for 'relay'"):
             Peer({}, "relay", c=True)
+        program.unlink()  # bench/reflex.py removes its build directory when its run ends
+        with pytest.raises(RuntimeError, match="no C peer for 'amr'"):
+            Peer({}, "amr", c=True)
     finally:
         Peer.use_c(None)
