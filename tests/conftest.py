@@ -8,6 +8,7 @@ traffic stays on 127.0.0.1 through the project's loopback CycloneDDS config.
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +23,17 @@ LOOPBACK_CONFIG = ROOT / "executive" / "resources" / "cyclonedds-loopback.xml"
 
 # Every process a test starts inherits these: loopback only, whatever the caller had set.
 os.environ["CYCLONEDDS_URI"] = LOOPBACK_CONFIG.as_uri()
+
+# ... and the signals as systemd hands them to the service: default. A shell that starts
+# the run in the background (a script's `make test &`) leaves SIGINT and SIGQUIT ignored,
+# nohup SIGHUP, and a process started with a signal ignored keeps it ignored (exec resets
+# only the handled ones): the service then rightly leaves such a signal alone, and the
+# signal tests saw a SIGQUIT that did nothing (killed after 20 s).
+for _sig in (signal.SIGHUP, signal.SIGQUIT):
+    if signal.getsignal(_sig) == signal.SIG_IGN:
+        signal.signal(_sig, signal.SIG_DFL)
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 # Tests whose assertions are about time (latency figures, events lost, stalls detected):

@@ -27,7 +27,16 @@ def test_the_demo_passes_every_check_and_leaves_no_process() -> None:
 
 
 @pytest.mark.parametrize(
-    ("profile", "least"), [("adam-pro", 13), ("grx", 12), ("aurora", 16), ("fleet", 7)]
+    ("profile", "least"),
+    [
+        ("adam-pro", 13),
+        ("grx", 12),
+        ("aurora", 16),
+        # seven processes (three sims, their executives, a router) on this 2-core machine:
+        # beside three other test workers, a starved GRX sim broke the GRX's 0.25 s
+        # freshness (SAFE_STOP stale_state, a fresh-clone CI): it runs with the timing tests
+        pytest.param("fleet", 7, marks=pytest.mark.serial),
+    ],
 )
 def test_the_other_robots_demos_pass_every_check(profile: str, least: int) -> None:
     """``make demo PROFILE=adam-pro``, ``PROFILE=grx`` and ``PROFILE=aurora`` (README): each robot's mission
