@@ -9,8 +9,8 @@ wire types they need, gcc, ``-lddsc``), as ``tests/wire/c_interop.py`` builds it
   out, from the listener on the receive thread, what the executive sends: the three
   joint streams' commands at that e-stop's marker (``bench/robot.py``), then a
   ``CANCEL_TASK``. Between the same publisher and subscribers as the executive's e-stop
-  figures (``relay_events``: this process publishes and stamps, ``bench.estop_peer
-  holds`` and ``amr`` receive and stamp), it is the floor of e-stop -> first hold, -> all
+  figures (``relay_events``: this process publishes and stamps, the ``holds`` and
+  ``amr`` peers, ``peer`` below, receive and stamp), it is the floor of e-stop -> first hold, -> all
   three holds and -> cancel: two DDS hops and C in the middle, the subscribers' own
   handling of three samples in a row included as it is in the executive's figures;
 - ``loop``: a thread under SCHED_FIFO (the service's ``stream_priority``) waking to 2 ms
