@@ -8,6 +8,7 @@ The whole path against the simulated robots is in ``tests/integration/test_nativ
 from __future__ import annotations
 
 import ctypes
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -347,3 +348,47 @@ def test_an_interpreter_blocked_as_the_first_move_engages_holds_at_the_dead_man(
     assert len(frozen) > 0.7 * (t_free - held_at) / PERIOD, (len(frozen), t_free - held_at)
     for s in frozen:  # and no motion after: one position, streamed on
         np.testing.assert_array_equal(s.q, frozen[0].q)
+
+
+def test_a_python_thread_waiting_for_the_gil_never_holds_the_gate(
+    streaming: tuple[Rig, Wire],
+) -> None:
+    """The fault: the GIL held for 20 ms at a time (a C call that keeps it) while another
+    Python thread renews in a loop and so, now and then, finds the stream thread in the
+    gate. Before, that thread took the gate and then waited for the GIL holding it, and
+    the stream (SCHED_FIFO) waited behind whichever Python thread had the GIL: 20 ms of
+    missed periods (half of them, here). Now it waits for the gate without the GIL and
+    takes it only with the GIL in hand: no period is missed for a GIL hold."""
+    rig, _ = streaming
+    streamer = rig.ex.streamer
+    core = streamer._core
+    rig.state()
+    rig.ex.tick()
+    move(rig, float(streamer.measured_joints([ELBOW])[ELBOW]) + 0.3, 3.0)  # engaged
+    time.sleep(0.1)
+    stop = threading.Event()
+    renewals = [0]
+
+    def renew() -> None:
+        while not stop.is_set():
+            core.renew(10.0)
+            renewals[0] += 1
+
+    thread = threading.Thread(target=renew, name="renewing")
+    before = core.stream_stats(1 << 62)
+    t0 = time.monotonic()
+    thread.start()
+    usleep = ctypes.PyDLL(None).usleep
+    try:
+        for _ in range(100):  # 2 s of 20 ms GIL holds, the renewing thread in between
+            usleep(20_000)
+            time.sleep(0)
+    finally:
+        stop.set()
+        thread.join(5)
+    took = time.monotonic() - t0
+    after = core.stream_stats(1 << 62)
+    periods, missed = (int(after[k]) - int(before[k]) for k in ("periods", "missed"))
+    assert renewals[0] > 100, renewals  # the gate was contended, often
+    # a period blocked in the gate is not late itself: the ones after it are missed
+    assert missed <= 2 and periods > 0.9 * took / PERIOD, (missed, periods, took, renewals)

@@ -824,11 +824,17 @@ typedef struct {
 
 /* The gate from a thread that may hold the GIL: never wait for the gate with it, since a
  * trip that writes to an in-process Python reader needs the GIL to finish. */
+/* The gate, for a thread that holds the GIL. It never waits for the GIL while it holds the
+ * gate: the stream thread and the reflex (SCHED_FIFO, no GIL) would wait behind it for
+ * whichever Python thread has the GIL, preempted by anything (the GIL inherits no
+ * priority; the gate does). So on contention it waits for the gate to be free without
+ * the GIL, takes the GIL back, and tries again. */
 static void gate_lock_py(core *c) {
-  if (pthread_mutex_trylock(&c->gate) == 0)
-    return;
-  Py_BEGIN_ALLOW_THREADS pthread_mutex_lock(&c->gate);
-  Py_END_ALLOW_THREADS
+  while (pthread_mutex_trylock(&c->gate) != 0) {
+    Py_BEGIN_ALLOW_THREADS pthread_mutex_lock(&c->gate);
+    pthread_mutex_unlock(&c->gate);
+    Py_END_ALLOW_THREADS
+  }
 }
 
 static int init_mutex(pthread_mutex_t *m) {
