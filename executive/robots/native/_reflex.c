@@ -1349,12 +1349,15 @@ static PyObject *Core_sent(Core *self, PyObject *args) {
   stream_slot *s = slot_of(c, slot);
   if (s == NULL)
     return NULL;
-  gate_lock_py(c);
-  native_plan *p = &s->plan;
-  PyObject *r = PyList_New(p->sent ? p->n : 0);
-  for (uint32_t j = 0; r != NULL && p->sent && j < p->n; j++)
-    PyList_SET_ITEM(r, j, PyFloat_FromDouble(p->last_q[j]));
+  double q[MAX_JOINTS];
+  gate_lock_py(c); /* copied under the gate; no Python object is made there (an allocation
+                    * may run a garbage collection, and the stream would wait for it) */
+  uint32_t n = s->plan.sent ? s->plan.n : 0;
+  memcpy(q, s->plan.last_q, n * sizeof(double));
   pthread_mutex_unlock(&c->gate);
+  PyObject *r = PyList_New(n);
+  for (uint32_t j = 0; r != NULL && j < n; j++)
+    PyList_SET_ITEM(r, j, PyFloat_FromDouble(q[j]));
   return r;
 }
 
@@ -1421,12 +1424,15 @@ static PyObject *Core_fired(Core *self, PyObject *args) {
   stream_slot *s = slot_of(c, slot);
   if (s == NULL)
     return NULL;
-  gate_lock_py(c);
-  PyObject *r = atomic_load(&c->tripped) ? bytes_or_none(s->fired, s->fired_len) : NULL;
+  unsigned char fired[MAX_SAMPLE];
+  gate_lock_py(c); /* copied under the gate, made a Python object after it */
+  int64_t len = atomic_load(&c->tripped) ? (int64_t)s->fired_len : -1;
+  if (len > 0)
+    memcpy(fired, s->fired, (size_t)len);
   pthread_mutex_unlock(&c->gate);
-  if (r == NULL && !PyErr_Occurred())
+  if (len < 0)
     Py_RETURN_NONE;
-  return r;
+  return bytes_or_none(fired, len);
 }
 
 static PyObject *Core_tripped(Core *self, PyObject *Py_UNUSED(ignored)) {
