@@ -16,6 +16,7 @@ import json
 import math
 import os
 import platform
+import shutil
 import signal
 import subprocess
 import sys
@@ -157,6 +158,24 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 
 REALTIME_PRIORITY = 80  # the stream_priority the service asks for by default
+# the e-stop floors (issue 22): the C relay where the service's reflex runs (CycloneDDS's
+# receive thread, one above the streamer), the C arrival peers below both: an instrument
+# that waits for the CPU measures the machine's scheduler, not what it is pointed at
+RELAY_PRIORITY = REALTIME_PRIORITY + 1
+PEER_PRIORITY = 70
+
+
+def fifo_argv(argv: list[str], priority: int) -> tuple[list[str], str]:
+    """``argv`` under ``chrt -f priority`` (a C program: its threads inherit the policy)
+    and its scheduling as said in reports; as it is, SCHED_OTHER, where this machine
+    refuses SCHED_FIFO (the reason in the second item)."""
+    from executive.motion.realtime import fifo_permitted
+
+    chrt = shutil.which("chrt")
+    refused = fifo_permitted(priority) if chrt else "no chrt (util-linux)"
+    if refused is not None:
+        return argv, f"SCHED_OTHER ({refused})"
+    return [chrt, "-f", str(priority), *argv], f"SCHED_FIFO {priority}"
 
 
 def service_scheduling(realtime: bool) -> tuple[dict[str, Any], dict[str, str]]:

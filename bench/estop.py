@@ -54,8 +54,10 @@ if str(ROOT) not in sys.path:  # run as a script: python bench/estop.py
 
 from bench.common import (  # noqa: E402
     LOOPBACK_URI,
+    PEER_PRIORITY,
     cli,
     cpu_hog,
+    fifo_argv,
     fmt,
     loadavg,
     service_scheduling,
@@ -87,6 +89,7 @@ class Peer:
     the holds late (the instrument in the p99, not the executive). ``bench.floor.build``
     makes it every later Peer's (``use_c``), so one run's executive and relay figures
     are stamped by the same kind; ``bench/estop.py`` alone builds no C and runs Python.
+    The C peer runs under SCHED_FIFO ``PEER_PRIORITY`` where granted (``scheduling``).
     """
 
     _c: ClassVar[tuple[Path, tuple[Path, ...]] | None] = None
@@ -105,9 +108,11 @@ class Peer:
         native = self._c if c is not False and role in self.C_ROLES else None
         if c and native is None:
             raise RuntimeError(f"no C peer for {role!r}: bench.floor.build makes one")
-        if native is not None:
+        self.scheduling = "SCHED_OTHER"
+        if native is not None:  # real-time where granted: it stamps, it must not wait
             program, tables = native
             argv = [str(program), role, *(map(str, tables) if role == "holds" else ())]
+            argv, self.scheduling = fifo_argv(argv, PEER_PRIORITY)
         else:
             argv = [sys.executable, "-m", "bench.estop_peer", role]
         self.kind = "C" if native is not None else "Python"
