@@ -3,9 +3,9 @@
     python bench/memory.py [--runs 1000]
 
 The real service (``atom-executive run``) with a missions directory of one tiny but real
-mission, ``tiny``: a ``log``, then a 40 ms ``move_joints`` of one finger (the hands stream
-engages, a trajectory runs, the stream disengages at the end), so a run goes through the
-request server, the mission loader and builder, the tree, the motion streamer, the run
+mission, ``tiny``: a ``log``, then a ``move_joints`` of one finger paced at 1.5 rad/s, about
+40 ms for its 0.03 rad (the hands stream engages, a trajectory runs, the stream disengages
+at the end), so a run goes through the request server, the mission loader and builder, the tree, the motion streamer, the run
 record and the status publisher. ``bench.robot.BenchRobot`` publishes the robot's
 state; the finger's target alternates 0.03 rad either side of where it is measured, so
 the move arrives within its tolerance when the trajectory ends.
@@ -68,8 +68,8 @@ tree:
           name: Finger
           joints:
             right_index: ${{q}}
-          duration: 0.04
-          timeout: 2
+          speed: 1.5  # rad/s peak: ~40 ms for its 0.03 rad (a duration is refused: the
+          timeout: 2  # finger may start anywhere, and the caps need 0.86 s for the range)
 """
     )
     return base
