@@ -5,9 +5,9 @@
 The real service (``atom-executive run``) with a missions directory of one tiny but real
 mission, ``tiny``: a ``log``, then a ``move_joints`` of one finger paced at 1.5 rad/s, about
 40 ms for its 0.03 rad (the hands stream engages, a trajectory runs, the stream disengages
-at the end), so a run goes through the request server, the mission loader and builder, the tree, the motion streamer, the run
-record and the status publisher. ``bench.robot.BenchRobot`` publishes the robot's
-state; the finger's target alternates 0.03 rad either side of where it is measured, so
+at the end), so a run goes through the request server, the mission loader and builder,
+the tree, the motion streamer, the run record and the status publisher.
+``bench.robot.BenchRobot`` publishes the robot's state; the finger's target alternates 0.03 rad either side of where it is measured, so
 the move arrives within its tolerance when the trajectory ends.
 
 First the service idles for ``--warmup`` seconds (120): left alone after READY, with the
