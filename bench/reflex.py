@@ -344,6 +344,14 @@ def verdicts(results: dict[str, Any], tick: dict[str, Any] | None = None) -> lis
             s["missed"] <= s["floor"]["missed"],
         ),
     ]  # fmt: skip
+    blocked = results["configs"][SHIPPED].get("python blocked")
+    if blocked is not None:  # issue 14: the reflex needs no Python, nor a fresh tick
+        held, lost = blocked.get("held_before_python_ran", 0), blocked["lost"]
+        rows.append((
+            "Python blocked: e-stops not held at their marker and canceled before Python ran = 0",
+            float(lost),
+            lost == 0 and held == blocked["hold_ms"]["n"],
+        ))  # fmt: skip
     for label, key in (("first hold", "hold"), ("all holds", "hold_all"), ("AMR cancel", "cancel")):
         ratio = c[f"{key}_over_relay"]["p99"]
         rows.append((
