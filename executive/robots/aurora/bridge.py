@@ -223,6 +223,8 @@ class Bridge:
 
     def _receiver(self, key: str) -> Callable[[Any], None]:
         def on_data(reader: Any) -> None:
+            if reader is None:  # cyclonedds called before its reader object was made (a
+                return  # robot already publishing at start-up): the next call takes them
             try:
                 samples = reader.take(N=16)
             except Exception as e:  # noqa: BLE001 - a listener: never raise into cyclone
