@@ -123,19 +123,14 @@ class Streamer(Protocol):
     def attach_gate(self, gate: Gate) -> None: ...
 
 
-class Reflex:
-    """The installed reflex (``install``); the gate the streamer publishes through."""
+class StreamGate:
+    """The gate of a robot without an e-stop topic (the Adam): the extension's Core with no
+    reader, so the native stream (``executive.motion.native``) has its C side; it never
+    trips. Commands go out through the Core's writes, as the reflex's do."""
 
-    def __init__(
-        self, core: _reflex.Core, io: RobotIO, keys: Sequence[str], estop_key: str
-    ) -> None:
+    def __init__(self, core: _reflex.Core, keys: Sequence[str]) -> None:
         self._core = core
         self._keys = tuple(keys)
-        self._estop = io.codec(estop_key)
-        self._estop_topic = io.topics[estop_key].name
-        self.on_trip: Callable[[Trip], None] | None = None
-
-    # -- the gate (the streamer's thread, holding its lock) --------------------------------
 
     def publish(self, slot: int, data: bytes, seen: int) -> bool:
         rc = self._core.publish(slot, data, seen)
@@ -147,6 +142,35 @@ class Reflex:
 
     def store_hold(self, slot: int, data: bytes | None, fresh: bool = False) -> None:
         self._core.store_hold(slot, data, fresh)
+
+    def fired(self, slot: int) -> bytes | None:
+        return None
+
+    def tripped(self) -> bool:
+        return False
+
+    def trips(self) -> int:
+        return 0
+
+    def close(self, *, restore: bool = True) -> None:
+        """Stop; with ``restore`` the diverted readers get their Python listeners back."""
+        self._core.close(restore=restore)
+
+
+class Reflex(StreamGate):
+    """The installed reflex (``install``); the gate the streamer publishes through, which
+    trips."""
+
+    def __init__(
+        self, core: _reflex.Core, io: RobotIO, keys: Sequence[str], estop_key: str
+    ) -> None:
+        super().__init__(core, keys)
+        self._estop = io.codec(estop_key)
+        self._estop_topic = io.topics[estop_key].name
+        self.on_trip: Callable[[Trip], None] | None = None
+
+    # -- the gate (the streamer's thread, holding its lock): publish and store_hold are
+    # the StreamGate's; what trips is the reflex's
 
     def load_hold(self, slot: int) -> bytes | None:
         return self._core.load_hold(slot)
@@ -216,10 +240,6 @@ class Reflex:
 
     def stats(self) -> dict[str, int]:
         return self._core.stats() or {}
-
-    def close(self, *, restore: bool = True) -> None:
-        """Stop; with ``restore`` the diverted readers get their Python listeners back."""
-        self._core.close(restore=restore)
 
 
 class Diversion:
@@ -357,39 +377,6 @@ def install(
     _live.add(reflex)
     log.info("e-stop reflex armed", streams=list(keys), diverted=sorted(io.readers))
     return reflex
-
-
-class StreamGate:
-    """The gate of a robot without an e-stop topic (the Adam): the extension's Core with no
-    reader, so the native stream (``executive.motion.native``) has its C side; it never
-    trips. Commands go out through the Core's writes, as the reflex's do."""
-
-    def __init__(self, core: _reflex.Core, keys: Sequence[str]) -> None:
-        self._core = core
-        self._keys = tuple(keys)
-
-    def publish(self, slot: int, data: bytes, seen: int) -> bool:
-        rc = self._core.publish(slot, data, seen)
-        if rc < 0:
-            from cyclonedds.core import DDSException
-
-            raise DDSException(rc, f"write on {self._keys[slot]}")
-        return rc == 1
-
-    def store_hold(self, slot: int, data: bytes | None, fresh: bool = False) -> None:
-        self._core.store_hold(slot, data, fresh)
-
-    def fired(self, slot: int) -> bytes | None:
-        return None
-
-    def tripped(self) -> bool:
-        return False
-
-    def trips(self) -> int:
-        return 0
-
-    def close(self, *, restore: bool = True) -> None:
-        self._core.close(restore=restore)
 
 
 def stream_gate(streamer: Streamer, writers: Sequence[Any]) -> StreamGate | None:
