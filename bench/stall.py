@@ -80,8 +80,8 @@ def judge_stall(
     ``t_blocked`` to ``t_free`` (monotonic s); a deviation for each expectation missed.
 
     A block of ``stall_s`` or more is the executive's stall: the hold stays (no command
-    changes the target after it). A shorter one (the fault point's 3 s came out shorter:
-    it calibrates itself on a busy machine) is a late renewal: the moves resume where they
+    changes the target after it). A shorter one (a block asked shorter than ``stall_s``)
+    is a late renewal: the moves resume where they
     were held, each step no larger than the largest before the block. True if a stall."""
     bound = hold_bound_s(profile)
     stalled = t_free - t_blocked >= stall_s

@@ -20,6 +20,7 @@ the shutdown guard write every thread's stack and end the process (``service/run
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import threading
@@ -34,25 +35,33 @@ ENV = "ATOM_EXECUTIVE_FAULTPOINTS"
 KNOWN = frozenset({"tick-hang", "gil-hog", "close-hang"})
 HANG_S = 3600.0
 GIL_HOG_S = 3.0
-_CALIBRATION_N = 300_000
+# a call through PyDLL keeps the GIL for as long as it runs
+_LIBC = ctypes.PyDLL(None)
+_CLOCK_MONOTONIC, _TIMER_ABSTIME, _EINTR = 1, 1, 4
 
 
-def _sum_rate() -> float:
-    """Integers per second ``sum(range(n))`` adds on this machine now."""
-    started = time.perf_counter()
-    sum(range(_CALIBRATION_N))
-    return _CALIBRATION_N / max(time.perf_counter() - started, 1e-6)
+class _Timespec(ctypes.Structure):
+    _fields_ = [("tv_sec", ctypes.c_long), ("tv_nsec", ctypes.c_long)]
 
 
 def hold_gil(seconds: float) -> float:
-    """Block every Python thread of this process for about ``seconds``; the time it took.
+    """Block every Python thread of this process for ``seconds``; the time it took.
 
-    ``sum`` over a range runs in C from start to end: no bytecode, so no switch to another
-    thread and no signal handler until it returns (``time.sleep`` would release the GIL;
-    a garbage collection or a C extension's long call behaves like this)."""
-    n = int(_sum_rate() * seconds)
+    One C call that keeps the GIL (``clock_nanosleep`` to a CLOCK_MONOTONIC deadline through
+    ``ctypes.PyDLL``): no bytecode runs, so no other thread and no signal handler until it
+    returns, as in a C extension's long call or a garbage collection. A duration, not a
+    count: ``sum(range(n))`` with ``n`` from a 5 ms calibration was a count, and a
+    calibration preempted on a loaded machine made 0.15 s asked a 0.09 s block, shorter
+    than the dead man it was meant to outlast (issue 35). A signal ends the sleep early
+    (EINTR): the wait goes on to the same deadline, one bytecode between."""
     started = time.monotonic()
-    sum(range(n))
+    until = int((started + seconds) * 1e9)
+    deadline = _Timespec(until // 1_000_000_000, until % 1_000_000_000)
+    while (
+        _LIBC.clock_nanosleep(_CLOCK_MONOTONIC, _TIMER_ABSTIME, ctypes.byref(deadline), None)
+        == _EINTR
+    ):
+        pass
     return time.monotonic() - started
 
 

@@ -1,8 +1,8 @@
 """A block of the whole interpreter that ends inside a tick is still a stall.
 
 The tick thread itself holds the GIL for 1.5 s (a C sleep called through ``ctypes.PyDLL``,
-which keeps the GIL: exactly as long as asked, where the ``gil-hog`` fault point's calibrated
-``sum`` varies with the machine's load) in a hook that runs inside a tick. When it lets go, that tick completes at once, and the
+which keeps the GIL for exactly as long as asked, as ``faultpoints.hold_gil`` does) in a hook
+that runs inside a tick. When it lets go, that tick completes at once, and the
 supervisor, which could not run for 1.5 s, wakes to a loop that has just completed a tick; the
 next tick then sees the supervisor fresh. Each thread took the stall for the other's, and no
 one reported it: the run went on with no SAFE_STOP (found by the stream-in-C fault rows).
