@@ -208,6 +208,7 @@ typedef struct core {
   /* engaged streams (``plan``, under the gate): with none the thread parks on ``scond``
    * instead of waking every period for nothing (issue 22: an idle service) */
   _Atomic uint32_t nengaged;
+  _Atomic int64_t engaged_ns; /* when a plan last engaged a stream with none engaged */
   pthread_mutex_t smu;
   pthread_cond_t scond; /* CLOCK_MONOTONIC */
   int64_t period_ns;
@@ -1287,8 +1288,10 @@ static PyObject *Core_plan(Core *self, PyObject *args) {
     uint32_t engaged = 0;
     for (uint32_t i = 0; i < c->nstreams; i++)
       engaged += c->streams[i].plan.engaged;
-    if (atomic_exchange(&c->nengaged, engaged) == 0 && engaged)
+    if (atomic_exchange(&c->nengaged, engaged) == 0 && engaged) {
+      atomic_store(&c->engaged_ns, now_ns(CLOCK_MONOTONIC));
       unpark(c);
+    }
     if (write_now && p->engaged && s->writer > 0) {
       unsigned char buf[MAX_SAMPLE];
       double q[MAX_JOINTS];
@@ -1381,15 +1384,15 @@ static PyObject *Core_stream_stats(Core *self, PyObject *args) {
   for (uint64_t k = first; k < periods; k++)
     out[k - first] = c->lateness ? c->lateness[k % LATENESS_RING] : 0;
   return Py_BuildValue(
-      "{s:K,s:K,s:K,s:K,s:K,s:I,s:L,s:L,s:L,s:L,s:i,s:s,s:N}", "periods", (unsigned long long)periods,
+      "{s:K,s:K,s:K,s:K,s:K,s:I,s:L,s:L,s:L,s:L,s:L,s:i,s:s,s:N}", "periods", (unsigned long long)periods,
       "missed", (unsigned long long)atomic_load(&c->s_missed), "busy_ns",
       (unsigned long long)atomic_load(&c->s_busy_ns), "writes",
       (unsigned long long)atomic_load(&c->s_writes), "refused",
       (unsigned long long)atomic_load(&c->s_refused), "deadman", atomic_load(&c->deadman),
       "deadman_ns", (long long)atomic_load(&c->deadman_ns), "lapsed_ns",
       (long long)atomic_load(&c->lapsed_ns), "back_ns", (long long)atomic_load(&c->back_ns),
-      "renewed_ns",
-      (long long)atomic_load(&c->renewed_ns), "priority", c->s_priority, "scheduling_error",
+      "renewed_ns", (long long)atomic_load(&c->renewed_ns), "engaged_ns",
+      (long long)atomic_load(&c->engaged_ns), "priority", c->s_priority, "scheduling_error",
       c->s_err ? strerror(c->s_err) : "", "lateness_ns", late);
 }
 
