@@ -7,13 +7,14 @@ import os
 import signal
 import time
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from executive.robots.aurora.demo import SIM_PYTHON, RobotProcess
-from executive.robots.aurora.interface import SEND_TIMEOUT_S, AuroraAdapter, open
+from executive.robots.aurora.interface import RESPAWNS, SEND_TIMEOUT_S, AuroraAdapter, open
 from executive.robots.profile import load_profile
 from tests.sim.conftest import wait_until
 
@@ -80,7 +81,8 @@ def test_a_bridge_that_stops_reading_is_killed_and_named_and_no_send_waits_long(
     """SIGSTOP the bridge: the socket's buffer fills; no send waits more than the adapter's
     bound, the bridge is killed and its end reported as the fault it is."""
     adapter, robot, events = arm
-    os.kill(adapter.pid, signal.SIGSTOP)
+    pid, process = adapter.pid, adapter.process
+    os.kill(pid, signal.SIGSTOP)
     stream = next(s for s in adapter.streams if s.name == "left_manipulator")
     frame = stream.encode(np.full(7, 0.1))
     longest = 0.0
@@ -92,6 +94,40 @@ def test_a_bridge_that_stops_reading_is_killed_and_named_and_no_send_waits_long(
     assert events, "the stuck bridge was never reported"
     code, message = events[0]
     assert code == "stale_state"
-    assert f"Aurora bridge (pid {adapter.pid}) stopped reading its link" in message
+    assert f"Aurora bridge (pid {pid}) stopped reading its link" in message
     assert longest < SEND_TIMEOUT_S + 0.1
-    assert adapter.process.wait(5) == -signal.SIGKILL
+    assert process.wait(5) == -signal.SIGKILL
+
+
+def test_a_bridge_that_keeps_dying_is_replaced_a_bounded_number_of_times(arm) -> None:
+    """Each death is a stale_state naming it and a fresh bridge holding the robot; past
+    ``RESPAWNS`` of them (within a minute) none is started, and the sources say to restart
+    the service (what the reset's refusal and the status name)."""
+    adapter, robot, events = arm
+    dead = []
+    for i in range(RESPAWNS + 1):
+        pid = adapter.pid
+        os.kill(pid, signal.SIGKILL)
+        dead.append(pid)
+        assert wait_until(partial(reported, events, i + 1), 5), events
+        if i < RESPAWNS:
+            assert wait_until(partial(replaced, adapter, pid), 15), adapter.snapshot().sources
+    assert [code for code, _ in events] == ["stale_state"] * len(dead)
+    for pid, (_, message) in zip(dead, events, strict=True):
+        assert f"the Aurora bridge (pid {pid}) was killed by signal 9" in message
+    names = [s.name for s in adapter.snapshot().sources.values()]
+    assert all("restart the service" in name for name in names), names
+    assert all(s.received is None for s in adapter.snapshot().sources.values())
+    assert adapter.pid == dead[-1]  # no fresh one
+    time.sleep(0.3)
+    assert not robot.records().moving(robot.records().holds()[0])
+
+
+def reported(events: list[tuple[str, str]], n: int) -> bool:
+    return len(events) >= n
+
+
+def replaced(adapter: AuroraAdapter, pid: int) -> bool:
+    """A fresh bridge (not ``pid``) runs and has heard every source."""
+    sources = adapter.snapshot().sources.values()
+    return adapter.pid != pid and all(s.received is not None for s in sources)

@@ -20,6 +20,9 @@ What it does:
   ``group_motion_state`` 2 at its last position, zero velocity), latches (every moving
   command from the service is dropped until its reset), then tells the service;
 - the service's ``hold`` (its safe stop) does the same without the message up;
+- starts held when the config carries ``hold`` (the adapter replacing a bridge that died:
+  the groups the dead one commanded, their last positions, whether it walked): latched
+  before it reads a frame from the service, its hold repeated until the executive's reset;
 - dies with the service: EOF on the link (the kernel closes a dead process's socket) or the
   parent-death signal (``PR_SET_PDEATHSIG``) holds, then exits.
 """
@@ -178,6 +181,8 @@ class Bridge:
         self.last_motion = -math.inf  # the last group or walk command from the service
         self.counts = {"group": 0, "hold": 0, "velocity": 0, "dropped": 0, "fsm": 0}
         self.first_hold_at: float | None = None
+        if (hold := cfg.get("hold")) is not None:
+            self._start_held(hold)
         self._stop = threading.Event()
         self.node = AuroraNode(self.wire)
         # each command topic's class under this config: the variant's, or its ROS twin
@@ -205,6 +210,18 @@ class Bridge:
             for key, topic in SOURCES.items()
         ]
         self._thread = threading.Thread(target=self._loop, name="aurora-bridge", daemon=True)
+
+    def _start_held(self, hold: dict[str, Any]) -> None:
+        """Latched from the start, holding what the bridge this one replaces commanded:
+        its loop sends the hold at once and every ``HOLD_REPEAT_S`` until the reset (the
+        first ones may reach no one: the robot's readers are still being discovered)."""
+        for g, q in hold["groups"].items():
+            if g in self.groups:
+                self.commanded.add(g)
+                if q is not None and len(q) == self.groups[g]:
+                    self.targets[g] = ([float(x) for x in q], -math.inf)
+        self.velocity_used = bool(hold["velocity"])
+        self.latched = ("hold", str(hold["why"]))
 
     def hello(self) -> dict[str, Any]:
         return {

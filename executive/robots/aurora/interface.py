@@ -10,14 +10,26 @@ It starts the bridge (``bridge.py``) in ``.venv-aurora`` with one end of a socke
 - the streams (one per control group) encode a group's positions as the link frame itself,
   so ``write`` is one ``sendall``; the bridge publishes them;
 - the bridge's trip (it has held already) goes to the executive's fast path
-  (``on_safety_event``) as the bridge names it; so does the bridge's death: EOF on the link
-  (the kernel closes a dead process's end) is ``stale_state`` naming the bridge, at once,
-  and every source is reported silent from then on;
+  (``on_safety_event``) as the bridge names it; so does the bridge's death (below);
 - ``safe_stop`` sends ``hold`` (the bridge stops every commanded group and zeroes velocity,
   and drops motion until the reset); the reflex this adapter installs is that latch: the
   executive's reset lifts it (``reset``);
 - a ping every ``ipc.PING_S`` from its own thread: a bridge that hears nothing for
   ``parent_timeout_s`` while it commands anything holds on its own.
+
+A dead bridge. Nothing the executive holds reaches the robot then, and its last command may
+be a moving one. EOF on the link (the kernel closes a dead process's end) is at once
+``stale_state`` naming the bridge, how it ended (its exit code, waited for up to
+``EXIT_WAIT_S``: the link closes just before the process is reaped) and what to do. Then
+the link thread starts a fresh bridge, latched from its start and holding what the dead one
+commanded (``config``'s ``hold``: each group sent since the last reset at its last frame's
+positions; zero velocity if it walked). No state survives the death: until the fresh bridge
+hears the robot every source is never received (naming the death while none runs), so
+``motion`` is not reported and the reset is refused. The reset lifts the fresh bridge's
+latch as it did the dead one's; the service's stop releases control through it. At most
+``RESPAWNS`` fresh bridges in ``RESPAWN_WINDOW_S``: past that, or if one cannot start, the
+sources say to restart the service. The thread that started a bridge reads its link until
+it ends: a bridge's ``PR_SET_PDEATHSIG`` fires when that *thread* exits.
 
 Control: the whole-body FSM the profile names (``aurora.control_fsm``: upper-body user
 command, 11), sent only where ``aurora_state.allow_upper_body_override`` allows it; release
@@ -30,6 +42,7 @@ a ``set_fsm`` is confirmed against the state it asked for.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import threading
 import time
@@ -68,6 +81,9 @@ DEFAULT_PYTHON = REPO / ".venv-aurora" / "bin" / "python"
 SEND_TIMEOUT_S = 0.2  # a bridge that reads nothing for this long is stuck (its buffer full)
 HELLO_TIMEOUT_S = 30.0  # the bridge's start: an interpreter, cyclonedds 11, a participant
 JOINT_MOVING = 0.1  # rad/s: a group measured faster than this is moving
+RESPAWNS = 3  # fresh bridges after a death, at most, in RESPAWN_WINDOW_S (then: restart)
+RESPAWN_WINDOW_S = 60.0
+EXIT_WAIT_S = 0.2  # after EOF, how long the link thread waits for the bridge's exit code
 GROUP_ERROR = 3  # group_motion_state: error
 GROUP_MOVING = 1
 
@@ -135,7 +151,7 @@ class GroupStream:
         return np.asarray(ipc.decode(data[ipc.HEADER.size :])["q"], dtype=np.float64)
 
     def write(self, data: bytes) -> None:
-        self._adapter.send_frame(data)
+        self._adapter.send_group(self.name, data)
 
 
 class AuroraCommands(NoCommands):
@@ -157,6 +173,8 @@ class AuroraCommands(NoCommands):
         rates = tuple(min(max(float(r), -1.0), 1.0) for r in (vx, vy, yaw))
         if not all(np.isfinite(rates)):
             raise ValueError(f"velocity must be finite, got {(vx, vy, yaw)}")
+        if any(rates):
+            self.adapter.walked = True
         fx, fy, fyaw = self.adapter.settings.max_velocity
         self.adapter.send(
             {
@@ -177,7 +195,7 @@ class BridgeLatch:
         self.adapter = adapter
 
     def reset(self) -> None:
-        self.adapter.send({"t": ipc.RESET})
+        self.adapter.reset_latch()
 
 
 class AuroraAdapter:
@@ -214,34 +232,58 @@ class AuroraAdapter:
         self._names: dict[str, str] = {k: k for k in profile.sources}
         self._upper = False  # the last set_fsm was the upper body's
         self._found: int | None = None  # the whole-body FSM found when control was taken
-        self._gone = ""  # why the bridge is gone ("" while it runs)
+        self._gone = ""  # why the bridge is gone ("" while one runs)
         self._closing = False
         self._stuck = False  # it stopped reading the link and was killed
         self.trips: list[tuple[str, str, float]] = []  # the bridge's, as received (code, msg, t)
-        ours, theirs = ipc.pair()
-        self._link = ipc.Channel(ours)
-        try:
-            self.process = subprocess.Popen(
-                [str(python), "-m", "executive.robots.aurora.bridge", "--fd", str(theirs.fileno())],
-                pass_fds=(theirs.fileno(),),
-                stdin=subprocess.DEVNULL,
-                cwd=str(REPO),
-            )
-        finally:
-            theirs.close()
+        # what a fresh bridge must hold if this one dies: each group's last frame since the
+        # last reset, and whether a walk was sent
+        self._sent: dict[str, bytes] = {}
+        self.walked = False
+        self.replaced: list[tuple[int, str]] = []  # dead bridges: (pid, how it ended)
+        self._respawned: list[float] = []  # when each fresh bridge was started
+        self._python = python
+        self._dds_config = dds_config
+        self.process, self._link = self._spawn(None)
         self.pid = self.process.pid
-        try:
-            self._link.send(self._config(dds_config))
-            self._await_hello()
-        except BaseException:
-            self._kill()
-            raise
         self._reader = threading.Thread(target=self._read, name="aurora-link", daemon=True)
         self._reader.start()
         self._pinger = threading.Thread(target=self._ping, name="aurora-ping", daemon=True)
         self._pinger.start()
 
     # -- the bridge ----------------------------------------------------------------------
+
+    def _spawn(self, hold: dict[str, Any] | None) -> tuple[subprocess.Popen[bytes], ipc.Channel]:
+        """A bridge started, configured (``hold``: latched from its start) and heard;
+        BridgeError saying why not."""
+        ours, theirs = ipc.pair()
+        link = ipc.Channel(ours)
+        try:
+            fd = str(theirs.fileno())
+            process = subprocess.Popen(
+                [str(self._python), "-m", "executive.robots.aurora.bridge", "--fd", fd],
+                pass_fds=(theirs.fileno(),),
+                stdin=subprocess.DEVNULL,
+                cwd=str(REPO),
+            )
+        except OSError as e:
+            link.close()
+            raise BridgeError(f"the Aurora bridge could not be started: {e}") from e
+        finally:
+            theirs.close()
+        try:
+            config = self._config(self._dds_config)
+            if hold is not None:
+                config["hold"] = hold
+            link.send(config)
+            self._await_hello(link, process)
+        except BaseException:
+            if process.poll() is None:
+                process.kill()
+                process.wait(timeout=5.0)
+            link.close()
+            raise
+        return process, link
 
     def _config(self, dds_config: str | None) -> dict[str, Any]:
         p, s = self.profile, self.settings
@@ -269,52 +311,67 @@ class AuroraAdapter:
             "parent_timeout_s": s.parent_timeout_s,
         }
 
-    def _await_hello(self) -> None:
+    def _await_hello(self, link: ipc.Channel, process: subprocess.Popen[bytes]) -> None:
         """The bridge's hello, or BridgeError saying why it did not come."""
-        self._link.sock.settimeout(HELLO_TIMEOUT_S)
+        pid = process.pid
+        link.sock.settimeout(HELLO_TIMEOUT_S)
         try:
-            m = self._link.recv()
+            m = link.recv()
         except TimeoutError:
             raise BridgeError(
-                f"the Aurora bridge (pid {self.pid}) said nothing within {HELLO_TIMEOUT_S:g} s"
+                f"the Aurora bridge (pid {pid}) said nothing within {HELLO_TIMEOUT_S:g} s"
             ) from None
         finally:
-            self._link.sock.settimeout(None)
+            link.sock.settimeout(None)
         if m is None:
-            code = self.process.wait(timeout=5.0)
-            raise BridgeError(
-                f"the Aurora bridge (pid {self.pid}) exited with code {code} at start"
-            )
+            code = process.wait(timeout=5.0)
+            raise BridgeError(f"the Aurora bridge (pid {pid}) exited with code {code} at start")
         if m["t"] == ipc.ERROR:
             raise BridgeError(str(m["message"]))
         if m["t"] != ipc.HELLO or m.get("protocol") != ipc.PROTOCOL:
             raise BridgeError(f"the Aurora bridge answered {m!r}, not its hello")
         self._names = {k: str(v) for k, v in m["names"].items()}
-        log.info("aurora bridge up", pid=self.pid, domain=m["domain"], interface=m["interface"])
+        log.info("aurora bridge up", pid=pid, domain=m["domain"], interface=m["interface"])
 
     def _read(self) -> None:
-        """The link thread: state, trips, errors; EOF or a broken frame is the bridge's end."""
-        why = ""
+        """The link thread: each bridge's state, trips and errors until its link ends, then
+        (unless closing) its death reported and a fresh bridge started to hold the robot."""
+        while True:
+            why = self._read_link(self._link)
+            if self._closing:
+                return
+            self._bridge_gone(self._ended(why))
+            if not self._respawn():
+                return
+
+    def _read_link(self, link: ipc.Channel) -> str:
+        """Messages until EOF or a broken frame: "" at EOF, else what broke."""
         try:
             while True:
-                m = self._link.recv()
+                m = link.recv()
                 if m is None:
-                    break
+                    return ""
                 self._on_message(m)
         except ipc.FrameError as e:
-            why = f"a broken frame: {e}"
+            return f"a broken frame: {e}"
         except OSError as e:
-            why = f"the link failed: {e}"
-        if self._closing:
-            return
-        code = self.process.poll()
+            return f"the link failed: {e}"
+
+    def _ended(self, why: str) -> str:
+        """How the bridge whose link just ended ended (EOF may come just before the exit)."""
+        try:
+            code: int | None = self.process.wait(timeout=EXIT_WAIT_S)
+        except subprocess.TimeoutExpired:
+            code = None
         if self._stuck:
-            with_code = f"stopped reading its link for {SEND_TIMEOUT_S:g} s and was killed"
+            how = f"stopped reading its link for {SEND_TIMEOUT_S:g} s and was killed"
         elif code is None:
-            with_code = "closed its link" + (f" ({why})" if why else "")
+            how = "closed its link" + (f" ({why})" if why else "")
+        elif code < 0:
+            how = f"was killed by signal {-code} ({_signal_name(-code)})"
         else:
-            with_code = f"exited with code {code}"
-        self._bridge_gone(f"the Aurora bridge (pid {self.pid}) {with_code}")
+            how = f"exited with code {code}"
+        return f"the Aurora bridge (pid {self.pid}) {how}"
 
     def _on_message(self, m: dict[str, Any]) -> None:
         kind = m["t"]
@@ -339,12 +396,73 @@ class AuroraAdapter:
             _errors.log("error", "aurora link message failed", kind=kind, error=repr(e))
 
     def _bridge_gone(self, why: str) -> None:
+        """SAFE_STOP at once, saying what happened and what to do; its state forgotten (no
+        source, no motion is reported from a dead bridge's last word)."""
         with self._lock:
-            if self._gone:
-                return
-            self._gone = why
-        log.error("aurora bridge gone", reason=why)
-        self._safety("stale_state", f"{why}: no state from the robot, nothing reaches it")
+            self._gone = f"{why}; a fresh bridge is starting"
+            self._state = None
+        self.replaced.append((self.pid, why))
+        log.error("aurora bridge gone", reason=why, pid=self.pid)
+        self._safety("stale_state", _gone_message(why))
+
+    def _respawn(self) -> bool:
+        """A fresh bridge holding what the dead one commanded; False (the sources say to
+        restart the service) when none may or can start. The dead one is made sure of
+        first: two bridges must never command the robot."""
+        why = self.replaced[-1][1]
+        old = self.process
+        self._link.close()
+        if old.poll() is None:
+            old.kill()
+            try:
+                old.wait(timeout=5.0)
+            except subprocess.TimeoutExpired:
+                return self._no_bridge(why, "it could not be killed")
+        if self._closing:
+            return False
+        now = time.monotonic()
+        self._respawned = [t for t in self._respawned if now - t < RESPAWN_WINDOW_S]
+        if len(self._respawned) >= RESPAWNS:
+            return self._no_bridge(
+                why, f"{RESPAWNS} fresh bridges died within {RESPAWN_WINDOW_S:g} s"
+            )
+        self._respawned.append(now)
+        sent = dict(self._sent)  # (a copy: the streamer's thread writes it)
+        groups = {g: self._last_q(frame) for g, frame in sent.items()}
+        hold = {"why": f"replaces {why}", "groups": groups, "velocity": self.walked}
+        try:
+            process, link = self._spawn(hold)
+        except Exception as e:  # noqa: BLE001 - said in the sources; the latch stays
+            return self._no_bridge(why, f"a fresh bridge could not start: {e}")
+        with self._lock:
+            self.process, self._link, self.pid = process, link, process.pid
+            self._stuck = False
+            closing = self._closing
+            if not closing:
+                self._gone = ""
+        if closing:  # closed while it started: it holds and exits on bye
+            self._close_bridge(process, link, bye=True)
+            return False
+        log.warning(
+            "aurora bridge replaced: the fresh one holds the robot until the reset",
+            pid=process.pid,
+            replaces=self.replaced[-1][0],
+            held=sorted(groups),
+        )
+        return True
+
+    def _no_bridge(self, why: str, problem: str) -> bool:
+        with self._lock:
+            self._gone = f"{why}; {problem}: restart the service"
+        log.error("aurora bridge not replaced: restart the service", reason=why, problem=problem)
+        return False
+
+    def _last_q(self, frame: bytes) -> list[float] | None:
+        try:
+            q = ipc.decode(frame[ipc.HEADER.size :])["q"]
+        except (ipc.FrameError, KeyError):
+            return None
+        return [float(x) for x in q] if isinstance(q, list) else None
 
     def _safety(self, code: str, message: str) -> None:
         with self._lock:
@@ -356,8 +474,8 @@ class AuroraAdapter:
                 _errors.log("error", "aurora safety callback failed", error=repr(e))
 
     def _ping(self) -> None:
-        while not self._closing and not self._gone:
-            self.send({"t": ipc.PING})
+        while not self._closing:
+            self.send({"t": ipc.PING})  # nothing while no bridge runs
             time.sleep(ipc.PING_S)
 
     def send(self, message: dict[str, Any]) -> None:
@@ -373,14 +491,26 @@ class AuroraAdapter:
         which the fast path's hold needs)."""
         if self._gone or self._stuck:
             return
+        link, process = self._link, self.process
         try:
-            self._link.send_frame(frame, timeout=SEND_TIMEOUT_S)
+            link.send_frame(frame, timeout=SEND_TIMEOUT_S)
         except TimeoutError:
             self._stuck = True
-            log.error("aurora bridge stopped reading its link; killing it", pid=self.pid)
-            self.process.kill()
+            log.error("aurora bridge stopped reading its link; killing it", pid=process.pid)
+            process.kill()
         except OSError as e:
             _errors.log("warning", "aurora bridge unreachable", key="send", error=repr(e))
+
+    def send_group(self, group: str, frame: bytes) -> None:
+        """A group's frame (its stream's ``write``), kept for a fresh bridge's hold."""
+        self._sent[group] = frame
+        self.send_frame(frame)
+
+    def reset_latch(self) -> None:
+        """The executive's reset: the bridge's latch lifted; nothing is commanded since."""
+        self._sent.clear()
+        self.walked = False
+        self.send({"t": ipc.RESET})
 
     def measured(self, group: str) -> Stamped[FloatArray] | None:
         with self._lock:
@@ -502,7 +632,7 @@ class AuroraAdapter:
             self._callbacks.append(callback)
             gone = self._gone
         if gone:  # died before anyone listened: still a fault
-            callback("stale_state", f"{gone}: no state from the robot, nothing reaches it")
+            callback("stale_state", _gone_message(self.replaced[-1][1]))
 
     def safe_stop(self) -> None:
         """The bridge holds every commanded group and zeroes velocity, latched until the
@@ -518,13 +648,15 @@ class AuroraAdapter:
         return BridgeLatch(self)
 
     def motion(self) -> Motion:
+        """From the groups' newest state; not reported (None) while it is older than its
+        safety limit, or none is heard (a dead bridge's last word is not the robot's now)."""
         with self._lock:
             state = self._state
         sent = self.commands.last_sent
-        if state is None or state.received("group_state") is None:
+        at = None if state is None else state.received("group_state")
+        limit = self.profile.safety_sources.get("group_state")
+        if state is None or at is None or (limit is not None and time.monotonic() - at > limit):
             return Motion(None, velocity_sent=sent)
-        at = state.received("group_state")
-        assert at is not None
         speed = {g: Stamped(v, at) for g, v in state.dq.items()}
         reasons = [
             f"group {g} moves at {v:.2f} rad/s"
@@ -580,21 +712,42 @@ class AuroraAdapter:
             return self._state
 
     def close(self) -> None:
-        if self._closing:
-            return
-        self._closing = True
-        try:
-            self.send({"t": ipc.BYE})
-            self.process.wait(timeout=5.0)
-        except subprocess.TimeoutExpired:
-            self._kill()
-        finally:
-            self._link.close()
+        with self._lock:
+            if self._closing:
+                return
+            self._closing = True
+            process, link, running = self.process, self._link, not self._gone
+        self._close_bridge(process, link, bye=running)
 
-    def _kill(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-            self.process.wait(timeout=5.0)
+    @staticmethod
+    def _close_bridge(process: subprocess.Popen[bytes], link: ipc.Channel, *, bye: bool) -> None:
+        """Bye to a bridge (it holds, then exits); killed if it does not exit."""
+        try:
+            if bye:
+                link.send_frame(ipc.encode({"t": ipc.BYE}), timeout=SEND_TIMEOUT_S)
+            process.wait(timeout=5.0)
+        except (OSError, subprocess.TimeoutExpired):
+            if process.poll() is None:
+                process.kill()
+                process.wait(timeout=5.0)
+        finally:
+            link.close()
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return "unknown"
+
+
+def _gone_message(why: str) -> str:
+    """The SAFE_STOP reason for a dead bridge: what happened, and what to do."""
+    return (
+        f"{why}: the service's wire child is dead, so no state comes from the robot and "
+        "nothing reaches it; a fresh bridge is started to hold it: reset once it hears the "
+        "robot again (if none starts, restart the service)"
+    )
 
 
 def bridge_python() -> Path:

@@ -14,7 +14,9 @@ naming or clean-up on disk.
 
 Down (service to bridge), ``t`` is the kind:
 
-- ``config``: first and once: the domain, namespace, groups, gains, limits and rates;
+- ``config``: first and once: the domain, namespace, groups, gains, limits and rates; for a
+  bridge replacing a dead one, ``hold`` too (``why``, ``groups``: each group to hold and its
+  last positions, ``velocity``: zero it): that bridge starts latched, holding;
 - ``group``: a joint group's positions, wire order (a moving command, ``group_motion_state`` 1);
 - ``fsm``: ``{"whole": n}`` or ``{"upper": n}``: a state machine request;
 - ``velocity``: ``vx`` m/s, ``vy`` m/s, ``yaw`` rad/s, ``ttl`` s (streamed until then);
