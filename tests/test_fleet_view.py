@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from executive.operator.fleet import STALE_S, Robot, plain, table
+from executive.operator.fleet import STALE_S, Claims, Robot, plain, table
 from executive.service.fleet import parse_request
 
 
@@ -38,6 +38,20 @@ def test_a_row_says_kind_state_safety_causes_battery_and_age() -> None:
     assert row["age_s"] == 0.5 and not row["stale"]
     assert Robot("atom-1", document(), received=100.0).row(now=100.0 + STALE_S + 0.01)["stale"]
     assert "STALE" in plain([Robot("a", document(), 0.0).row(now=10.0)])
+
+
+def test_a_duplicate_robot_id_is_said_on_its_row() -> None:
+    claims = Claims(holders={"a" * 32}, refused={"b" * 32})
+    row = Robot("atom-1", document(), received=1.0).row(now=1.1, claims=claims)
+    assert row["duplicate"] and row["holders"] == ["a" * 32] and row["refused"] == ["b" * 32]
+    assert "DUPLICATE ID: refused to bbbbbbbb" in plain([row])
+    console = Console(file=io.StringIO(), width=200, color_system=None)
+    console.print(table([row]))
+    assert "DUPLICATE ID" in console.file.getvalue()  # type: ignore[attr-defined]
+    both = Robot("atom-1", document(), 1.0).row(1.1, claims=Claims(holders={"a", "b"}))
+    assert both["duplicate"] and "claimed at once by a, b" in plain([both])
+    alone = Robot("atom-1", document(), 1.0).row(1.1, claims=Claims(holders={"a"}))
+    assert not alone["duplicate"] and "DUPLICATE" not in plain([alone])
 
 
 def test_a_robots_strings_are_shown_as_written() -> None:

@@ -12,11 +12,18 @@ that went away).
 ``--json`` prints the view once as a JSON document (``{"schema": "atom-executive/fleet",
 "robots": [...]}``) after ``--wait`` seconds of listening, for programs.
 
+Who answers for a robot id is the executive holding its liveliness token
+(``<prefix>/ID/holder/<instance>``, executive/service/fleet_claim.py). The view follows
+the tokens too: a second executive claiming an id (refused, or two that claimed at once
+and both left) shows as DUPLICATE on that id's row, whatever the status puts say.
+
 ``--robot ID ACTION`` (start MISSION [--param N=V], stop, pause, resume, reset) sends a
-signed request to that robot as a zenoh query on ``<prefix>/ID/request``, the same
-``Request_`` fields, keys and signing as the DDS client (``--client-id``, ``--key-file``):
-bound to the robot's instance id (executive/service/auth.py: its status puts carry it; the
-read-only ``status`` verb when none has come yet), which no other robot accepts.
+signed request to that robot as a zenoh query on ``<prefix>/ID/request/<instance>``: the
+holder's instance, asked of the routers first (``liveliness().get``), so the request
+reaches that executive or none; no holder, or two, is an answer at once, nothing sent.
+The same ``Request_`` fields, keys and signing as the DDS client (``--client-id``,
+``--key-file``): bound to that instance (executive/service/auth.py), which no other
+executive accepts.
 
 ``--record FILE.mcap`` writes the fleet's events (JSON, one channel ``/fleet/events``) to
 an MCAP file for Foxglove while the view runs.
@@ -38,6 +45,16 @@ from typing import Any
 
 import zenoh
 
+from executive.service.fleet_claim import (
+    HOLDER,
+    REFUSED,
+    SHOWN,
+    holders_of,
+    parse_token,
+    request_key,
+    token_key,
+    tokens,
+)
 from executive.text import printable
 from executive.wire.zenoh_session import ConfigError, close_session, load_config, open_session
 
@@ -55,21 +72,38 @@ class FleetError(RuntimeError):
 
 
 @dataclass
+class Claims:
+    """The claim tokens of one robot id: its holder (one, or two that claimed at once)
+    and the executives refused it (a duplicate)."""
+
+    holders: set[str] = field(default_factory=set)
+    refused: set[str] = field(default_factory=set)
+
+    @property
+    def duplicate(self) -> bool:
+        return len(self.holders) > 1 or bool(self.refused)
+
+
+@dataclass
 class Robot:
     """What the view knows of one robot: its latest document and when it arrived."""
 
     robot_id: str
     document: dict[str, Any] = field(default_factory=dict)
-    received: float = 0.0  # time.monotonic() of the latest status
+    received: float | None = None  # time.monotonic() of the latest status (None: none yet)
     instance: str | None = None  # its service's instance id (the status put's attachment)
 
-    def row(self, now: float, stale_s: float = STALE_S) -> dict[str, Any]:
-        """The view's line of this robot, as data (``--json``'s rows)."""
+    def row(
+        self, now: float, stale_s: float = STALE_S, claims: Claims | None = None
+    ) -> dict[str, Any]:
+        """The view's line of this robot, as data (``--json``'s rows); ``claims``: the
+        tokens of its id."""
+        claims = claims or Claims()
         doc = self.document
         safety = doc.get("safety") or {}
         telemetry = doc.get("telemetry") or {}
         battery = telemetry.get("battery") or {}
-        age = now - self.received
+        age = None if self.received is None else now - self.received
         return {
             "robot_id": self.robot_id,
             "kind": doc.get("robot"),
@@ -87,14 +121,20 @@ class Robot:
             "battery": battery.get("percent") if isinstance(battery, dict) else None,
             "executive_id": doc.get("executive_id"),
             "seq": doc.get("seq"),
-            "age_s": round(age, 3),
-            "stale": age > stale_s,
+            "age_s": None if age is None else round(age, 3),
+            "stale": age is None or age > stale_s,
+            "holders": sorted(claims.holders),
+            "refused": sorted(claims.refused),
+            "duplicate": claims.duplicate,
         }
 
 
 class FleetClient:
     """The fleet plane as an operator sees it: every robot's latest status, the events,
-    and signed requests to one robot. Thread-safe; ``close()`` ends the session."""
+    the claim tokens, and signed requests to one robot. Thread-safe; ``close()`` ends the
+    session. ``view=False``: requests only, no subscription (``fleet --robot``: zenoh
+    1.10 may answer a ``liveliness().get`` with nothing while the history of a liveliness
+    subscriber on the same keys is still on its way to the session)."""
 
     def __init__(
         self,
@@ -104,19 +144,30 @@ class FleetClient:
         client_id: str = "operator",
         key: bytes | None = None,
         on_event: Callable[[dict[str, Any]], None] | None = None,
+        view: bool = True,
     ) -> None:
         self.prefix = prefix
         self.client_id = client_id
         self.key = key
         self.on_event = on_event
         self._lock = threading.Condition()
-        self.robots: dict[str, Robot] = {}
+        self.robots: dict[str, Robot] = {}  # those that sent a status
+        self.claims: dict[str, Claims] = {}  # the claim tokens of each robot id
         self.events: list[dict[str, Any]] = []
         self.session = open_session(config)
-        self._subs = [
-            self.session.declare_subscriber(f"{prefix}/*/status", self._on_status),
-            self.session.declare_subscriber(f"{prefix}/*/events", self._on_event),
-        ]
+        self._subs: list[Any] = []
+        if view:
+            liveliness = self.session.liveliness()
+            self._subs = [
+                self.session.declare_subscriber(f"{prefix}/*/status", self._on_status),
+                self.session.declare_subscriber(f"{prefix}/*/events", self._on_event),
+                *(
+                    liveliness.declare_subscriber(
+                        token_key(prefix, "*", kind), self._on_token, history=True
+                    )
+                    for kind in (HOLDER, REFUSED)
+                ),
+            ]
 
     def _robot_id(self, sample: zenoh.Sample) -> str:
         return str(sample.key_expr).split("/")[-2]
@@ -139,6 +190,22 @@ class FleetClient:
             robot.document, robot.received, robot.instance = doc, now, instance
             self._lock.notify_all()
 
+    def _on_token(self, sample: zenoh.Sample) -> None:
+        """A holder or refused token came or went (zenoh's thread: nothing raises)."""
+        parsed = parse_token(self.prefix, str(sample.key_expr))
+        if parsed is None:
+            return
+        robot_id, kind, instance = parsed
+        alive = sample.kind == zenoh.SampleKind.PUT
+        with self._lock:
+            claims = self.claims.setdefault(robot_id, Claims())
+            known = claims.holders if kind == HOLDER else claims.refused
+            if alive:
+                known.add(instance)
+            else:
+                known.discard(instance)
+            self._lock.notify_all()
+
     def _on_event(self, sample: zenoh.Sample) -> None:
         try:
             event = json.loads(sample.payload.to_bytes())
@@ -155,9 +222,15 @@ class FleetClient:
                 self.on_event(event)
 
     def rows(self, stale_s: float = STALE_S) -> list[dict[str, Any]]:
+        """A row a robot that sent a status, or whose id an executive was refused (a
+        duplicate is never hidden); one whose holder has sent nothing yet waits."""
         now = time.monotonic()
         with self._lock:
-            return [r.row(now, stale_s) for _, r in sorted(self.robots.items())]
+            refused = {r for r, c in self.claims.items() if c.refused}
+            return [
+                self.robots.get(r, Robot(r)).row(now, stale_s, self.claims.get(r))
+                for r in sorted(set(self.robots) | refused)
+            ]
 
     def view(self, stale_s: float = STALE_S) -> dict[str, Any]:
         """The ``--json`` document."""
@@ -180,10 +253,55 @@ class FleetClient:
 
     # -- requests ---------------------------------------------------------------------------
 
-    def query(self, robot_id: str, fields: dict[str, Any], timeout: float) -> dict[str, Any]:
-        """One request as a zenoh query to ``robot_id``; its reply's fields."""
-        key = f"{self.prefix}/{robot_id}/request"
-        replies = self.session.get(key, payload=json.dumps(fields), timeout=timeout)
+    def instance(self, robot_id: str, timeout: float = 5.0) -> str:
+        """The instance id of the one executive that holds ``robot_id`` now (asked of
+        the routers: their token tables; with what this view's subscription knows, see
+        the class); FleetError, saying which, if none or several do."""
+        asked = holders_of(self.session, self.prefix, robot_id, timeout)
+        with self._lock:
+            known = self.claims.get(robot_id, Claims()).holders
+            holders = sorted(set(asked) | known)
+        if len(holders) == 1:
+            return holders[0]
+        if holders:
+            raise FleetError(
+                f"robot id {robot_id!r} is claimed by {len(holders)} executives at once "
+                f"({', '.join(h[:SHOWN] for h in holders)}): nothing sent; give each its "
+                "own fleet.robot_id"
+            )
+        claims = tokens(self.session, token_key(self.prefix, "*", "*"), self.prefix, timeout)
+        with self._lock:
+            refused = sorted(
+                {i for r, k, i in claims if r == robot_id and k == REFUSED}
+                | self.claims.get(robot_id, Claims()).refused
+            )
+            held = sorted(
+                {r for r, k, _ in claims if k == HOLDER}
+                | {r for r, c in self.claims.items() if c.holders}
+            )
+        why = f"no executive on the fleet plane holds robot id {robot_id!r}"
+        if refused:
+            why += (
+                f" (refused to {len(refused)} executive(s) configured with it: "
+                f"{', '.join(i[:SHOWN] for i in refused)}; a duplicate robot id)"
+            )
+        raise FleetError(f"{why}; on the plane: {', '.join(held) or 'no robot'}")
+
+    def query(
+        self,
+        robot_id: str,
+        fields: dict[str, Any],
+        timeout: float,
+        *,
+        holder: str | None = None,
+    ) -> dict[str, Any]:
+        """One request as a zenoh query to the executive that holds ``robot_id``
+        (``holder``: its instance, else asked first); its reply's fields."""
+        began = time.monotonic()
+        holder = holder or self.instance(robot_id, timeout)
+        key = request_key(self.prefix, robot_id, holder)
+        left = max(0.0, timeout - (time.monotonic() - began))
+        replies = self.session.get(key, payload=json.dumps(fields), timeout=left)
         for reply in replies:
             if reply.ok is None:
                 continue
@@ -193,24 +311,12 @@ class FleetClient:
                 continue
             if isinstance(answer, dict):
                 return answer
+        if time.monotonic() - began < 0.9 * timeout:  # the routers said: nobody there
+            raise FleetError(
+                f"robot {robot_id!r}: its executive ({holder[:SHOWN]}) left the fleet plane "
+                "before it answered"
+            )
         raise FleetError(f"no reply from robot {robot_id!r} within {timeout:g} s ({key})")
-
-    def instance(self, robot_id: str, timeout: float) -> str | None:
-        """The instance id of ``robot_id``'s service: its latest status put's, else its
-        ``status`` reply's."""
-        with self._lock:
-            robot = self.robots.get(robot_id)
-            if robot is not None and robot.instance:
-                return robot.instance
-        reply = self.send(robot_id, "status", {}, "", timeout)
-        if reply.get("code") != 0:
-            raise FleetError(f"{robot_id}: status refused: {reply.get('message')}")
-        try:
-            payload = json.loads(reply.get("payload") or "{}")
-        except ValueError:
-            return None
-        instance = payload.get("instance") if isinstance(payload, dict) else None
-        return instance if isinstance(instance, str) and instance else None
 
     def request(
         self,
@@ -221,18 +327,26 @@ class FleetClient:
         *,
         instance: str | None = None,
     ) -> dict[str, Any]:
-        """A (signed, when there is a key) request to ``robot_id``; a command is bound to
-        ``instance`` (default: the one ``robot_id`` reports now)."""
+        """A (signed, when there is a key) request to the executive that holds
+        ``robot_id``; a command is bound to its instance (``instance``: to that one
+        instead, to see it refused)."""
         from executive.service.auth import new_nonce
         from executive.service.protocol import MUTATING
 
-        if self.key is not None and verb in MUTATING and instance is None:
-            instance = self.instance(robot_id, timeout)
-        nonce = new_nonce(instance) if self.key is not None and verb in MUTATING else ""
-        return self.send(robot_id, verb, args or {}, nonce, timeout)
+        holder = self.instance(robot_id, timeout)
+        signed = self.key is not None and verb in MUTATING
+        nonce = new_nonce(instance or holder) if signed else ""
+        return self.send(robot_id, verb, args or {}, nonce, timeout, holder=holder)
 
     def send(
-        self, robot_id: str, verb: str, args: dict[str, Any], nonce: str, timeout: float
+        self,
+        robot_id: str,
+        verb: str,
+        args: dict[str, Any],
+        nonce: str,
+        timeout: float,
+        *,
+        holder: str | None = None,
     ) -> dict[str, Any]:
         args_text = json.dumps(args)
         request_id, stamp = uuid.uuid4().hex, time.time_ns()
@@ -250,11 +364,11 @@ class FleetClient:
             "nonce": nonce,
             "signature": signature,
         }
-        return self.query(robot_id, fields, timeout)
+        return self.query(robot_id, fields, timeout, holder=holder)
 
     def close(self) -> None:
         for sub in self._subs:
-            sub.undeclare()  # type: ignore[no-untyped-call]
+            sub.undeclare()
         close_session(self.session)
 
 
@@ -263,6 +377,18 @@ class FleetClient:
 
 def _text(value: Any) -> str:
     return "-" if value is None or value == "" else printable(str(value))
+
+
+def duplicate_note(row: dict[str, Any]) -> str:
+    """'' or what the tokens say about a robot id claimed by more than one executive."""
+    if not row.get("duplicate"):
+        return ""
+    parts = []
+    if len(row["holders"]) > 1:
+        parts.append("claimed at once by " + ", ".join(h[:SHOWN] for h in row["holders"]))
+    if row["refused"]:
+        parts.append("refused to " + ", ".join(i[:SHOWN] for i in row["refused"]))
+    return "DUPLICATE ID: " + "; ".join(parts)
 
 
 def table(rows: list[dict[str, Any]]) -> Any:
@@ -280,22 +406,18 @@ def table(rows: list[dict[str, Any]]) -> Any:
         safety = Text(_text(r["safety"]), style="red" if r["safety"] == "SAFE_STOP" else "green")
         if r["causes"]:
             safety.append("\n" + printable("; ".join(r["causes"])), style="red")
+        robot = Text(printable(r["robot_id"]))
+        if note := duplicate_note(r):
+            robot.append("\n" + printable(note), style="bold red")
+        state = Text(_text(r["state"]), style="dim" if stale else "")
         mission = _text(r["mission"])
         if r["active_node"]:
             mission += " / " + printable(str(r["active_node"]))
         battery = "-" if r["battery"] is None else f"{r['battery']:.0f} %"
-        age = Text(
-            f"stale {r['age_s']:.1f} s" if stale else f"{r['age_s']:.1f} s",
-            style="bold red" if stale else "",
-        )
+        age_s = "-" if r["age_s"] is None else f"{r['age_s']:.1f} s"
+        age = Text(f"stale {age_s}" if stale else age_s, style="bold red" if stale else "")
         grid.add_row(
-            Text(printable(r["robot_id"])),
-            Text(_text(r["kind"])),
-            Text(_text(r["state"]), style="dim" if stale else ""),
-            Text(mission),
-            safety,
-            Text(battery),
-            age,
+            robot, Text(_text(r["kind"])), state, Text(mission), safety, Text(battery), age
         )
     return grid
 
@@ -308,11 +430,13 @@ def plain(rows: list[dict[str, Any]]) -> str:
         node = f" / {r['active_node']}" if r["active_node"] else ""
         battery = "-" if r["battery"] is None else f"{r['battery']:.0f}%"
         stale = " STALE" if r["stale"] else ""
+        age = "-" if r["age_s"] is None else f"{r['age_s']:.1f} s"
+        note = f"{duplicate_note(r)}  " if r.get("duplicate") else ""
         lines.append(
             printable(
                 f"{r['robot_id']:<12} {_text(r['kind']):<6} {_text(r['state']):<10} "
                 f"{_text(r['mission'])}{node}  safety {_text(r['safety'])}{causes}  "
-                f"battery {battery}  age {r['age_s']:.1f} s{stale}"
+                f"{note}battery {battery}  age {age}{stale}"
             )
         )
     return "\n".join(lines) or "(no robot on the fleet plane yet)"
@@ -363,9 +487,8 @@ def _command(args: argparse.Namespace) -> int:
         verb_args = {"mission": args.mission, "params": params}
     elif action == "pause":
         verb_args = {"by": args.client_id}
-    client = _client(args, client_id=args.client_id, key=key)
-    try:  # its status (5 Hz) carries the instance to bind to: no extra round trip
-        client.wait_for(lambda c: args.robot in c.robots, min(1.0, args.timeout))
+    client = _client(args, client_id=args.client_id, key=key, view=False)
+    try:  # the holder's instance from the routers, then the request to it alone
         reply = client.request(args.robot, action, verb_args, args.timeout)
     except FleetError as e:
         print(f"atom-executive fleet: {e}", file=sys.stderr)  # noqa: T201

@@ -6,22 +6,29 @@ publishes, under ``<prefix>/<robot_id>/``:
 - ``status``: the status document, the very JSON ``status --json`` prints (the ``document``
   of every ``Status_`` the service writes on DDS), on every change and again at
   ``STATUS_HZ`` (a fleet view marks a robot stale after 2 s of silence);
-  Each put carries the service instance id as its zenoh attachment: what a command
-  must be bound to (public: every ``status`` reply says it too), so a fleet client signs
-  a command without first asking for it (a read a flood could crowd out);
+  each put carries the service instance id as its zenoh attachment (the one its
+  ``holder`` token names: what a command must be bound to);
 - ``events``: one JSON object per state change, safety latch and safety clear
   (``{"robot_id", "seq", "at", "kind": "state" | "safety", ...}``);
 
-and answers ``request`` queries: a JSON object with the ``Request_`` fields (request_id,
-client_id, verb, args, timestamp_ns, nonce, signature), answered by the DDS request
-server's own ``RequestServer.answer`` (the same verbs, keys, instance binding and replay
-rules), the reply a JSON object with the ``Reply_`` fields.
+and answers queries on ``request/<instance>``: a JSON object with the ``Request_`` fields
+(request_id, client_id, verb, args, timestamp_ns, nonce, signature), answered by the DDS
+request server's own ``RequestServer.answer`` (the same verbs, keys, instance binding and
+replay rules), the reply a JSON object with the ``Reply_`` fields.
+
+All of it only while this executive holds its robot id (executive/service/fleet_claim.py,
+issue 35): it claims the id with a liveliness token (``holder/<instance>``) before
+anything goes out; an executive that finds the id held by a live one is refused, stays
+off the plane (no status, no events, no queryable) and says so in its log and its
+status' problems, as does the holder. A request names the holder's instance in its key,
+so it reaches that executive or none.
 
 A request signed for one robot is refused by every other: a command's nonce is bound to
 the instance id of the service that will run it (executive/service/auth.py), drawn at
 random at every start and inside the signed canonical form; the fleet client learns it from
-that robot's ``status`` reply, as the DDS client does. Another robot (another instance)
-refuses it with "request signed for another service instance", whatever keys it holds.
+the robot's ``holder`` token, the one its request is addressed to. Another robot (another
+instance) refuses it with "request signed for another service instance", whatever keys
+it holds.
 
 What the robot must never feel (the tick loop runs the safety watchdog):
 
@@ -56,7 +63,9 @@ import structlog
 import zenoh
 
 from executive.logs import RateLimitedLog
+from executive.service.auth import new_instance_id
 from executive.service.config import FleetConfig
+from executive.service.fleet_claim import Claim, request_key
 from executive.service.protocol import MUTATING, Answer, Code
 from executive.wire.gen.own.atom_executive.msg import Request_, Status_
 from executive.wire.zenoh_session import ConfigError, close_session, load_config, open_session
@@ -72,10 +81,13 @@ STRING_FIELDS = ("request_id", "client_id", "verb", "args", "nonce", "signature"
 MAX_U64 = 2**64 - 1
 
 
-def keys(prefix: str, robot_id: str) -> tuple[str, str, str]:
-    """The status, events and request key expressions of ``robot_id``."""
+CLAIM_TIMEOUT_S = 5.0  # for the routers' answer: who holds the robot id now
+
+
+def keys(prefix: str, robot_id: str) -> tuple[str, str]:
+    """The status and events key expressions of ``robot_id``."""
     base = f"{prefix}/{robot_id}"
-    return f"{base}/status", f"{base}/events", f"{base}/request"
+    return f"{base}/status", f"{base}/events"
 
 
 def parse_request(data: bytes) -> Request_ | str:
@@ -168,10 +180,13 @@ class FleetPlane:
     ) -> None:
         self.config = config
         self.robot_id = config.robot_id
-        self.status_key, self.events_key, self.request_key = keys(config.prefix, config.robot_id)
+        self.status_key, self.events_key = keys(config.prefix, config.robot_id)
         # the request server's ``answer`` (the service sets it once the server exists)
         self.answer: Callable[[Any], Answer] = answer or _no_server
-        self.instance: str | None = None  # the service's instance id (auth), when it has keys
+        # the service's instance id (auth's, which commands are bound to; the service
+        # sets it before ``start``): the claim's token and the request key carry it
+        self.instance: str = new_instance_id()
+        self.claim: Claim | None = None  # once the session is open
         self.period = 1.0 / status_hz
         self.reads = TokenBucket(requests_per_s, burst)
         self.commands = TokenBucket(requests_per_s, burst)
@@ -186,6 +201,8 @@ class FleetPlane:
         self._stop = threading.Event()
         self._session: zenoh.Session | None = None
         self._queryable: Any = None
+        self.request_key = ""  # ``<prefix>/<robot_id>/request/<instance>`` once held
+        self._claim_changed = False
         self._publisher = threading.Thread(target=self._publish, name="fleet-plane", daemon=True)
         self._worker = threading.Thread(target=self._serve, name="fleet-requests", daemon=True)
         self.quiet_log = RateLimitedLog(log)
@@ -254,15 +271,56 @@ class FleetPlane:
 
     def _open(self) -> zenoh.Session | None:
         """The session (in client mode this waits for a router: here, never on start-up's
-        or the tick's thread); the queryable on it. None if zenoh refuses the config."""
+        or the tick's thread), the claim on the robot id and, if held, the queryable.
+        None if zenoh refuses the config."""
         try:
             session = open_session(self.zconfig)
         except ConfigError as e:
             log.error("fleet plane off: zenoh refused the session", reason=str(e))
             return None
-        self._queryable = session.declare_queryable(self.request_key, self._on_query)
-        log.info("fleet plane on", robot_id=self.robot_id, status=self.status_key)
+        # set before it is taken: the worker asks ``held()`` of every query that comes
+        self.claim = claim = Claim(
+            session, self.config.prefix, self.robot_id, self.instance, self._wake
+        )
+        try:
+            if claim.take(CLAIM_TIMEOUT_S):
+                self.request_key = request_key(self.config.prefix, self.robot_id, self.instance)
+                self._queryable = session.declare_queryable(self.request_key, self._on_query)
+                log.info(
+                    "fleet plane on",
+                    robot_id=self.robot_id,
+                    instance=self.instance,
+                    status=self.status_key,
+                )
+        except Exception:  # a session closed under us at shutdown; never the robot's business
+            if not self._stop.is_set():
+                log.exception("fleet plane off: the claim on the robot id failed")
+            with contextlib.suppress(Exception):
+                close_session(session)
+            return None
         return session
+
+    def _wake(self) -> None:
+        with self._cond:
+            self._claim_changed = True
+            self._cond.notify()
+
+    def held(self) -> bool:
+        """Whether this executive holds its robot id (is on the plane for it) now."""
+        return self.claim is not None and self.claim.held
+
+    def problems(self) -> list[str]:
+        """The status' lines about the claim (a duplicate robot id); cheap."""
+        return [] if self.claim is None else self.claim.problems()
+
+    def _leave(self) -> None:
+        """The claim was lost (another holder): no query is answered from now."""
+        if self._queryable is not None:
+            with contextlib.suppress(Exception):  # a session closing under us
+                self._queryable.undeclare()
+            self._queryable = None
+        if self.claim is not None:
+            self.claim.settle()
 
     def _publish(self) -> None:
         session = self._open()
@@ -277,18 +335,23 @@ class FleetPlane:
             while not self._stop.is_set():
                 with self._cond:
                     due = last_put + self.period - time.monotonic()
-                    if not self._fresh and not self._events and due > 0:
+                    if not (self._fresh or self._events or self._claim_changed) and due > 0:
                         self._cond.wait(due)
                     pending = list(self._events)
                     self._events.clear()
                     document, fresh = self._latest, self._fresh
                     self._fresh = False
+                    changed, self._claim_changed = self._claim_changed, False
+                if changed and not self.held():
+                    self._leave()
+                if not self.held():  # refused, or left: nothing goes out for the id
+                    last_put = time.monotonic()
+                    continue
                 for event in pending:
                     events.put(json.dumps({"robot_id": self.robot_id, **event}))
                 now = time.monotonic()
                 if document is not None and (fresh or now - last_put >= self.period):
-                    attachment = None if self.instance is None else self.instance.encode()
-                    status.put(document, attachment=attachment)
+                    status.put(document, attachment=self.instance.encode())
                     self.put_count += 1
                     last_put = now
         except Exception:  # a session closed under us at shutdown; never the robot's business
@@ -296,6 +359,8 @@ class FleetPlane:
                 log.exception("fleet plane stopped")
         finally:
             with contextlib.suppress(Exception):  # closing is best effort at shutdown
+                if self.claim is not None:
+                    self.claim.close()
                 close_session(session)
 
     def _on_query(self, query: zenoh.Query) -> None:
@@ -316,6 +381,9 @@ class FleetPlane:
             if isinstance(request, str):
                 self._reply(query, None, Answer(Code.BAD_REQUEST, request))
                 continue
+            if not self.held():  # lost the id since the query came: another holder
+                self._reply(query, request, Answer(Code.REFUSED, self._not_held()))
+                continue
             bucket = self.commands if request.verb in MUTATING else self.reads
             if not bucket.take():
                 self.busy_count += 1
@@ -334,6 +402,12 @@ class FleetPlane:
                     client=request.client_id[:64],
                     code=answer.code.name,
                 )
+
+    def _not_held(self) -> str:
+        return (
+            f"this executive no longer answers for robot id {self.robot_id!r}: another "
+            "executive claims it too (see its status' problems)"
+        )
 
     def _reply(self, query: zenoh.Query, request: Any, answer: Answer) -> None:
         try:

@@ -237,11 +237,15 @@ def _join_fleet(
     fleet: FleetPlane | None, server: RequestServer, publisher: StatusPublisher
 ) -> None:
     """What DDS gets, the fleet plane gets too (handed over, never sent from the tick
-    thread); its requests are answered by the DDS server's own ``answer``."""
+    thread); its requests are answered by the DDS server's own ``answer``; a robot id
+    claimed by another executive too is one of the status' problems."""
     if fleet is None:
         return
     fleet.answer = server.answer
-    fleet.instance = server.auth.instance if server.auth is not None else None
+    if server.auth is not None:  # the instance commands are bound to (else its own)
+        fleet.instance = server.auth.instance
+    problems = publisher.problems
+    publisher.problems = lambda: problems() + fleet.problems()
     publisher.writer = fleet.tee(publisher.writer)  # type: ignore[assignment]
     fleet.start()
 
