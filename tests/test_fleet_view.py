@@ -40,6 +40,41 @@ def test_a_row_says_kind_state_safety_causes_battery_and_age() -> None:
     assert "STALE" in plain([Robot("a", document(), 0.0).row(now=10.0)])
 
 
+def not_ready_document() -> dict[str, object]:
+    """What an executive that never heard its robot publishes (issue 35, 3): IDLE, nothing
+    latched (nothing was heard), its safety sources silent, ``not_ready`` saying so."""
+    silent = {"max_age_s": 0.5, "age_s": None, "silent": True, "undecodable": False}
+    return document(
+        state="IDLE",
+        safety={"condition": "CLEAR", "latched": False, "causes": []},
+        not_ready=["the robot's safety state is not known: rt/upper/state never received"],
+        telemetry={
+            "battery": None,
+            "sources": [{"key": "upper", "name": "rt/upper/state", **silent}],
+        },
+    )
+
+
+def test_an_executive_that_is_not_ready_is_not_shown_idle_and_clear() -> None:
+    row = Robot("atom-1", not_ready_document(), received=1.0).row(now=1.1)
+    assert row["ready"] is False and row["state"] == "IDLE"  # the data as sent
+    assert row["not_ready"] == [
+        "the robot's safety state is not known: rt/upper/state never received"
+    ]
+    assert row["safety"] == "UNKNOWN", row  # nothing latched because nothing was heard
+    line = plain([row])
+    assert "NOT READY  (the robot's safety state is not known: rt/upper" in line, line
+    assert " IDLE " not in line and "CLEAR" not in line, line
+    console = Console(file=io.StringIO(), width=200, color_system=None)
+    console.print(table([row]))
+    out = console.file.getvalue()  # type: ignore[attr-defined]
+    assert "NOT READY" in out and "UNKNOWN" in out and "CLEAR" not in out, out
+    heard = document(state="IDLE", safety={"condition": "CLEAR", "causes": []}, not_ready=[])
+    ready = Robot("atom-1", heard, received=1.0).row(now=1.1)
+    assert ready["ready"] is True and ready["safety"] == "CLEAR"
+    assert "IDLE" in plain([ready]) and "NOT READY" not in plain([ready])
+
+
 def test_a_duplicate_robot_id_is_said_on_its_row() -> None:
     claims = Claims(holders={"a" * 32}, refused={"b" * 32})
     row = Robot("atom-1", document(), received=1.0).row(now=1.1, claims=claims)

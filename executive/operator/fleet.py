@@ -16,6 +16,9 @@ Who answers for a robot id is the executive holding its liveliness token
 (``<prefix>/ID/holder/<instance>``, executive/service/fleet_claim.py). The view follows
 the tokens too: a second executive claiming an id (refused, or two that claimed at once
 and both left) shows as DUPLICATE on that id's row, whatever the status puts say.
+A row also says when its executive is not ready (``not_ready``: what keeps a mission from
+starting, e.g. a robot never heard): NOT READY, and safety UNKNOWN while a safety source
+is silent, never IDLE and CLEAR.
 
 ``--robot ID ACTION`` (start MISSION [--param N=V], stop, pause, resume, reset) sends a
 signed request to that robot as a zenoh query on ``<prefix>/ID/request/<instance>``: the
@@ -65,6 +68,7 @@ STALE_S = 1.5  # s without a status before a robot is stale: 7 puts missed at 5 
 REFRESH = 0.25  # s between redraws
 SCHEMA = "atom-executive/fleet"
 ACTIONS = ("start", "stop", "pause", "resume", "reset")
+SETTLED = ("RUNNING", "SAFE_STOP")  # states a robot that is not ready still shows as such
 
 
 class FleetError(RuntimeError):
@@ -104,15 +108,18 @@ class Robot:
         telemetry = doc.get("telemetry") or {}
         battery = telemetry.get("battery") or {}
         age = None if self.received is None else now - self.received
+        not_ready = [str(x) for x in doc.get("not_ready") or []]
         return {
             "robot_id": self.robot_id,
             "kind": doc.get("robot"),
             "profile": doc.get("profile"),
             "state": doc.get("state"),
+            "ready": not not_ready if doc else None,
+            "not_ready": not_ready,
             "mission": doc.get("mission"),
             "run_id": doc.get("run_id"),
             "active_node": doc.get("active_node"),
-            "safety": safety.get("condition"),
+            "safety": _safety(safety, telemetry),
             "causes": [
                 f"{c.get('code')}: {c.get('message')}"
                 for c in safety.get("causes") or []
@@ -127,6 +134,21 @@ class Robot:
             "refused": sorted(claims.refused),
             "duplicate": claims.duplicate,
         }
+
+
+def _safety(safety: dict[str, Any], telemetry: dict[str, Any]) -> Any:
+    """The safety condition a row shows: the document's, but UNKNOWN where it says CLEAR
+    while a safety source (one with a maximum age) is silent or undecodable: nothing is
+    latched because nothing was heard, which is no all-clear."""
+    condition = safety.get("condition")
+    sources = telemetry.get("sources") or []
+    unheard = any(
+        isinstance(s, dict)
+        and s.get("max_age_s") is not None
+        and (s.get("silent") or s.get("undecodable"))
+        for s in sources
+    )
+    return "UNKNOWN" if condition == "CLEAR" and unheard else condition
 
 
 class FleetClient:
@@ -379,6 +401,14 @@ def _text(value: Any) -> str:
     return "-" if value is None or value == "" else printable(str(value))
 
 
+def shown_state(row: dict[str, Any]) -> str:
+    """The state a row shows: NOT READY for an executive that could not start a mission
+    now (idle or after a run), not IDLE; a run or a latch as itself."""
+    if row.get("ready") is False and row["state"] not in SETTLED:
+        return "NOT READY"
+    return _text(row["state"])
+
+
 def duplicate_note(row: dict[str, Any]) -> str:
     """'' or what the tokens say about a robot id claimed by more than one executive."""
     if not row.get("duplicate"):
@@ -403,13 +433,17 @@ def table(rows: list[dict[str, Any]]) -> Any:
         grid.add_column(name)
     for r in rows:
         stale = r["stale"]
-        safety = Text(_text(r["safety"]), style="red" if r["safety"] == "SAFE_STOP" else "green")
+        color = {"SAFE_STOP": "red", "CLEAR": "green"}.get(r["safety"], "yellow")
+        safety = Text(_text(r["safety"]), style=color)
         if r["causes"]:
             safety.append("\n" + printable("; ".join(r["causes"])), style="red")
         robot = Text(printable(r["robot_id"]))
         if note := duplicate_note(r):
             robot.append("\n" + printable(note), style="bold red")
-        state = Text(_text(r["state"]), style="dim" if stale else "")
+        state = Text(shown_state(r), style="dim" if stale else "")
+        if r.get("ready") is False:
+            state.stylize("yellow")
+            state.append("\n" + printable("; ".join(r["not_ready"])), style="yellow")
         mission = _text(r["mission"])
         if r["active_node"]:
             mission += " / " + printable(str(r["active_node"]))
@@ -431,10 +465,11 @@ def plain(rows: list[dict[str, Any]]) -> str:
         battery = "-" if r["battery"] is None else f"{r['battery']:.0f}%"
         stale = " STALE" if r["stale"] else ""
         age = "-" if r["age_s"] is None else f"{r['age_s']:.1f} s"
+        why = f" ({'; '.join(r['not_ready'])})" if r.get("ready") is False else ""
         note = f"{duplicate_note(r)}  " if r.get("duplicate") else ""
         lines.append(
             printable(
-                f"{r['robot_id']:<12} {_text(r['kind']):<6} {_text(r['state']):<10} "
+                f"{r['robot_id']:<12} {_text(r['kind']):<6} {shown_state(r):<10}{why} "
                 f"{_text(r['mission'])}{node}  safety {_text(r['safety'])}{causes}  "
                 f"{note}battery {battery}  age {age}{stale}"
             )
