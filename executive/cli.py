@@ -31,6 +31,7 @@ Handler = Callable[[argparse.Namespace], int]
 _OPERATOR = "executive.operator.commands:add_parsers"
 _MISSION = "executive.mission.cli:add_parsers"
 _AUTHORING = "executive.operator.authoring:add_parsers"
+_BTCPP = "executive.mission.btcpp_cli:add_parsers"
 
 # Every subcommand, in the order ``--help`` lists them: its name, ``module:function`` that
 # registers it on a subparsers object (``sub.add_parser(name, ...)``: arguments, description,
@@ -86,6 +87,8 @@ COMMANDS: dict[str, tuple[str | None, str]] = {
         "executive.mission.diff:add_parser",
         "what changed between two missions, by node path (exit 1 if they differ)",
     ),
+    "export": (_BTCPP, "write a mission as BehaviorTree.CPP XML (BTCPP_format 4), for Groot2"),
+    "import": (_BTCPP, "turn BehaviorTree.CPP XML (Groot2's) into a mission file that validates"),
     "timeline": (
         "executive.operator.timeline:add_parser",
         "draw a run (its MCAP file or JSON-lines record) as a PNG",

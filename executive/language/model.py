@@ -63,11 +63,15 @@ class Node:
 class Leaf(Node):
     """A leaf: ``kind`` names a registry leaf kind, ``args`` holds exactly its ``args`` keys.
     ``spots`` says where each field given in the file was written (checks that look at the
-    whole tree, such as ``pacing``, point at the field, not just at the leaf)."""
+    whole tree, such as ``pacing``, point at the field, not just at the leaf); ``fields``
+    the values of those fields, parameters substituted, as the file states them (``pose:
+    home``, not the pose's joint targets): what a translation to another tree language
+    writes back (``executive.mission.btcpp``)."""
 
     kind: str
     args: Mapping[str, Any]
     spots: Mapping[str, Location] = field(default_factory=lambda: frozen({}))
+    fields: Mapping[str, Any] = field(default_factory=lambda: frozen({}))
 
 
 @dataclass(frozen=True, kw_only=True)

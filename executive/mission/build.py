@@ -22,6 +22,10 @@ Mapping (memory is explicit on every composite, default true):
 - delay     -> ``Sequence(memory=True)[wait leaf (from the builders), child]``, so the
   delay runs on the same clock as every ``wait``.
 - include   -> the included tree itself (its root carries the include's name).
+
+Every node built keeps the model node it was built from (``source``; an include's root
+also ``includes``, the include nodes it stands for), so a view of the running tree can
+say what each node is in the mission's terms (``executive.mission.btcpp``).
 """
 
 from __future__ import annotations
@@ -121,12 +125,26 @@ def build(
     return _Builder(builders, clock).node(mission.root)
 
 
+def build_node(node: Node) -> py_trees.behaviour.Behaviour:
+    """One model node (a checkpoint's ``recover``) built with placeholder leaves, for
+    display only: it must never be ticked."""
+    return _Builder(placeholder_builders(), time.monotonic).node(node)
+
+
 class _Builder:
     def __init__(self, builders: Mapping[str, LeafBuilder], clock: Clock) -> None:
         self.builders = builders
         self.clock = clock
 
     def node(self, node: Node) -> py_trees.behaviour.Behaviour:
+        built = self._node(node)
+        if isinstance(node, Subtree):
+            setattr(built, "includes", (node, *getattr(built, "includes", ())))  # noqa: B010
+        else:
+            setattr(built, "source", node)  # noqa: B010 - py_trees declares no such attribute
+        return built
+
+    def _node(self, node: Node) -> py_trees.behaviour.Behaviour:
         if isinstance(node, Leaf):
             return self.builders[node.kind](node)
         if isinstance(node, Composite):

@@ -421,6 +421,7 @@ class _Compiler:
             kind=kind.name,
             args=frozen(args),
             spots=frozen({n: v.where for n, v in body.vals.items()}),
+            fields=frozen({n: v.value for n, v in body.vals.items()}),
         )
 
     def _composite(

@@ -1,0 +1,467 @@
+"""Missions as BehaviorTree.CPP XML (``BTCPP_format="4"``), both ways.
+
+BehaviorTree.CPP's XML is the format most behaviour trees are written in, and Groot2 the
+editor that opens it. ``export`` writes a mission as that XML: its tree as the service
+runs it (includes expanded, parameters resolved; a value nobody gave, in a subtree file
+exported on its own, is a ``{param}`` port as BehaviorTree.CPP writes a blackboard
+reference) and a ``<TreeNodesModel>`` of our leaf kinds with their ports, so Groot2 draws
+and edits it. ``import`` reads such XML (as Groot2 saves it) back into a mission file
+that the loader then validates; an element or a port we do not know is an error naming
+its XML line.
+
+Control nodes map by meaning (``docs/missions.md``, "Missions in BehaviorTree.CPP XML"):
+
+=========================================  ==================================================
+ours                                       BehaviorTree.CPP
+=========================================  ==================================================
+sequence (memory: true / false)            ``Sequence`` / ``ReactiveSequence``
+fallback (memory: true / false)            ``Fallback`` / ``ReactiveFallback``
+parallel success_on_all (memory: true)     ``Parallel success_count="-1" failure_count="1"``
+parallel success_on_one                    ``Parallel success_count="1" failure_count="1"``
+retry attempts                             ``RetryUntilSuccessful num_attempts``
+repeat times                               ``Repeat num_cycles``
+timeout seconds                            ``Timeout msec``
+delay seconds                              ``Delay delay_msec``
+inverter                                   ``Inverter``
+guard [condition, child]                   ``ReactiveSequence`` [condition, child]
+include                                    its tree inline, ``_include`` and ``_with.*`` on it
+leaf ``move_joints`` ...                   ``<MoveJoints>`` ... (``TreeNodesModel``)
+checkpoint ``recover``                     a ``<BehaviorTree>`` named by the port ``recover``
+=========================================  ==================================================
+
+What has no counterpart is refused, never approximated: a ``parallel`` with
+``memory: false`` (BehaviorTree.CPP's Parallel never ticks a finished child again), a
+time that is no whole number of milliseconds, BehaviorTree.CPP's own nodes we do not
+have (``Switch2``, ``Script``, ``KeepRunningUntilFailure`` ...).
+
+The same element for a node serves the live view (``executive.service.groot2``): a mission
+running in the service and its export are one tree to a Groot2 client. Elements are made
+from the built py_trees tree (each node carries the model node it was built from,
+``executive.mission.build``), so what is shown is what runs: the delay's own wait is inside
+its ``Delay``, a guard's condition is the first child of its ``ReactiveSequence``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import py_trees
+
+from executive.language.kinds import Field, FieldType, NodeKind
+from executive.language.leaf import LeafKind
+from executive.language.model import (
+    Composite,
+    Decorator,
+    Guard,
+    Leaf,
+    Node,
+    Subtree,
+    Unresolved,
+)
+from executive.language.values import Val
+from executive.mission.registry import KINDS, LEAVES
+
+FORMAT = "4"
+INCLUDE_ATTR = "_include"  # an include's file (relative to the mission directory)
+WITH_PREFIX = "_with."  # an include's parameter values, one attribute each
+DESCRIPTION_ATTR = "_description"  # a mission's description, on its <BehaviorTree>
+
+# BehaviorTree.CPP forbids these in a model name (a tree ID): xml_parsing.cpp's
+# validateModelName, basic_types.cpp's findForbiddenChar
+_FORBIDDEN_IN_ID = re.compile(r"[\s<>&\"'/\\:*?|.\x00-\x1f\x7f]")
+
+
+class TranslationError(ValueError):
+    """A mission (or XML) that has no exact counterpart in the other language."""
+
+
+def leaf_id(kind: str) -> str:
+    """A leaf kind's BehaviorTree.CPP ID: ``move_joints`` -> ``MoveJoints``."""
+    return "".join(part.capitalize() for part in kind.split("_"))
+
+
+LEAF_IDS: Mapping[str, str] = {k.name: leaf_id(k.name) for k in LEAVES}
+KIND_OF_ID: Mapping[str, str] = {v: k for k, v in LEAF_IDS.items()}
+
+# BehaviorTree.CPP's built-in controls and decorators that ours map onto, with their ports
+BUILTIN_PORTS: Mapping[str, tuple[str, ...]] = {
+    "Sequence": (),
+    "ReactiveSequence": (),
+    "Fallback": (),
+    "ReactiveFallback": (),
+    "Parallel": ("success_count", "failure_count"),
+    "RetryUntilSuccessful": ("num_attempts",),
+    "Repeat": ("num_cycles",),
+    "Timeout": ("msec",),
+    "Delay": ("delay_msec",),
+    "Inverter": (),
+}
+
+
+def tree_id(name: str) -> str:
+    """A valid BehaviorTree.CPP tree ID for a mission or subtree name (``.`` is not)."""
+    return _FORBIDDEN_IN_ID.sub("_", name) or "Mission"
+
+
+# -- values as port strings -----------------------------------------------------------
+
+
+def plain(value: Any) -> Any:
+    """A field's value without the loader's locations (``Val``, ``(Location, Val)``)."""
+    if isinstance(value, Val):
+        return plain(value.value)
+    if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], Val):
+        return plain(value[1])
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, tuple | list):
+        return [plain(v) for v in value]
+    return value
+
+
+def port_text(value: Any) -> str:
+    """A value as a port string: numbers exactly (``repr``), ``true``/``false``, joint
+    targets ``joint:rad;joint:rad``, lists ``a;b`` (BehaviorTree.CPP's vector
+    convention), a value nobody gave ``{param}`` (a blackboard reference)."""
+    value = plain(value)
+    if isinstance(value, Unresolved):
+        return "{" + value.param + "}"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, Mapping):
+        return ";".join(f"{k}:{port_text(v)}" for k, v in value.items())
+    if isinstance(value, list):
+        return ";".join(port_text(v) for v in value)
+    return str(value)
+
+
+def _number(text: str, integer: bool) -> float | int:
+    value = int(text) if integer else float(text)
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError("not a finite number")
+    return value
+
+
+def port_value(f: Field, text: str) -> Any:
+    """A port string as the YAML value of field ``f``; ValueError saying why not."""
+    text = text.strip()
+    if text.startswith("{") and text.endswith("}"):
+        raise ValueError(
+            f"{text} is a blackboard reference; a mission's fields take values "
+            "(give the value, or a ${param} in the YAML)"
+        )
+    if f.type is FieldType.NUMBER:
+        return _number(text, integer=False)
+    if f.type in (FieldType.INTEGER, FieldType.TAG):
+        return _number(text, integer=True)
+    if f.type is FieldType.BOOLEAN:
+        if text not in ("true", "false"):
+            raise ValueError(f"expected true or false, got {text!r}")
+        return text == "true"
+    if f.type is FieldType.FSM_STATE:
+        return int(text) if text.isdigit() else text
+    if f.type is FieldType.JOINT_TARGETS:
+        out: dict[str, float] = {}
+        for part in filter(None, text.split(";")):
+            joint, sep, rad = part.partition(":")
+            if not sep:
+                raise ValueError(f"expected joint:rad;joint:rad, got {text!r}")
+            out[joint.strip()] = float(_number(rad, integer=False))
+        return out
+    if f.type is FieldType.SELECTION:
+        return [p.strip() for p in text.split(";") if p.strip()]
+    return text
+
+
+def _millis(seconds: Any, what: str) -> str:
+    """Seconds as BehaviorTree.CPP's whole milliseconds, exactly, or refused."""
+    if isinstance(seconds, Unresolved):
+        return port_text(seconds)
+    msec = round(float(seconds) * 1000)
+    if msec / 1000 != float(seconds):
+        raise TranslationError(
+            f"{what} {seconds!r} s is not a whole number of milliseconds, which is what "
+            "BehaviorTree.CPP's node takes"
+        )
+    return str(msec)
+
+
+def _seconds(text: str) -> float:
+    msec = _number(text, integer=True)
+    return msec / 1000
+
+
+# -- the element tree -------------------------------------------------------------------
+
+
+@dataclass
+class Element:
+    """One XML element of a tree: ``tag`` (the node's registered ID), attributes in
+    order, children, and the py_trees node it shows (None in an export's extra trees)."""
+
+    tag: str
+    attrs: dict[str, str]
+    children: list[Element] = field(default_factory=list)
+    node: Any = None  # py_trees.behaviour.Behaviour whose status it shows
+    # set by ``number``: BehaviorTree.CPP's UID (pre-order from 1, as its factory numbers)
+    uid: int = 0
+
+    def walk(self) -> Iterator[Element]:
+        """This element and all below it, pre-order (iterative: trees may be deep)."""
+        todo = [self]
+        while todo:
+            e = todo.pop()
+            yield e
+            todo.extend(reversed(e.children))
+
+
+@dataclass
+class Trees:
+    """What a ``<root>`` holds: the main tree (its ID, root element, description) and
+    further trees by ID (a checkpoint's ``recover``)."""
+
+    main_id: str
+    main: Element
+    description: str = ""
+    others: dict[str, Element] = field(default_factory=dict)
+
+
+def number(root: Element, first: int = 1) -> list[Element]:
+    """Give every element under ``root`` its UID, pre-order from ``first``: the order in
+    which BehaviorTree.CPP's factory creates (and numbers) the nodes of a tree. Returns
+    the elements in that order."""
+    out = list(root.walk())
+    for uid, e in enumerate(out, start=first):
+        if uid > 0xFFFF:
+            raise TranslationError("more than 65535 nodes: a UID is 16 bits")
+        e.uid = uid
+    return out
+
+
+class _Maker:
+    """py_trees nodes (built from a mission) to elements; collects a checkpoint's
+    ``recover`` trees as further trees."""
+
+    def __init__(self, others: dict[str, Element], base: str) -> None:
+        self.others = others
+        self.base = base  # includes are said relative to this directory (the mission's)
+
+    def element(self, node: py_trees.behaviour.Behaviour) -> Element:
+        source: Node | None = getattr(node, "source", None)
+        includes: tuple[Subtree, ...] = getattr(node, "includes", ())
+        if source is None:
+            raise TranslationError(f"{node.name!r}: not built from a mission")
+        e = self._of(node, source)
+        if len(includes) > 1:
+            raise TranslationError(f"{node.name!r}: an include whose tree is only another include")
+        for inc in includes:
+            e.attrs[INCLUDE_ATTR] = os.path.relpath(inc.file, self.base)
+            for k, v in inc.args.items():
+                e.attrs[WITH_PREFIX + k] = port_text(v)
+        return e
+
+    def _of(self, node: py_trees.behaviour.Behaviour, source: Node) -> Element:
+        name = {"name": node.name}
+        kids = list(node.children)
+        if isinstance(source, Leaf):
+            return Element(LEAF_IDS[source.kind], {**name, **self._ports(source)}, node=node)
+        if isinstance(source, Guard):
+            return Element("ReactiveSequence", name, self._all(kids), node)
+        if isinstance(source, Composite):
+            return Element(*_composite(source, name), self._all(kids), node)
+        if isinstance(source, Decorator):
+            if source.kind == "delay":  # built as Sequence[its wait, child]
+                kids = kids[1:]
+            return Element(*_decorator(source, name), self._all(kids), node)
+        raise TranslationError(f"{source.path}: no BehaviorTree.CPP counterpart")
+
+    def _all(self, nodes: Sequence[py_trees.behaviour.Behaviour]) -> list[Element]:
+        return [self.element(n) for n in nodes]
+
+    def _ports(self, leaf: Leaf) -> dict[str, str]:
+        kind = KINDS[leaf.kind]
+        out: dict[str, str] = {}
+        for f in kind.fields:
+            if f.name == "name":
+                continue
+            if f.type is FieldType.NODE:
+                sub = leaf.args.get(f.name)
+                if isinstance(sub, Node):
+                    out[f.name] = self._extra_tree(leaf, sub)
+                continue
+            if f.name in leaf.fields:
+                out[f.name] = port_text(leaf.fields[f.name])
+        return out
+
+    def _extra_tree(self, leaf: Leaf, sub: Node) -> str:
+        """A leaf's subtree (a checkpoint's ``recover``) as a tree of its own, by ID."""
+        from executive.mission.build import build_node  # the placeholders: on demand
+
+        base = tree_id(f"{leaf_id(leaf.kind)}_{leaf.name}")
+        tid, n = base, 1
+        while tid in self.others:
+            n += 1
+            tid = f"{base}_{n}"
+        self.others[tid] = Element("?", {})  # reserved while its own extras are made
+        self.others[tid] = self.element(build_node(sub))
+        return tid
+
+
+def _composite(c: Composite, name: dict[str, str]) -> tuple[str, dict[str, str]]:
+    if c.kind == "sequence":
+        return ("Sequence" if c.memory else "ReactiveSequence"), name
+    if c.kind == "fallback":
+        return ("Fallback" if c.memory else "ReactiveFallback"), name
+    if c.policy == "success_on_one":
+        return "Parallel", {**name, "success_count": "1", "failure_count": "1"}
+    if not c.memory:
+        raise TranslationError(
+            f"{c.path}: a parallel with memory: false re-ticks its finished children; "
+            "BehaviorTree.CPP's Parallel never does (no counterpart)"
+        )
+    return "Parallel", {**name, "success_count": "-1", "failure_count": "1"}
+
+
+def _decorator(d: Decorator, name: dict[str, str]) -> tuple[str, dict[str, str]]:
+    a = d.args
+    if d.kind == "retry":
+        return "RetryUntilSuccessful", {**name, "num_attempts": port_text(a["attempts"])}
+    if d.kind == "repeat":
+        return "Repeat", {**name, "num_cycles": port_text(a["times"])}
+    if d.kind == "timeout":
+        return "Timeout", {**name, "msec": _millis(a["seconds"], f"{d.path}: timeout")}
+    if d.kind == "delay":
+        return "Delay", {**name, "delay_msec": _millis(a["seconds"], f"{d.path}: delay")}
+    if d.kind == "inverter":
+        return "Inverter", name
+    raise TranslationError(f"{d.path}: {d.kind} has no BehaviorTree.CPP counterpart")
+
+
+def mission_elements(
+    root: py_trees.behaviour.Behaviour, others: dict[str, Element], mission_file: str
+) -> Element:
+    """The element tree of a mission built by ``executive.mission.build`` (its root);
+    a checkpoint's ``recover`` trees go to ``others``, includes are said relative to the
+    directory of ``mission_file``. TranslationError if a node has no BehaviorTree.CPP
+    counterpart."""
+    return _Maker(others, os.path.dirname(mission_file) or ".").element(root)
+
+
+# -- the node models -------------------------------------------------------------------
+
+_PORT_TYPES = {
+    FieldType.NUMBER: "double",
+    FieldType.INTEGER: "int",
+    FieldType.TAG: "unsigned int",
+    FieldType.BOOLEAN: "bool",
+}
+
+
+@dataclass(frozen=True)
+class Model:
+    """A ``<TreeNodesModel>`` entry: element type, ID, ports (name, type, default, doc)."""
+
+    type: str  # Action, Condition, Control, Decorator
+    id: str
+    ports: tuple[tuple[str, str, str, str], ...] = ()
+    doc: str = ""
+
+
+def leaf_model(kind: LeafKind | NodeKind) -> Model:
+    """A leaf kind's model: every field but ``name`` an input port."""
+    ports = []
+    for f in kind.fields:
+        if f.name == "name":
+            continue
+        if f.type is FieldType.NODE:
+            ports.append((f.name, "std::string", "", f"ID of a BehaviorTree: {f.doc}"))
+            continue
+        default = "" if f.default is None else port_text(f.default)
+        doc = f.doc + (" (required)" if f.required else "")
+        ports.append((f.name, _PORT_TYPES.get(f.type, "std::string"), default, doc))
+    return Model(
+        "Condition" if kind.condition else "Action", leaf_id(kind.name), tuple(ports), kind.doc
+    )
+
+
+def leaf_models() -> list[Model]:
+    """The models of every leaf kind of the mission language."""
+    return [leaf_model(k) for k in LEAVES]
+
+
+def _model_xml(m: Model) -> ET.Element:
+    e = ET.Element(m.type, {"ID": m.id})
+    for name, type_, default, doc in m.ports:
+        attrs = {"name": name, "type": type_}
+        if default:
+            attrs["default"] = default
+        p = ET.SubElement(e, "input_port", attrs)
+        p.text = doc
+    if m.doc:
+        meta = ET.SubElement(e, "MetadataFields")
+        ET.SubElement(meta, "Metadata", {"description": m.doc})
+    return e
+
+
+def _tree_xml(e: Element, *, uids: bool) -> ET.Element:
+    """Iterative: a mission may nest 32 levels, a live tree more."""
+    out = ET.Element(e.tag, _attrs(e, uids))
+    todo = [(e, out)]
+    while todo:
+        src, dst = todo.pop()
+        for child in src.children:
+            sub = ET.SubElement(dst, child.tag, _attrs(child, uids))
+            todo.append((child, sub))
+    return out
+
+
+def _attrs(e: Element, uids: bool) -> dict[str, str]:
+    attrs = dict(e.attrs)
+    if uids and e.uid:
+        name = attrs.pop("name", None)  # BehaviorTree.CPP's order: name, _uid, ports
+        head = {"name": name} if name is not None else {}
+        fullpath = attrs.pop("_fullpath", None)
+        if fullpath is not None:
+            head["_fullpath"] = fullpath
+        attrs = {**head, "_uid": str(e.uid), **attrs}
+    return attrs
+
+
+def to_xml(
+    trees: Trees,
+    models: Sequence[Model],
+    *,
+    uids: bool = False,
+    fullpaths: Mapping[str, str] | None = None,
+) -> str:
+    """The ``<root BTCPP_format="4">`` document: the main tree, the others, the models.
+    ``uids``: each element's ``_uid`` (the live tree, as ``WriteTreeToXML`` writes it);
+    ``fullpaths``: a ``_fullpath`` per tree ID (the main tree's is "")."""
+    root = ET.Element("root", {"BTCPP_format": FORMAT, "main_tree_to_execute": trees.main_id})
+    for tid, element in [(trees.main_id, trees.main), *trees.others.items()]:
+        attrs = {"ID": tid}
+        if fullpaths is not None and tid in fullpaths:
+            attrs["_fullpath"] = fullpaths[tid]
+        if tid == trees.main_id and trees.description:
+            attrs[DESCRIPTION_ATTR] = trees.description
+        bt = ET.SubElement(root, "BehaviorTree", attrs)
+        bt.append(_tree_xml(element, uids=uids))
+    nodes = ET.SubElement(root, "TreeNodesModel")
+    for m in sorted(models, key=lambda m: m.id):
+        nodes.append(_model_xml(m))
+    ET.indent(root, space="    ")
+    return ET.tostring(root, encoding="unicode") + "\n"
+
+
+def kind_of(element_tag: str) -> NodeKind | None:
+    """Our leaf kind for a BehaviorTree.CPP element name (None: not a leaf of ours)."""
+    kind = KIND_OF_ID.get(element_tag)
+    return KINDS[kind] if kind is not None else None
