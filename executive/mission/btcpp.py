@@ -246,20 +246,30 @@ def number(root: Element, first: int = 1) -> list[Element]:
     return out
 
 
-class _Maker:
+class Maker:
     """py_trees nodes (built from a mission) to elements; collects a checkpoint's
     ``recover`` trees as further trees."""
 
-    def __init__(self, others: dict[str, Element], base: str) -> None:
+    def __init__(self, others: dict[str, Element], base: str, live: bool = False) -> None:
         self.others = others
         self.base = base  # includes are said relative to this directory (the mission's)
+        # the live view shows whatever runs: what an export refuses is drawn with our own
+        # models (``REACTIVE_PARALLEL``), a node not built from a mission by its class
+        self.live = live
 
     def element(self, node: py_trees.behaviour.Behaviour) -> Element:
         source: Node | None = getattr(node, "source", None)
         includes: tuple[Subtree, ...] = getattr(node, "includes", ())
         if source is None:
-            raise TranslationError(f"{node.name!r}: not built from a mission")
-        e = self._of(node, source)
+            if not self.live:
+                raise TranslationError(f"{node.name!r}: not built from a mission")
+            return self.generic(node)
+        try:
+            e = self._of(node, source)
+        except TranslationError:
+            if not self.live:
+                raise
+            return self.generic(node)
         if len(includes) > 1:
             raise TranslationError(f"{node.name!r}: an include whose tree is only another include")
         for inc in includes:
@@ -285,6 +295,34 @@ class _Maker:
 
     def _all(self, nodes: Sequence[py_trees.behaviour.Behaviour]) -> list[Element]:
         return [self.element(n) for n in nodes]
+
+    def generic(
+        self, node: py_trees.behaviour.Behaviour, kids: list[Element] | None = None
+    ) -> Element:
+        """A py_trees node by its class (the live view of a node no mission describes);
+        its children as given, else made here."""
+        name = {"name": node.name}
+        if kids is None:
+            kids = self._all(node.children)
+        composites = py_trees.composites
+        if isinstance(node, composites.Sequence):
+            return Element("Sequence" if node.memory else "ReactiveSequence", name, kids, node)
+        if isinstance(node, composites.Selector):
+            return Element("Fallback" if node.memory else "ReactiveFallback", name, kids, node)
+        if isinstance(node, composites.Parallel):
+            policy = node.policy
+            if isinstance(policy, py_trees.common.ParallelPolicy.SuccessOnOne):
+                counts = {"success_count": "1", "failure_count": "1"}
+                return Element("Parallel", {**name, **counts}, kids, node)
+            if getattr(policy, "synchronise", True):
+                counts = {"success_count": "-1", "failure_count": "1"}
+                return Element("Parallel", {**name, **counts}, kids, node)
+            return Element(REACTIVE_PARALLEL.id, name, kids, node)
+        if isinstance(node, py_trees.decorators.Inverter):
+            return Element("Inverter", name, kids, node)
+        if isinstance(node, py_trees.decorators.Decorator):
+            return Element(DECORATOR.id, name, kids, node)
+        return Element(type(node).__name__, name, kids, node)
 
     def _ports(self, leaf: Leaf) -> dict[str, str]:
         kind = KINDS[leaf.kind]
@@ -346,13 +384,17 @@ def _decorator(d: Decorator, name: dict[str, str]) -> tuple[str, dict[str, str]]
 
 
 def mission_elements(
-    root: py_trees.behaviour.Behaviour, others: dict[str, Element], mission_file: str
+    root: py_trees.behaviour.Behaviour,
+    others: dict[str, Element],
+    mission_file: str,
+    *,
+    live: bool = False,
 ) -> Element:
     """The element tree of a mission built by ``executive.mission.build`` (its root);
     a checkpoint's ``recover`` trees go to ``others``, includes are said relative to the
     directory of ``mission_file``. TranslationError if a node has no BehaviorTree.CPP
-    counterpart."""
-    return _Maker(others, os.path.dirname(mission_file) or ".").element(root)
+    counterpart, unless ``live`` (the service's view: then drawn with our own models)."""
+    return Maker(others, os.path.dirname(mission_file) or ".", live).element(root)
 
 
 # -- the node models -------------------------------------------------------------------
@@ -373,6 +415,19 @@ class Model:
     id: str
     ports: tuple[tuple[str, str, str, str], ...] = ()
     doc: str = ""
+
+
+# our own models for what a live tree may hold that BehaviorTree.CPP has no node for
+REACTIVE_PARALLEL = Model(
+    "Control",
+    "ReactiveParallel",
+    doc=(
+        "py_trees' Parallel SuccessOnAll(synchronise=False): ticks every child every tick, "
+        "a finished one too; fails as soon as one fails, succeeds when all have at once. "
+        "(BehaviorTree.CPP's Parallel never ticks a finished child again.)"
+    ),
+)
+DECORATOR = Model("Decorator", "Decorator", doc="A py_trees decorator with no counterpart.")
 
 
 def leaf_model(kind: LeafKind | NodeKind) -> Model:
@@ -411,12 +466,17 @@ def _model_xml(m: Model) -> ET.Element:
     return e
 
 
-def _tree_xml(e: Element, *, uids: bool) -> ET.Element:
-    """Iterative: a mission may nest 32 levels, a live tree more."""
+def _tree_xml(e: Element, *, uids: bool, blocks: list[Element]) -> ET.Element:
+    """Iterative: a mission may nest 32 levels, a live tree more. A ``SubTree``'s child is
+    not nested: it goes to ``blocks``, a ``<BehaviorTree>`` of its own, as
+    BehaviorTree.CPP writes every subtree instance."""
     out = ET.Element(e.tag, _attrs(e, uids))
     todo = [(e, out)]
     while todo:
         src, dst = todo.pop()
+        if src.tag == "SubTree":
+            blocks.append(src)
+            continue
         for child in src.children:
             sub = ET.SubElement(dst, child.tag, _attrs(child, uids))
             todo.append((child, sub))
@@ -446,6 +506,7 @@ def to_xml(
     ``uids``: each element's ``_uid`` (the live tree, as ``WriteTreeToXML`` writes it);
     ``fullpaths``: a ``_fullpath`` per tree ID (the main tree's is "")."""
     root = ET.Element("root", {"BTCPP_format": FORMAT, "main_tree_to_execute": trees.main_id})
+    blocks: list[Element] = []
     for tid, element in [(trees.main_id, trees.main), *trees.others.items()]:
         attrs = {"ID": tid}
         if fullpaths is not None and tid in fullpaths:
@@ -453,7 +514,13 @@ def to_xml(
         if tid == trees.main_id and trees.description:
             attrs[DESCRIPTION_ATTR] = trees.description
         bt = ET.SubElement(root, "BehaviorTree", attrs)
-        bt.append(_tree_xml(element, uids=uids))
+        bt.append(_tree_xml(element, uids=uids, blocks=blocks))
+    while blocks:  # each subtree instance, after the tree that holds it (BT.CPP's order)
+        sub = blocks.pop(0)
+        attrs = {"ID": sub.attrs["ID"], "_fullpath": sub.attrs.get("_fullpath", "")}
+        bt = ET.SubElement(root, "BehaviorTree", attrs)
+        for child in sub.children:
+            bt.append(_tree_xml(child, uids=uids, blocks=blocks))
     nodes = ET.SubElement(root, "TreeNodesModel")
     for m in sorted(models, key=lambda m: m.id):
         nodes.append(_model_xml(m))

@@ -19,6 +19,7 @@ a ``ConfigError`` whose lines each name a key (``tests/fuzz/test_fuzz_config.py`
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import math
 import os
 import re
@@ -52,6 +53,16 @@ class FoxgloveConfig:
     enabled: bool = False
     host: str = "127.0.0.1"  # the view is unauthenticated: another address is a choice
     port: int = 8765  # Foxglove's default; 0 picks a free port (tests)
+
+
+@dataclass(frozen=True)
+class Groot2Config:
+    """The opt-in Groot2 publisher (executive/service/groot2.py): BehaviorTree.CPP's
+    protocol on ``port`` (REP) and ``port + 1`` (PUB). Off unless the ``groot2`` mapping is
+    given; on loopback unless ``bind`` says otherwise (the protocol has no authentication)."""
+
+    port: int = 1667  # Groot2's default; 0 picks a free port (tests)
+    bind: str = "127.0.0.1"
 
 
 @dataclass(frozen=True)
@@ -97,6 +108,7 @@ class ServiceConfig:
     safety: SafetyConfig = field(default_factory=SafetyConfig)
     foxglove: FoxgloveConfig = field(default_factory=FoxgloveConfig)
     fleet: FleetConfig | None = None  # None: this executive is on no fleet plane
+    groot2: Groot2Config | None = None  # None: no Groot2 publisher
 
 
 @dataclass(frozen=True)
@@ -263,6 +275,38 @@ def _fleet(raw: Any, problems: list[str]) -> FleetConfig | None:
     return FleetConfig(**raw)
 
 
+def _groot2(raw: Any, problems: list[str]) -> Groot2Config | None:
+    """The ``groot2`` mapping (``{}`` for the defaults); each problem names its key."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        problems.append("groot2: must be a mapping (port, bind), e.g. {port: 1667}")
+        return None
+    known = {f.name for f in dataclasses.fields(Groot2Config)}
+    before = len(problems)
+    problems += [
+        f"groot2.{k}: unknown key (known: {', '.join(sorted(known))})"
+        for k in raw
+        if k not in known
+    ]
+    port = raw.get("port", Groot2Config.port)
+    # the PUB socket takes port + 1, so the last port is not one
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65534:
+        problems.append(
+            f"groot2.port: must be an integer 0..65534 (port + 1 is taken too), got {port!r}"
+        )
+    bind = raw.get("bind", Groot2Config.bind)
+    try:
+        ipaddress.ip_address(bind if isinstance(bind, str) else "")
+    except ValueError:
+        problems.append(
+            f"groot2.bind: must be an IP address (127.0.0.1: this computer only), got {bind!r}"
+        )
+    if len(problems) > before:
+        return None
+    return Groot2Config(**raw)
+
+
 def _interface(values: dict[str, Any], problems: list[str]) -> None:
     if not isinstance(values.get("interface"), str) or any(
         p.startswith(("profile:", "fsm_ids:")) for p in problems
@@ -349,15 +393,16 @@ def parse_config(data: Any, source: str = "<config>") -> ServiceConfig:
     problems += [
         f"{k}: unknown key (known: {', '.join(sorted(known))})" for k in data if k not in known
     ]
-    sections = ("safety", "foxglove", "fleet")
+    sections = ("safety", "foxglove", "fleet", "groot2")
     values = {k: v for k, v in data.items() if k in known and k not in sections}
     safety = _safety(data.get("safety"), problems)
     foxglove = _foxglove(data.get("foxglove"), problems)
     fleet = _fleet(data.get("fleet"), problems)
+    groot2 = _groot2(data.get("groot2"), problems)
     _scalars(values, problems)
     if problems:
         raise ConfigError(source, problems)
-    return ServiceConfig(**values, safety=safety, foxglove=foxglove, fleet=fleet)
+    return ServiceConfig(**values, safety=safety, foxglove=foxglove, fleet=fleet, groot2=groot2)
 
 
 def load_config(path: str | Path | None) -> ServiceConfig:

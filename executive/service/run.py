@@ -68,6 +68,7 @@ from executive.wire import dds
 
 if TYPE_CHECKING:
     from executive.service.fleet import FleetPlane
+    from executive.service.groot2 import Groot2Publisher
 
 log = structlog.get_logger(__name__)
 
@@ -200,7 +201,7 @@ def run(args: argparse.Namespace) -> int:
     server = RequestServer(
         participant, ex, store, auth=auth, status=lambda: _status_dict(publisher)
     )
-    _wire(runtime, publisher, recorder, previous, channels)
+    groot = _wire(runtime, publisher, recorder, previous, channels, config)
     runtime.after_tick.extend(fault_hooks)
     server.start()
     _join_fleet(fleet, server, publisher)
@@ -227,10 +228,33 @@ def run(args: argparse.Namespace) -> int:
     if fleet is not None:
         fleet.close()
     runtime.close(released=guard.released.set)
+    groot.close()
     faultpoints.hang_in_close()
     recorder.close()
     channels.close()  # after the runtime: the last run's end is in its file
     return signals.exit_code()
+
+
+class _Groot2:
+    """The Groot2 publisher when the config has one (ZeroMQ imported only then): its
+    statuses after each tick; a port it cannot take is one of the status' problems."""
+
+    def __init__(self, config: ServiceConfig, runtime: Runtime, publisher: StatusPublisher) -> None:
+        self.publisher: Groot2Publisher | None = None
+        if config.groot2 is None:
+            return
+        from executive.service.groot2 import start_groot2
+
+        groot, problems = start_groot2(runtime.executive, config.groot2.port, config.groot2.bind)
+        if groot is not None:
+            runtime.after_tick.append(groot.on_tick)
+        before = publisher.problems
+        publisher.problems = lambda: before() + problems
+        self.publisher = groot
+
+    def close(self) -> None:
+        if self.publisher is not None:
+            self.publisher.close()
 
 
 def _join_fleet(
@@ -361,8 +385,10 @@ def _wire(
     recorder: RunRecorder,
     previous: PreviousInstance,
     channels: RunChannels,
-) -> None:
-    """What follows each tick and each state change: records, status, the watchdog ping."""
+    config: ServiceConfig,
+) -> _Groot2:
+    """What follows each tick and each state change: records, status, the watchdog ping,
+    the Groot2 publisher (returned: closed with the service)."""
     ex = runtime.executive
     last_line = [""]
 
@@ -392,6 +418,7 @@ def _wire(
             notify.watchdog()
 
     runtime.after_tick.append(after_tick)
+    return _Groot2(config, runtime, publisher)
 
 
 def _supervise(
