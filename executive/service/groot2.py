@@ -264,6 +264,13 @@ class Groot2Publisher:
 
     def _socket(self, kind: int) -> zmq.Socket[bytes]:
         s: zmq.Socket[bytes] = self._context.socket(kind)
+        # a ZAP domain makes libzmq refuse unversioned (ZMTP 1.0) peers: random bytes on
+        # the port otherwise parse as one, and a REP socket then waits forever for the
+        # rest of a message from it, answering nobody (tests/integration/
+        # test_groot2_service.py; a plain pyzmq REP socket and BehaviorTree.CPP's own
+        # publisher do so too). Groot2 and every libzmq 3+ client speak ZMTP 3; with no
+        # ZAP handler, the NULL mechanism admits them
+        s.setsockopt(zmq.ZAP_DOMAIN, b"groot2")
         s.setsockopt(zmq.LINGER, 0)
         s.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE)
         s.setsockopt(zmq.SNDTIMEO, 0)
