@@ -267,3 +267,31 @@ def test_a_key_given_twice_is_refused_naming_both_lines(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as err:
         load_config(path)
     assert err.value.problems == ["tick_hz: given twice (lines 1 and 3)"]
+
+
+def test_groot2_is_off_unless_set_and_on_loopback_unless_bind_says() -> None:
+    from executive.service.config import Groot2Config
+
+    assert ServiceConfig().groot2 is None
+    assert parse_config({"groot2": None}).groot2 is None
+    assert parse_config({"groot2": {}}).groot2 == Groot2Config(1667, "127.0.0.1")
+    on = parse_config({"groot2": {"port": 1700, "bind": "10.0.0.5"}}).groot2
+    assert on == Groot2Config(1700, "10.0.0.5")
+
+
+@pytest.mark.parametrize(
+    ("groot2", "said"),
+    [
+        ("yes", "groot2: must be a mapping"),
+        ({"port": 65535}, "groot2.port: must be an integer 0..65534 (port + 1 is taken too)"),
+        ({"port": "1667"}, "groot2.port: must be an integer"),
+        ({"port": True}, "groot2.port: must be an integer"),
+        ({"bind": "localhost"}, "groot2.bind: must be an IP address"),
+        ({"bind": 127}, "groot2.bind: must be an IP address"),
+        ({"host": "127.0.0.1"}, "groot2.host: unknown key (known: bind, port)"),
+    ],
+)
+def test_a_bad_groot2_value_is_refused_naming_its_key(groot2: object, said: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        parse_config({"groot2": groot2}, "svc.yaml")
+    assert any(p.startswith(said) for p in err.value.problems), err.value.problems

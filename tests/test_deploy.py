@@ -71,7 +71,7 @@ def _example_lines() -> dict[str, tuple[object, object]]:
     shown: dict[str, tuple[object, object]] = {}
     parent = ""
     for line in (DEPLOY / "config.example.yaml").read_text().splitlines():
-        m = re.match(r"^( *)([a-z_]+):(.*)$", line)
+        m = re.match(r"^( *)([a-z_][a-z_0-9]*):(.*)$", line)  # groot2: a digit
         if not m:
             continue
         indent, key, rest = m.groups()
