@@ -136,6 +136,16 @@ def thread_cpu_s(pid: int, tid: int) -> float:
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
+def thread_run_s(pid: int, tid: int) -> float:
+    """Time (s) one thread of a process has run on a CPU, to the nanosecond (schedstat):
+    for a thread that runs a few microseconds at a time, where ``thread_cpu_s``'s clock
+    ticks (10 ms) would round it to nothing; NaN where the kernel keeps no schedstat."""
+    try:
+        return int(Path(f"/proc/{pid}/task/{tid}/schedstat").read_text().split()[0]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return float("nan")
+
+
 def process_cpu_s(pid: int) -> float:
     """CPU time (user + system, s) of a whole process, from /proc."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()

@@ -4,6 +4,7 @@
     python bench/run.py --quick              # shortened runs, to check the harness
     python bench/run.py --only estop,stream  # some of: codec startup tick stream estop
                                              # estop_c grx reflex memory cli idle fleet
+                                             # groot2
 
 Each part is a module of ``bench/`` that also runs alone (``python bench/estop.py -h``):
 
@@ -27,7 +28,10 @@ Each part is a module of ``bench/`` that also runs alone (``python bench/estop.p
 - ``idle``: the idle service's CPU beside each simulated robot and each simulated robot's,
   as before issue 22 and against a C robot publishing the same topics (issue 22's targets);
 - ``fleet``: the status document to the fleet view through one router (median, p99), the
-  service's CPU with the fleet plane off and on, and the router's (issue 24).
+  service's CPU with the fleet plane off and on, and the router's (issue 24);
+- ``groot2``: the tick loop's p99 with a Groot2 client polling statuses at 50 Hz and
+  without (their ratio), beside bare py_trees ticking the same tree; the publisher's CPU
+  at idle with no client, beside a bare pyzmq poll (issue 32).
 
 Every DDS participant uses the loopback config (``CYCLONEDDS_URI`` is set to
 ``executive/resources/cyclonedds-loopback.xml`` when unset) and a leased domain. The
@@ -54,6 +58,7 @@ if str(ROOT) not in sys.path:  # run as a script: python bench/run.py
 from bench import cli as cli_wall  # noqa: E402
 from bench import codec, estop, estop_c, grx, memory, reflex, startup, stream, tick  # noqa: E402
 from bench import fleet as fleet_plane  # noqa: E402
+from bench import groot2 as groot2_view  # noqa: E402
 from bench import idle as idle_cpu  # noqa: E402
 from bench.common import (  # noqa: E402
     RESULTS,
@@ -79,6 +84,7 @@ PARTS = (
     "cli",
     "idle",  # bench/idle.py: idle CPU of the service and the sims against a C robot
     "fleet",  # bench/fleet.py: status to the fleet view through a router; the plane's CPU
+    "groot2",  # bench/groot2.py: the tick loop with a Groot2 client and without; idle CPU
 )
 FLAT_KIB_PER_RUN = 1.0  # "flat": the second half's slope stays under this
 
@@ -102,6 +108,7 @@ def summary_rows(results: dict[str, Any]) -> list[list[str]]:
         ("cli", cli_wall.summary_rows),
         ("idle", idle_cpu.summary_rows),
         ("fleet", fleet_plane.summary_rows),
+        ("groot2", groot2_view.summary_rows),
     ):
         if results.get(part):
             rows += rows_of(results[part])
@@ -442,6 +449,10 @@ def main() -> int:
         "cli": (lambda: cli_wall.run(5 if q else 15), cli_wall.report),  # bench/cli.py
         "idle": (lambda: idle_cpu.run(8.0 if q else 20.0), idle_cpu.report),  # bench/idle.py
         "fleet": (lambda: fleet_plane.run(5.0 if q else 15.0, 1 if q else 3), fleet_plane.report),
+        "groot2": (
+            lambda: groot2_view.run(6.0 if q else 24.0, 100, 5.0 if q else 20.0),
+            groot2_view.report,
+        ),
     }
     began = time.monotonic()
     for part in PARTS:

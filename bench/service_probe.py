@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.common import process_cpu_s, thread_cpu_s  # noqa: E402
+from bench.common import process_cpu_s, thread_cpu_s, thread_run_s  # noqa: E402
 from executive import cli  # noqa: E402
 from executive.core.runtime import Runtime  # noqa: E402
 from executive.core.tree import Executive  # noqa: E402
@@ -168,7 +168,19 @@ def _mark() -> dict[str, Any]:
         "tick_overruns": runtime.ticker.overruns,
         "tree_ticks": _tree_ticks.count,
         "loop_ticks": _loop_ticks.count,
+        "groot2_cpu": _named_thread_cpu("groot2"),  # the Groot2 publisher's thread, if on
     }
+
+
+def _named_thread_cpu(name: str) -> float:
+    """Run time (s, schedstat) of this process's Python thread called ``name``; NaN if
+    there is none."""
+    import threading
+
+    for thread in threading.enumerate():
+        if thread.name == name and thread.native_id is not None:
+            return thread_run_s(os.getpid(), thread.native_id)
+    return float("nan")
 
 
 def _runqueue_wait_s(tid: int) -> float:
