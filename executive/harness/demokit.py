@@ -97,3 +97,53 @@ def accepted(client: ExecutiveClient, reply: Any) -> bool:
     the reply may still be the previous one: what follows must not judge by that)."""
     run_id = reply.message
     return reply.code == 0 and client.wait_status(lambda s: s.run_id == run_id, 10) is not None
+
+
+def groot2_port(preferred: int = 1667) -> int:
+    """Groot2's default port when it and the next are free here, else a free pair: the
+    port the demo's service serves its tree on (``groot2:`` in its config)."""
+    import socket
+
+    for port in (preferred, *range(21667, 21767, 2)):
+        with socket.socket() as a, socket.socket() as b:
+            try:
+                a.bind(("127.0.0.1", port))
+                b.bind(("127.0.0.1", port + 1))
+            except OSError:
+                continue
+            return int(port)
+    raise RuntimeError("no free pair of ports for the Groot2 publisher")
+
+
+def groot2_tree(port: int, timeout_s: float = 3.0) -> str:
+    """The tree the service serves to Groot2 (a ``T`` request, BehaviorTree.CPP's Groot2
+    protocol); "" when it does not answer."""
+    import zmq
+
+    s = zmq.Context.instance().socket(zmq.REQ)
+    s.setsockopt(zmq.LINGER, 0)
+    s.setsockopt(zmq.RCVTIMEO, int(timeout_s * 1000))
+    s.connect(f"tcp://127.0.0.1:{port}")
+    try:
+        s.send(bytes((2, ord("T"), 1, 0, 0, 0)))
+        reply = s.recv_multipart()
+    except zmq.Again:
+        return ""
+    finally:
+        s.close(linger=0)
+    return reply[1].decode() if len(reply) == 2 and reply[0] != b"error" else ""
+
+
+def groot2_hints(demo: Demo, port: int, mission: str) -> None:
+    """Check that the service serves the running mission to Groot2 clients, and say how to
+    watch it (btview, Groot2)."""
+    tree = groot2_tree(port)
+    demo.check(
+        f"Groot2 publisher on 127.0.0.1:{port} serves the running tree ({mission} in its slot)",
+        f'ID="{mission}"' in tree and "TreeNodesModel" in tree,
+    )
+    print(  # noqa: T201 - the demo talks to a person
+        f"  watch it live: btview tui -p {port}   (or once: btview snapshot -p {port})\n"
+        f"  in Groot2 (where installed): Monitor mode, Connect to localhost, port {port}",
+        flush=True,
+    )

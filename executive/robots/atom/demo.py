@@ -18,7 +18,14 @@ import shutil
 import time
 from pathlib import Path
 
-from executive.harness.demokit import Demo, accepted, realtime_report, say
+from executive.harness.demokit import (
+    Demo,
+    accepted,
+    groot2_hints,
+    groot2_port,
+    realtime_report,
+    say,
+)
 from executive.harness.stack import ROOT, Stack, running_stack
 from executive.robots.atom.sim.client import SimClient
 from executive.robots.atom.sim.record import Recording
@@ -38,6 +45,8 @@ def main(profile: str) -> int:
 def run(demo: Demo, stack: Stack, started: float) -> int:
     say(f"starting the simulated Atom and the executive on loopback DDS domain {stack.domain}")
     stack.start_sim("--amr-speed", "2.5", "--seed", "1", "--record", str(record_path(stack)))
+    groot2 = groot2_port()  # the running tree for Groot2 and btview (docs/missions.md)
+    stack.write_config(groot2={"port": groot2})
     stack.start_service()
     sim, client = stack.sim, stack.client
     amr = AtomIO(stack.dds, side=Side.CONTROLLER, topics={"amr_state": TOPICS["amr_state"]})
@@ -54,6 +63,7 @@ def run(demo: Demo, stack: Stack, started: float) -> int:
     say("operator: start deliver_drink (table 4)")
     reply = client.request("start", {"mission": "deliver_drink", "params": {"table_tag": 4}})
     demo.check(f"start accepted (run {reply.message})", accepted(client, reply))
+    groot2_hints(demo, groot2, "deliver_drink")
     waiting = demo.follow(
         client, lambda s: "Wait for button A" in s.active_node or s.state != "RUNNING", 120
     )
@@ -68,7 +78,11 @@ def run(demo: Demo, stack: Stack, started: float) -> int:
 
     estop_scene(demo, client, sim, amr, record_path(stack))
     files = pictures(demo, stack)
-    say("to look at: each run's MCAP file (open it in Foxglove), its timeline, two previews")
+    files.append(export_for_groot2(demo))
+    say(
+        "to look at: each run's MCAP file (open it in Foxglove), its timeline, two previews, "
+        "and the mission as BehaviorTree.CPP XML (open it in Groot2: File > Load)"
+    )
     for path in files:
         print(f"  {path}")  # noqa: T201 - the summary stays the last line
 
@@ -114,6 +128,22 @@ def pictures(demo: Demo, stack: Stack) -> list[Path]:
         len(runs) == 2 and all(f.stat().st_size > 0 for f in files),
     )
     return files
+
+
+def export_for_groot2(demo: Demo) -> Path:
+    """deliver_drink as Groot2 opens it: ``atom-executive export ... --format btcpp``."""
+    import subprocess
+    import sys
+
+    out = ROOT / "build" / "demo" / "deliver_drink.xml"
+    mission = ROOT / "missions" / "deliver_drink.yaml"
+    command = [sys.executable, "-m", "executive.cli", "export", str(mission), "--format", "btcpp"]
+    done = subprocess.run([*command, "-o", str(out)], capture_output=True, text=True, check=False)
+    demo.check(
+        f"atom-executive export missions/deliver_drink.yaml --format btcpp -o {out.name}",
+        done.returncode == 0 and out.exists() and "BTCPP_format" in out.read_text(),
+    )
+    return out
 
 
 def record_path(stack: Stack) -> Path:
