@@ -52,7 +52,9 @@ from executive.service import groot2  # noqa: E402
 
 POLL_HZ = 50.0
 TICK_HZ = 50.0
-TARGET_RATIO = 1.5  # the loop's p99 with a client polling, at most this times without
+# no target: issue 32 asks for the ratio as a figure. On the shared 2-core machine one
+# stall of the machine in a window moves a p99 of 600 ticks by more than the publisher's
+# whole cost (docs/benchmarks.md, "Groot2"), so a verdict here would judge the machine
 
 
 def free_pair() -> int:
@@ -246,7 +248,7 @@ def run(seconds: float = 12.0, nodes: int = 100, idle_seconds: float = 10.0) -> 
     finally:
         shutil.rmtree(missions, ignore_errors=True)
     results["ratio_p99"] = results["with_ms"]["p99"] / results["without_ms"]["p99"]
-    results["ok"] = results["ratio_p99"] <= TARGET_RATIO and results["poll"]["errors"] == 0
+    results["ok"] = results["poll"]["errors"] == 0  # every status request answered
     return results
 
 
@@ -254,7 +256,7 @@ def summary_rows(r: dict[str, Any]) -> list[list[str]]:
     """benchmark, condition, median, p99 (or the figure), target, verdict."""
     w, c, f = r["without_ms"], r["with_ms"], r["floor"]
     i = r["idle"]
-    verdict = "met" if r["ok"] else "MISSED"
+    answered = "every S answered" if r["ok"] else f"{r['poll']['errors']} S timed out"
     return [
         [
             "groot2: loop tick, no client",
@@ -269,8 +271,8 @@ def summary_rows(r: dict[str, Any]) -> list[list[str]]:
             f"{r['nodes']} nodes",
             fmt(c["median"]),
             fmt(c["p99"]),
-            f"p99 <= {TARGET_RATIO}x: {r['ratio_p99']:.2f}x",
-            verdict,
+            f"p99 {r['ratio_p99']:.2f}x; {answered}",
+            "-" if r["ok"] else "MISSED",
         ],
         [
             "  floor: bare py_trees tick",
@@ -313,7 +315,7 @@ def report(r: dict[str, Any]) -> str:
     ]
     lines = [
         table(("", "n", "median", "p99", "max"), rows),
-        f"p99 with a client / without: {r['ratio_p99']:.2f}x (target <= {TARGET_RATIO}x); "
+        f"p99 with a client / without: {r['ratio_p99']:.2f}x; "
         f"overruns {r['overruns']['without']} / {r['overruns']['with']}; "
         f"{r['poll']['replies']} status replies, {r['poll']['errors']} timed out",
         f"idle, no client: the publisher's thread {fmt(i['groot2_cpu_pct'], 4)} % of a core "
