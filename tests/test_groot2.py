@@ -213,3 +213,35 @@ def test_every_request_is_answered_as_btcpp_answers_it(
     # still serving
     assert len(ask("S")[1]) == 3 * len(publisher._served.tree.elements)
     assert publisher.errors >= 1  # the malformed hook, counted
+
+
+class Broken(py_trees.behaviours.Running):
+    """A node whose status cannot be read (a view's bug, simulated)."""
+
+    @property  # type: ignore[override]
+    def status(self) -> Status:
+        raise RuntimeError("status unreadable")
+
+    @status.setter
+    def status(self, value: Status) -> None:
+        pass
+
+
+@pytest.mark.dds
+def test_a_view_that_fails_never_raises_into_the_tick_loop(
+    served: tuple[Rig, Groot2Publisher],
+) -> None:
+    """The publisher's hand-over runs on the tick thread (``after_tick``): an exception
+    there would be the tick loop's, an internal SAFE_STOP. It is counted and said in the
+    status instead, and the last good tree is still served."""
+    rig, publisher = served
+    _ticks(rig, publisher)
+    good = publisher._served
+    publisher._statuses.tree = _tree(Broken(name="broken"))  # type: ignore[misc]
+    publisher._statuses.uids = [1]
+    publisher.on_tick()  # does not raise
+    assert publisher.problems() == [
+        "groot2 publisher: 1 ticks not served; last: RuntimeError: status unreadable"
+    ]
+    assert publisher._served is good
+    assert _request(publisher.port, RequestHeader(ord("S")).encode())[0] != b"error"

@@ -258,7 +258,9 @@ class Groot2Publisher:
         self._run_key: object = self._key()
         self.recording: Recording | None = None
         self.requests = 0
-        self.errors = 0
+        self.errors = 0  # requests answered with an error
+        self.tick_errors = 0  # ticks whose statuses (or tree) could not be served
+        self.last_error = ""
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._serve, name="groot2", daemon=True)
 
@@ -299,13 +301,27 @@ class Groot2Publisher:
         return None if run is None else run.run_id
 
     def on_tick(self) -> None:
-        """After each tick: the statuses, and the tree when a mission came or went."""
-        key = self._key()
-        if key != self._run_key:
-            self._run_key = key
-            self._statuses = Statuses(live_tree(self.executive))
-        statuses = self._statuses.update(self.recording)
-        self._served = Served(self._statuses.tree, statuses)  # one assignment: T and S agree
+        """After each tick: the statuses, and the tree when a mission came or went. A view
+        never stops the robot: its own failure is counted and said in the status (the
+        client keeps the last tree it was served), never raised into the tick loop."""
+        try:
+            key = self._key()
+            if key != self._run_key:
+                self._run_key = key
+                self._statuses = Statuses(live_tree(self.executive))
+            statuses = self._statuses.update(self.recording)
+            self._served = Served(self._statuses.tree, statuses)  # one assignment: T, S agree
+        except Exception as e:  # noqa: BLE001 - a view's bug is never the tick loop's
+            self.tick_errors += 1
+            if self.tick_errors == 1:
+                log.error("groot2 publisher: a tick's tree not served", error=repr(e))
+            self.last_error = f"{type(e).__name__}: {e}"
+
+    def problems(self) -> list[str]:
+        """What the status says of the publisher: ticks whose tree it could not serve."""
+        if not self.tick_errors:
+            return []
+        return [f"groot2 publisher: {self.tick_errors} ticks not served; last: {self.last_error}"]
 
     # -- the server thread ----------------------------------------------------------------
 

@@ -245,11 +245,11 @@ class _Groot2:
             return
         from executive.service.groot2 import start_groot2
 
-        groot, problems = start_groot2(runtime.executive, config.groot2.port, config.groot2.bind)
+        groot, refused = start_groot2(runtime.executive, config.groot2.port, config.groot2.bind)
         if groot is not None:
             runtime.after_tick.append(groot.on_tick)
         before = publisher.problems
-        publisher.problems = lambda: before() + problems
+        publisher.problems = lambda: before() + refused + (groot.problems() if groot else [])
         self.publisher = groot
 
     def close(self) -> None:

@@ -212,3 +212,30 @@ def test_a_guard_is_a_reactive_sequence_of_its_condition_and_child(tmp_path: Pat
     guard = next(e for e in root.iter("ReactiveSequence"))
     assert guard.attrib["name"] == "While the battery holds"
     assert [c.tag for c in guard] == ["CheckBattery", "Repeat"]
+
+
+def test_a_subtree_on_its_own_exports_its_unset_parameters_as_blackboard_ports() -> None:
+    _, subtree = _load("atom-sdk", MISSIONS / "subtrees" / "serve_at_table.yaml")
+    text = export_xml(subtree)  # type: ignore[arg-type]
+    go = next(ET.fromstring(text).iter("NavigateToTag"))
+    assert go.attrib["tag"] == "{table_tag}"  # required, no value: BehaviorTree.CPP's reference
+    theirs.factory().register_behavior_tree_from_text(text)
+
+
+def test_the_live_view_draws_what_an_export_refuses_with_our_own_models(tmp_path: Path) -> None:
+    """A running parallel with memory: false is shown as what it is (ReactiveParallel),
+    not refused: the live view shows whatever runs."""
+    from executive.mission.build import build, placeholder_builders
+
+    path = _mission(
+        tmp_path,
+        "  parallel:\n    memory: false\n    children:\n"
+        "      - check_battery: {min_level: 10}\n      - wait: {seconds: 1}\n",
+    )
+    _, mission = _load("atom-sdk", path)
+    root = build(mission, placeholder_builders())  # type: ignore[arg-type]
+    element = btcpp.mission_elements(root, {}, str(path), live=True)
+    assert element.tag == btcpp.REACTIVE_PARALLEL.id
+    assert [c.tag for c in element.children] == ["CheckBattery", "Wait"]
+    with pytest.raises(btcpp.TranslationError):
+        btcpp.mission_elements(root, {}, str(path))
