@@ -245,3 +245,18 @@ def test_a_view_that_fails_never_raises_into_the_tick_loop(
     ]
     assert publisher._served is good
     assert _request(publisher.port, RequestHeader(ord("S")).encode())[0] != b"error"
+
+
+@pytest.mark.dds
+def test_a_reset_server_socket_comes_back_on_its_port(rig: Rig) -> None:
+    """After a reply it could not send, the REP socket is made again on the same port
+    (libzmq frees a closed socket's port in its own time: the bind is tried again)."""
+    publisher = Groot2Publisher(rig.ex, 0, "127.0.0.1")
+    try:
+        publisher._server.close(linger=0)
+        assert publisher._rebind()
+        publisher.start()
+        reply = _request(publisher.port, RequestHeader(ord("S")).encode())
+        assert reply[0] != b"error" and len(reply[0]) == 22
+    finally:
+        publisher.close()

@@ -357,9 +357,22 @@ class Groot2Publisher:
                 self.errors += 1
                 poller.unregister(self._server)
                 self._server.close(linger=0)
-                self._server = self._socket(zmq.REP)
-                self._bind(self._server, self.port)
+                if not self._rebind():
+                    return
                 poller.register(self._server, zmq.POLLIN)
+
+    def _rebind(self) -> bool:
+        """A new REP socket on the same port (libzmq frees the old one's port in its own
+        time: tried again until it can, or until the publisher stops); False if stopped."""
+        while not self._stop.is_set():
+            self._server = self._socket(zmq.REP)
+            try:
+                self._bind(self._server, self.port)
+                return True
+            except zmq.ZMQError:
+                self._server.close(linger=0)
+                self._stop.wait(0.1)
+        return False
 
     def answer(self, frames: Sequence[bytes]) -> list[bytes]:
         """The reply frames to one request (any thread; reads only what is served)."""
