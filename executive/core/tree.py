@@ -131,6 +131,9 @@ class Paused:
 
 
 BASE_PAUSE_RESEND_S = 0.5  # a base still running while paused is asked again this often
+# what a pause says it holds once it has paused the base's task: only then (a mission with no
+# base task running has nothing of the base's to pause, and a pause must not claim one)
+BASE_TASK_PAUSED = "base task (PAUSE_TASK)"
 
 
 @dataclass
@@ -378,9 +381,11 @@ class Executive:
 
     def pause(self, by: str = "request") -> tuple[bool, str]:
         """Hold the running mission where it is: the trajectories' clock stops (each joint
-        stream goes on sending the sample it had reached), the base's task is paused (the
-        Atom: PAUSE_TASK) or sent zero velocity (the GRX), and no leaf is ticked, so every
-        timeout and wait stands still (``RobotContext.pauses``). The watchdog keeps ticking.
+        stream goes on sending the sample it had reached), the base's task is paused if it
+        runs one (the Atom: PAUSE_TASK; one accepted later is paused then) or the base is
+        sent zero velocity (the GRX), and no leaf is ticked, so every timeout and wait
+        stands still (``RobotContext.pauses``). The watchdog keeps ticking. The reply and
+        ``Paused.what`` say what was held: a base task only once PAUSE_TASK went out.
         """
         if self.run is None:
             return False, "refused: no mission is running"
@@ -396,12 +401,11 @@ class Executive:
         what = [f"joint stream {t}" for t in self.streamer.engaged()]
         self.paused = Paused(now, time.time(), by, what)
         if getattr(self.context.commands, "pause_base", None) is not None:
-            what.append("base task (PAUSE_TASK)")
+            self._keep_base_paused(now)  # says "base task (PAUSE_TASK)" only if it sent one
         elif "base_velocity" in self.adapter.capabilities:
             self.context.commands.set_velocity(0.0, 0.0, 0.0)
             what.append("base (zero velocity)")
         what.append("timeouts and waits")
-        self._keep_base_paused(now)
         log.info("mission paused", run_id=self.run.run_id, by=by, what=what)
         self._set_state(self.state)
         return True, "paused: " + ", ".join(what)
@@ -418,6 +422,10 @@ class Executive:
             return
         if now - paused.base_sent_at >= BASE_PAUSE_RESEND_S:
             pause_base()
+            if not paused.base_paused:  # what the pause holds, as the reply and status say
+                paused.what.append(BASE_TASK_PAUSED)
+                if now > paused.since:  # a goal accepted after the pause: said when paused
+                    log.info("base task paused", run_id=self.run.run_id if self.run else None)
             paused.base_paused, paused.base_sent_at = True, now
 
     def _watch_rest(self, paused: Paused, now: float) -> None:
