@@ -280,3 +280,82 @@ def test_recover_refuses_saying_why_and_starts_from_the_checkpoint(
     rig.ex.stop_mission("test")
     assert recover("c3").message == f"refused: run c3 was already recovered (run {new_run})"
     recorder.close()
+
+
+def _edit_pose(root: Path, pose: str, joint: str, before: str, after: str) -> bytes:
+    """Change one joint of ``pose`` in the copy's poses/arms.yaml; the file as it was."""
+    path = root / "poses" / "arms.yaml"
+    original = path.read_bytes()
+    text = original.decode()
+    at = text.index(f"\n  {pose}:\n")
+    line = text.index(f"{joint}: {before}\n", at)
+    path.write_text(
+        text[:line] + f"{joint}: {after}\n" + text[line + len(f"{joint}: {before}\n") :]
+    )
+    return original
+
+
+@pytest.mark.dds
+def test_recover_after_a_library_edit_names_it_and_refuses_a_changed_pose_it_reaches(
+    rig: Rig, tmp_path: Path, store: MissionStore
+) -> None:
+    """Issue 35, 5: a pose edited after the crash was taken silently, and the arm holding the
+    cup went to the new pose. Now: right_carry (the recover subtree's) changed: refused,
+    saying how; right_reach_forward (before the checkpoint) changed: recovered, the file
+    named in the reply and in the new run's record; a checkpoint from an older service (no
+    library): recovered, saying its poses were not compared."""
+    recorder = RunRecorder(tmp_path / "data")
+    sink = Checkpoints(recorder, lambda: rig.ex.run)
+    rig.ex.on_change = recorder.on_change
+    recoveries = Recoveries(recorder.dir, sink, rig.ex)
+    meta = store.prepare("deliver_drink", {"table_tag": 4}).meta
+    arms = str(store.directory.resolve() / "poses" / "arms.yaml")
+    assert meta["library"]["files"].keys() >= {arms}
+    assert meta["library"]["poses"]["right_carry"]["right_elbow_pitch"] == 0.1
+    assert "right_grasp_cup" in meta["library"]["gestures"]
+
+    def on_tick(action: Any) -> Answer:
+        ok, message = action()
+        return Answer(Code.OK if ok else Code.REFUSED, message)
+
+    _crashed(recorder, "c3", meta, "Cup in hand")
+    rig.state()
+
+    # the recover subtree moves the arm to right_carry: its new value is refused
+    original = _edit_pose(store.directory, "right_carry", "right_elbow_pitch", "0.1", "0.15")
+    assert store.reload()[0] and "deliver_drink" in store.names()
+    refused = recoveries.recover("c3", store, on_tick)
+    assert refused.code is Code.REFUSED, refused.message
+    assert refused.message == (
+        "refused: the recovered part moves to pose 'right_carry' ('Move to pose right_carry'), "
+        f"changed since the run: right_elbow_pitch 0.1 -> 0.15 (library changed: {arms})"
+    )
+    assert rig.ex.run is None
+
+    # right_reach_forward is before the checkpoint: recovered, the file named
+    (store.directory / "poses" / "arms.yaml").write_bytes(original)
+    _edit_pose(store.directory, "right_reach_forward", "right_elbow_pitch", "0.45", "0.47")
+    assert store.reload()[0] and "deliver_drink" in store.names()
+    started = recoveries.recover("c3", store, on_tick)
+    assert started.code is Code.OK, started.message
+    assert started.message.endswith(
+        f"; pose library changed since the run: {arms} "
+        "(not a pose or gesture the recovered part moves to)"
+    )
+    assert started.payload["library_changed"] == [arms]
+    run = rig.ex.run
+    assert run is not None
+    rig.ex.stop_mission("test")
+
+    # a checkpoint an older service wrote: no library to compare, said so
+    _crashed(recorder, "d4", {k: v for k, v in meta.items() if k != "library"}, "Cup in hand")
+    rig.state()
+    older = recoveries.recover("d4", store, on_tick)
+    assert older.code is Code.OK, older.message
+    assert "the checkpoint records no pose library (an older service's): not compared" in (
+        older.message
+    )
+    rig.ex.stop_mission("test")
+    recorder.close()
+    begun = read_run(recorder.path(run.run_id)).started
+    assert begun is not None and begun["library_changed"] == [arms], begun

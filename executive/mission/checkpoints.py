@@ -21,11 +21,21 @@ pacing: a ``recover`` subtree starts with the joints anywhere, so its first move
 paced, and a timed move after the checkpoint must be reachable from where ``recover``
 leaves the joints), reporting each as "recovered from checkpoint 'X': ...", and the body
 checks on each ``recover`` subtree.
+
+``reaches`` lists the moves of a tree to named poses and gestures (the joints each moves
+there), and ``library_record`` the library entries a mission moves to, as its run's record
+keeps them: a pose edited after a crash moves the recovered run to where the crashed one
+never went, so recovery compares what the recovered part reaches with what the run had
+(``executive/service/recover.py``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
 
 from executive.language.diagnostics import Diagnostics, Location
 from executive.language.library import Library
@@ -171,3 +181,60 @@ def resume_at(mission: Mission, checkpoint: Leaf | str) -> Mission:
         i = next(i for i, c in enumerate(parent.nodes) if c is child)
         current = dataclasses.replace(parent, nodes=(current, *parent.nodes[i + 1 :]))
     return dataclasses.replace(mission, root=current)
+
+
+# a leaf's field that names a library entry, and the library's table of such entries
+NAMED = (("pose", "poses"), ("gesture", "gestures"))
+
+
+@dataclass(frozen=True)
+class Reach:
+    """A leaf that moves to a named pose or gesture (``table`` "poses" or "gestures"): the
+    leaf's name, and the joints it moves there (all the entry's, or a ``select``'s)."""
+
+    table: str
+    name: str
+    node: str
+    joints: Mapping[str, float]
+
+
+def _nodes(root: Node) -> Iterator[Node]:
+    """Every node once, in file order, a leaf's subtrees (a checkpoint's ``recover``) too."""
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:  # a resumed mission holds its recover subtree twice
+            continue
+        seen.add(id(node))
+        yield node
+        inner = (
+            [v for v in node.args.values() if isinstance(v, Node)] if isinstance(node, Leaf) else []
+        )
+        stack.extend(reversed([*node.children(), *inner]))
+
+
+def reaches(root: Node) -> list[Reach]:
+    """The moves of ``root`` to named poses and gestures, in file order."""
+    out = []
+    for node in _nodes(root):
+        if not isinstance(node, Leaf):
+            continue
+        targets = node.args.get("targets")
+        for field, table in NAMED:
+            name = node.args.get(field)
+            if isinstance(name, str) and isinstance(targets, Mapping):
+                out.append(Reach(table, name, node.name, MappingProxyType(dict(targets))))
+    return out
+
+
+def library_record(mission: Mission, library: Library) -> dict[str, Any]:
+    """Every library entry ``mission`` moves to, anywhere, with all its joints:
+    ``{"poses": {name: {joint: rad}}, "gestures": {...}}``."""
+    out: dict[str, dict[str, dict[str, float]]] = {table: {} for _, table in NAMED}
+    for reach in reaches(mission.root):
+        entries = library.poses if reach.table == "poses" else library.gestures
+        target = entries.get(reach.name)
+        if target is not None:
+            out[reach.table][reach.name] = dict(target.joints)
+    return out

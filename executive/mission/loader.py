@@ -112,7 +112,7 @@ class MissionLoader:
         """The sha256 of the bytes this loader parsed for ``mission``'s file and every file
         it includes, by their paths as the mission names them: what the mission is made of
         (a recovery after a crash is refused if any differs; the pose and gesture libraries
-        are not in it). A file given as ``data`` (not read) has no digest: "" then."""
+        are ``library_sources``). A file given as ``data`` (not read) has no digest: "" then."""
         out = {}
         for display in (mission.file, *mission.includes):
             try:
@@ -121,6 +121,13 @@ class MissionLoader:
                 resolved = Path(display)
             out[display] = self._digests.get(resolved, "")
         return out
+
+    def library_sources(self, root: Path) -> dict[str, str]:
+        """The sha256 of the bytes this loader read for each pose and gesture library file
+        under (resolved) ``root``, by path: what a mission's poses came from (a recovery
+        after a crash names a library file that differs)."""
+        folders = (root / "poses", root / "gestures")
+        return {str(p): d for p, d in sorted(self._digests.items()) if p.parent in folders}
 
     def _parse(self, data: Callable[[], bytes], display: str) -> Parsed:
         try:

@@ -124,8 +124,10 @@ class MissionStore:
     def prepare(self, name: str, params: dict[str, Any], checkpoint: str | None = None) -> Prepared:
         """Mission ``name`` built with ``params``, and what its run's record keeps of it
         (``meta``: the file, the sha256 of it and of its includes as loaded, the parameters
-        as asked and as resolved). With ``checkpoint``: the mission recovery runs from that
-        checkpoint (``executive.mission.checkpoints.resume_at``)."""
+        as asked and as resolved, and ``library``: the sha256 of each pose and gesture
+        library file and the entries the mission moves to, their joints as loaded). With
+        ``checkpoint``: the mission recovery runs from that checkpoint
+        (``executive.mission.checkpoints.resume_at``)."""
         if name in self._problems:
             return Prepared(None, self._problems[name])
         result = self._loader.check(self._files[name], args=params)
@@ -133,22 +135,28 @@ class MissionStore:
         if mission is None:
             return Prepared(None, _errors(result) or [f"{name}: not a runnable mission"])
         sources = self._loader.sources(mission)
+        root = self._loader.root_of(Path(mission.file).resolve())
         meta = {
             "file": mission.file,
             "content_hash": content_hash(sources),
             "sources": sources,
             "params": dict(params),
             "resolved": {k: v for k, v in mission.args.items()},
+            "library": {
+                "files": self._loader.library_sources(root),
+                **checkpoints.library_record(mission, self._loader.library(root)),
+            },
         }
         if checkpoint is not None:
             try:
                 mission = checkpoints.resume_at(mission, checkpoint)
             except (KeyError, ValueError) as e:
                 return Prepared(None, [str(e).strip("'\"")], meta)
+        reaches = tuple(checkpoints.reaches(mission.root))
         try:
-            return Prepared(build(mission, BUILDERS, clock=self.clock), [], meta)
+            return Prepared(build(mission, BUILDERS, clock=self.clock), [], meta, reaches)
         except BuildError as e:
-            return Prepared(None, [str(e)], meta)
+            return Prepared(None, [str(e)], meta, reaches)
 
 
 def content_hash(sources: dict[str, str]) -> str:
@@ -165,3 +173,6 @@ class Prepared:
     root: py_trees.behaviour.Behaviour | None
     errors: list[str]
     meta: dict[str, Any] = field(default_factory=dict)
+    # the moves of what is built to named poses and gestures (from a checkpoint: the part
+    # recovery runs), with their joints as loaded: what recovery compares with the run's
+    reaches: tuple[checkpoints.Reach, ...] = ()

@@ -15,9 +15,19 @@ subtree first (``executive.mission.checkpoints.resume_at``). It is refused, sayi
 - the mission changed since the run: a file (the mission's or one it includes) whose sha256
   differs from the one the checkpoint recorded, whether as the service loaded it or as it is
   on the disk now ("mission file changed since the run: PATH");
+- a pose or gesture the recovered part moves to (its ``recover`` subtree and every node after
+  the checkpoint) has other joint values, as the service loaded the library, than the run
+  had: "the recovered part moves to pose 'right_carry' ('Move to pose right_carry'), changed
+  since the run: right_elbow_pitch 0.1 -> 0.15" (the recovered run would put the arm holding
+  the cup where the run never did);
 - the executive refuses the start as it refuses any start (``Executive.start_mission``):
   a mission running, SAFE_STOP latched, the robot not heard, and, after a crash, the look
   at what the dead instance left (``executive.service.recovery``) not done yet.
+
+A pose or gesture library file that changed otherwise (an entry the recovered part does not
+reach, a comment; as loaded or on the disk) does not refuse it: the reply names the files,
+and so does the new run's record (``library_changed`` in its start). A checkpoint an older
+service wrote records no library: the reply says its poses were not compared.
 
 Files are read here, on the request server's worker thread, never on the tick thread.
 """
@@ -26,13 +36,14 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
 from executive.core.tree import Executive
 from executive.language.yaml_source import SourceError, read_file
+from executive.mission.checkpoints import Reach
 from executive.mission.store import Prepared
 from executive.records.checkpoints import Checkpoints, RunSummary, interrupted, read_run
 from executive.service.protocol import Answer, Code
@@ -169,11 +180,25 @@ class Recoveries:
             return Answer(Code.REFUSED, "refused: the checkpoint records no mission files")
         changed = _changed(recorded, prepared.meta.get("sources", {}))
         if changed:
-            return Answer(Code.REFUSED, f"refused: mission file changed since the run: {changed}")
+            return Answer(
+                Code.REFUSED, f"refused: mission file changed since the run: {changed[0]}"
+            )
+        then = cp.get("library")
+        moved = _moved(then, prepared.reaches) if isinstance(then, dict) else []
+        library_changed = (
+            _changed(_files(then), _files(prepared.meta.get("library"))) if then else []
+        )
+        if moved:
+            files = f" (library changed: {', '.join(library_changed)})" if library_changed else ""
+            return Answer(
+                Code.REFUSED, f"refused: the recovered part moves to {'; '.join(moved)}{files}"
+            )
         root = prepared.root
         if root is None:
             return Answer(Code.INVALID, "; ".join(prepared.errors) or "the mission did not build")
         meta = {**prepared.meta, "recovered_from": run_id, "recovered_at": checkpoint}
+        if library_changed:
+            meta["library_changed"] = library_changed
         answer = on_tick(lambda: self.executive.start_mission(name, root, meta))
         if answer.code is not Code.OK:
             return answer
@@ -183,25 +208,76 @@ class Recoveries:
             marked = ""
         except Exception as e:  # noqa: BLE001 - the run goes on; a second recover is refused by the running run
             marked = f"; not marked recovered in its record ({e})"
+        if not isinstance(then, dict):
+            compared = "; the checkpoint records no pose library (an older service's): not compared"
+        elif library_changed:
+            compared = (
+                f"; pose library changed since the run: {', '.join(library_changed)} "
+                "(not a pose or gesture the recovered part moves to)"
+            )
+        else:
+            compared = ""
         return Answer(
             Code.OK,
             f"run {new_run}: {name} recovered from run {run_id} at checkpoint {checkpoint!r}"
+            + compared
             + marked,
-            {"run_id": new_run, "recovered_from": run_id, "checkpoint": checkpoint},
+            {
+                "run_id": new_run,
+                "recovered_from": run_id,
+                "checkpoint": checkpoint,
+                "library_changed": library_changed,
+            },
         )
 
 
-def _changed(recorded: dict[str, Any], loaded: dict[str, Any]) -> str:
-    """The first mission file whose content is not what the run ran ("" if none): as the
-    service loaded it (``loaded``), and as it is on the disk now."""
+def _changed(recorded: dict[str, Any], loaded: dict[str, Any]) -> list[str]:
+    """The files whose content is not what the run ran: as the service loaded them
+    (``loaded``), and as they are on the disk now."""
+    out = []
     for path in sorted(set(recorded) | set(loaded)):
         want = recorded.get(path)
         if want is None or loaded.get(path) != want:
-            return path
+            out.append(path)
+            continue
         try:
             now = hashlib.sha256(read_file(Path(path), path)).hexdigest()
         except SourceError:
-            return path
+            out.append(path)
+            continue
         if now != want:
-            return path
-    return ""
+            out.append(path)
+    return out
+
+
+def _files(library: object) -> dict[str, Any]:
+    files = library.get("files") if isinstance(library, dict) else None
+    return files if isinstance(files, dict) else {}
+
+
+def _moved(then: dict[str, Any], reaches: Sequence[Reach]) -> list[str]:
+    """Each pose or gesture the recovered part moves to whose joints, as loaded now, are
+    not what the run had (``then``: the checkpoint's ``library``), saying how."""
+    out: dict[tuple[str, str], str] = {}
+    for reach in reaches:
+        key = (reach.table, reach.name)
+        entries = then.get(reach.table)
+        had = entries.get(reach.name) if isinstance(entries, dict) else None
+        what = f"{reach.table[:-1]} {reach.name!r} ({reach.node!r})"
+        if key in out:
+            continue
+        if not isinstance(had, dict):
+            out[key] = f"{what}, not in the run's library"
+            continue
+        diffs = [
+            f"{joint} {_rad(had.get(joint))} -> {_rad(q)}"
+            for joint, q in reach.joints.items()
+            if had.get(joint) != q
+        ]
+        if diffs:
+            out[key] = f"{what}, changed since the run: {', '.join(diffs)}"
+    return list(out.values())
+
+
+def _rad(value: object) -> str:
+    return "(none)" if value is None else f"{value:g}" if isinstance(value, float) else str(value)

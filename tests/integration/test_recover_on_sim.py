@@ -12,6 +12,12 @@ checkpoint and once after "Cup in hand" is in its record; after each restart:
   back, drives on to the table, waits for the guest (button A through the sim) and SUCCEEDS;
   in the sim's record every navigation goal from the kill on goes to the table's tag before
   any to the bar's: the base is never sent back to the bar to fetch the cup again.
+
+After a pose library edit (issue 35, 5; it was taken silently, the arm holding the cup sent
+to the new pose): ``right_carry``, which the recovered part moves to, changed and reloaded:
+``recover`` is refused saying how, and the sim's record has no motion command from then;
+``right_reach_forward`` (before the checkpoint) changed instead: recovered, the library file
+named in the reply and in the new run's record, and the arm moves again.
 """
 
 from __future__ import annotations
@@ -169,3 +175,61 @@ def test_deliver_drink_killed_with_the_cup_in_hand_is_recovered_to_the_table(
             for e in recording.event_commands("switch_upper_control", after=killed)
         ]
         assert upper[:2] == [False, True], upper  # released at the restart, taken back
+
+
+def _edit_pose(missions: Path, pose: str, joint: str, before: str, after: str) -> None:
+    path = missions / "poses" / "arms.yaml"
+    text = path.read_text()
+    at = text.index(f"{joint}: {before}\n", text.index(f"\n  {pose}:\n"))
+    path.write_text(text[:at] + f"{joint}: {after}\n" + text[at + len(f"{joint}: {before}\n") :])
+
+
+@pytest.mark.timeout(300)
+def test_recover_after_a_pose_edit_is_refused_where_the_recovered_part_reaches_it(
+    tmp_path: Path,
+) -> None:
+    missions = _missions(tmp_path / "missions")
+    arms = missions / "poses" / "arms.yaml"
+    original = arms.read_bytes()
+    with running_stack(tmp_path / "stack") as stack:
+        stack.write_config(missions_dir=str(missions))
+        stack.start_sim("--amr-speed", "3.0", record=True)
+        stack.start_service()
+        run_id = _start(stack)
+        record = stack.data_dir / "runs" / f"{run_id}.jsonl"
+        assert stack.wait_for(lambda: _checkpointed(record), 120, every=0.05), stack.client.status()
+        killed = _kill_and_restart(stack)
+        client = stack.client
+
+        _edit_pose(missions, "right_carry", "right_elbow_pitch", "0.1", "0.15")
+        reloaded = client.request("reload")
+        assert reloaded.code == 0 and reloaded.message.startswith("1 missions loaded"), reloaded
+        asked = time.monotonic()
+        refused = client.request("recover", {"run_id": run_id})
+        assert refused.code != 0, refused.message
+        assert refused.message == (
+            "refused: the recovered part moves to pose 'right_carry' ('Move to pose "
+            "right_carry'), changed since the run: right_elbow_pitch 0.1 -> 0.15 "
+            f"(library changed: {arms.resolve()})"
+        )
+        time.sleep(1.0)  # what a recovered run would send is on the wire well within this
+        assert client.status().state == "IDLE"
+
+        arms.write_bytes(original)
+        _edit_pose(missions, "right_reach_forward", "right_elbow_pitch", "0.45", "0.47")
+        assert client.request("reload").code == 0
+        accepted = time.monotonic()
+        reply = client.request("recover", {"run_id": run_id})
+        assert reply.code == 0, reply.message
+        assert f"pose library changed since the run: {arms.resolve()}" in reply.message
+        new_run = json.loads(reply.payload)["run_id"]
+        _status(stack, lambda s: "Drive to the table" in s.active_node, 120)  # arm carried
+        assert client.request("stop").code == 0
+        stack.stop("executive")
+        stack.stop("sim")
+    recording = Recording.load(stack.record_path)
+    assert recording.motion_commands(killed - 10, before=killed, topic="upper_cmd"), "not moving"
+    recording.assert_no_motion_after(asked, before=accepted, clock="sent")
+    assert recording.motion_commands(accepted, topic="upper_cmd"), "the recovered run moved nothing"
+    begun = read_run(stack.data_dir / "runs" / f"{new_run}.jsonl").started
+    assert begun is not None and begun["library_changed"] == [str(arms.resolve())], begun
