@@ -85,7 +85,7 @@ COMMANDS: dict[str, tuple[str | None, str]] = {
     "render": (_MISSION, "draw a mission's tree (ascii, dot or svg)"),
     "diff": (
         "executive.mission.diff:add_parser",
-        "what changed between two missions, by node path (exit 1 if they differ)",
+        "what changed between two missions: parameters, then nodes by path (exit 1 if they differ)",
     ),
     "export": (_BTCPP, "write a mission as BehaviorTree.CPP XML (BTCPP_format 4), for Groot2"),
     "import": (_BTCPP, "turn BehaviorTree.CPP XML (Groot2's) into a mission file that validates"),

@@ -13,6 +13,12 @@ name follows its parameters: "Navigate to tag 3" -> "Navigate to tag 4" is a cha
 ``tag``, not a removal and an addition). A node removed in one place and added with the
 same content in another is reported once, as moved.
 
+The parameters a mission declares are its interface (``start --param NAME=VALUE``), so they
+are compared too, by name, before the tree: a parameter added, removed (a renamed one is
+both: the old name is refused by a start that passed it) or with another type, default or
+range, as ``params.NAME`` (kind ``param``). A rename that changes nothing the robot does
+was said as no difference at all (issue 35, 6).
+
 Exit status: 0 the same, 1 they differ, 2 a file is invalid or the usage is wrong (as
 ``diff(1)``).
 """
@@ -34,6 +40,7 @@ from executive.language.model import (
     Leaf,
     Mission,
     Node,
+    ParamDecl,
     Subtree,
     Unresolved,
 )
@@ -191,11 +198,42 @@ class _Differ:
         return out
 
 
+def param_fields(decl: ParamDecl) -> dict[str, str]:
+    """What a declared parameter accepts and defaults to (its description is prose)."""
+    return {
+        "type": decl.type.value,
+        "default": "(none: required)" if decl.required else format_value(decl.default),
+        "min": format_value(decl.minimum),
+        "max": format_value(decl.maximum),
+    }
+
+
+def diff_params(a: Mission, b: Mission) -> list[Change]:
+    """The declared parameters of two missions compared by name, in B's order then A's."""
+    out = []
+    for name in [*b.params, *(n for n in a.params if n not in b.params)]:
+        path = f"params.{printable(name)}"
+        if name not in a.params:
+            out.append(Change(ADDED, path, "param"))
+        elif name not in b.params:
+            out.append(Change(REMOVED, path, "param"))
+        else:
+            fa, fb = param_fields(a.params[name]), param_fields(b.params[name])
+            out.extend(
+                Change(CHANGED, path, "param", key, fa[key], fb[key])
+                for key in fa
+                if fa[key] != fb[key]
+            )
+    return out
+
+
 def diff_missions(a: Mission, b: Mission) -> list[Change]:
-    """Every difference between two loaded missions' trees, by node path."""
+    """Every difference between two loaded missions: their parameters, then their trees
+    by node path."""
     differ = _Differ()
     if a.name != b.name:
         differ.changes.append(Change(CHANGED, "", "mission", "mission", repr(a.name), repr(b.name)))
+    differ.changes.extend(diff_params(a, b))
     root_a, root_b = _root_path(a.root), _root_path(b.root)
     if node_kind(a.root) == node_kind(b.root):
         differ.node(a.root, b.root, root_a, root_b)
@@ -260,8 +298,9 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "diff",
         description=(
-            "Compare two missions as the trees they run (includes expanded, parameters "
-            "resolved): nodes added, removed, moved, and fields changed, by node path. "
+            "Compare two missions' declared parameters and the trees they run (includes "
+            "expanded, parameters resolved): parameters added, removed or changed, nodes "
+            "added, removed, moved, and fields changed, by node path. "
             "Exit status 0 the same, 1 different, 2 trouble."
         ),
     )

@@ -81,6 +81,44 @@ def test_changes_moves_and_additions_by_node_path(
     assert not [line for line in lines if line.startswith("- ")]
 
 
+def test_a_renamed_parameter_is_a_difference(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``sed 's/table_tag/tbl_tag/'`` runs the same tree, but ``start --param table_tag=5``
+    is refused by the new file: it was no output and exit 0 (issue 35, 6)."""
+    for folder in ("poses", "gestures", "subtrees"):
+        shutil.copytree(MISSIONS / folder, tmp_path / folder)
+    a = MISSIONS / "deliver_drink.yaml"
+    b = tmp_path / "deliver_drink.yaml"
+    b.write_text(a.read_text().replace("table_tag", "tbl_tag"))
+    code, out, err = _run(capsys, str(a), str(b))
+    assert code == 1, err
+    assert out.splitlines()[2:] == [
+        "+ params.tbl_tag (param): added",
+        "- params.table_tag (param): removed",
+    ]
+
+
+def test_a_parameter_with_another_default_or_range_is_said_as_such(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    a, b = _pair(tmp_path)
+    b.write_text(B.replace("default: 4", "default: 4\n    description: The tag."))
+    code, out, _ = _run(capsys, str(a), str(b))
+    assert code == 1
+    assert "~ params.tag (param): default: 3 -> 4" in out.splitlines()
+    c = tmp_path / "c.yaml"
+    c.write_text(
+        A.replace("type: tag\n    default: 3", "type: integer\n    default: 3\n    min: 1")
+    )
+    code, out, _ = _run(capsys, str(a), str(c))
+    assert code == 1
+    assert out.splitlines()[2:] == [
+        "~ params.tag (param): type: tag -> integer",
+        "~ params.tag (param): min: null -> 1",
+    ]
+
+
 def test_markdown_for_a_pull_request(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     a, b = _pair(tmp_path)
     code, out, _ = _run(capsys, str(a), str(b), "--format", "md")
