@@ -11,6 +11,7 @@ Fourier GR-3): tests/test_gr3_body.py.
 from __future__ import annotations
 
 import json
+import logging
 import time
 from pathlib import Path
 from typing import Any
@@ -175,6 +176,20 @@ def test_the_timeline_of_a_run_that_is_not_there(
     assert "nope" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("suffix", [".jsonl", ".mcap"])
+def test_the_timeline_of_a_file_that_holds_no_run_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], suffix: str
+) -> None:
+    """300 random bytes: it exited 0 with an empty "? run" picture (issue 35, 7)."""
+    garbage = tmp_path / f"abc123{suffix}"
+    garbage.write_bytes(np.random.default_rng(35).integers(0, 256, 300, dtype=np.uint8).tobytes())
+    out = tmp_path / "garbage.png"
+    assert cli.main(["timeline", str(garbage), "-o", str(out)]) == 1
+    said = capsys.readouterr().out
+    assert f"{garbage}: not a run's" in said and "nothing of a run in it" in said, said
+    assert not out.exists()
+
+
 def _base_run(data_dir: Path, run_id: str, positions: list[tuple[float, float, float]]) -> Path:
     """A run's MCAP file as the service writes it, whose ``/robot/base`` comes from decoded
     ``AMRState_`` records (``positions``) through the Atom adapter's snapshot and the real
@@ -237,3 +252,27 @@ def test_the_timeline_says_when_the_run_has_no_base_pose(tmp_path: Path) -> None
 
         plt.close(fig)
     _pixels(draw(data, tmp_path / "lost.png"))
+
+
+def test_a_timeline_of_a_base_that_stood_still_draws_without_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Its path panel's fixed square limits with equal scales by data limits: matplotlib said
+    "Ignoring fixed x limits ..." (and y) on stderr with every such picture (issue 35, 7)."""
+    from executive.operator.timeline import figure, load
+
+    data = load(_base_run(tmp_path, "still", [(0.0, 0.0, 0.0), (0.1, 0.0, 0.0)]))
+    with caplog.at_level(logging.WARNING):
+        out = tmp_path / "still.png"
+        assert cli.main(["timeline", str(data.source), "-o", str(out)]) == 0
+    _pixels(out)
+    assert not [r.getMessage() for r in caplog.records if "Ignoring" in r.getMessage()]
+    fig = figure(data)
+    try:
+        panel = fig.axes[-1]
+        assert panel.get_xlim() == (-0.45, 0.55) and panel.get_ylim() == (-0.5, 0.5)
+        assert panel.get_aspect() == 1.0
+    finally:
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)

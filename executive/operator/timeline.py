@@ -20,7 +20,9 @@ is not in the record. ``RUN`` is a path to either file, a run id (looked up in
 ``<data_dir>/runs``, ``.mcap`` first), or ``latest``.
 
 An MCAP file the service could not finish (killed mid-run) has no summary: it is read
-record by record as far as it goes (``mcap``'s stream reader), not refused.
+record by record as far as it goes (``mcap``'s stream reader), not refused. A file that
+holds nothing of a run (not a record at all) is refused, exit 1, not drawn as an empty
+"? run" picture.
 """
 
 from __future__ import annotations
@@ -105,13 +107,16 @@ def resolve(run: str, data_dir: Path) -> Path:
 
 
 def load(path: Path) -> RunData:
-    """A run's data from its MCAP file or JSON-lines record."""
+    """A run's data from its MCAP file or JSON-lines record; a file that holds nothing of a
+    run (not a record, or an empty one) is a ``TimelineError``, not an empty picture."""
     try:
-        if path.suffix == ".mcap":
-            return _from_mcap(path)
-        return _from_jsonl(path)
+        data = _from_mcap(path) if path.suffix == ".mcap" else _from_jsonl(path)
     except OSError as e:
         raise TimelineError(f"{path}: {e.strerror or e}") from None
+    if not (data.states or data.nodes or data.measured or data.targets or data.base):
+        what = "MCAP file" if path.suffix == ".mcap" else "JSON-lines record"
+        raise TimelineError(f"{path}: not a run's {what}: nothing of a run in it")
+    return data
 
 
 def _mcap_messages(path: Path) -> Iterator[tuple[str, int, bytes]]:
@@ -438,13 +443,17 @@ def _draw_path(ax: Any, data: RunData) -> None:
     ax.plot(xs, ys, "-", color="#337ab7", lw=1.4)
     ax.plot(xs[:1], ys[:1], "o", color="#5cb85c", ms=5, label="start")
     ax.plot(xs[-1:], ys[-1:], "s", color="#d9534f", ms=5, label="end")
-    ax.set_aspect("equal", adjustable="datalim")
-    # a base that stood still is a point: give the axes a metre around it
+    # a base that stood still is a point: give the axes a metre around it, square limits
+    # in a square box (equal scales by adjusting the data limits would ignore those limits,
+    # and matplotlib said so on stderr twice a picture)
     span = max(max(xs) - min(xs), max(ys) - min(ys))
     if span < 1.0:
         cx, cy = (max(xs) + min(xs)) / 2, (max(ys) + min(ys)) / 2
         ax.set_xlim(cx - 0.5, cx + 0.5)
         ax.set_ylim(cy - 0.5, cy + 0.5)
+        ax.set_aspect("equal", adjustable="box")
+    else:
+        ax.set_aspect("equal", adjustable="datalim")
     ax.set_xlabel("x (m)", fontsize=8)
     ax.set_ylabel("y (m)", fontsize=8)
     ax.tick_params(labelsize=7)
