@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from executive.operator.lines import render_tree, robot_lines, status_document, summary
-from executive.text import printable
+from executive.text import printable, printable_lines
 
 if TYPE_CHECKING:
     from executive.service.client import ExecutiveClient
@@ -195,6 +195,8 @@ def _dispatch(
         from executive.operator.authoring import format_missions
 
         print(format_missions(names))
+    elif verb == "recoverable":  # a run a line (executive/service/recover.py): the breaks kept
+        print(printable_lines(reply.message))
     else:
         print(printable(reply.message))
     return 0 if reply.code == 0 else EXIT_REFUSED

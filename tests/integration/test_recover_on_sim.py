@@ -4,8 +4,8 @@ The real service and the sim run as processes on a leased domain, on a copy of t
 missions (the test edits one). ``deliver_drink`` is killed (SIGKILL) once before any
 checkpoint and once after "Cup in hand" is in its record; after each restart:
 
-- ``atom-executive recover`` (the CLI, unsigned) lists both runs: the first "no checkpoint:
-  cannot be recovered", the second with its last checkpoint "Cup in hand";
+- ``atom-executive recover`` (the CLI, unsigned) lists both runs, one a line: the first "no
+  checkpoint: cannot be recovered", the second with its last checkpoint "Cup in hand";
 - recovering the first is refused saying it passed no checkpoint; recovering the second
   while its mission file differs on disk is refused naming the file;
 - with the file as it was, ``recover RUN_ID`` (signed) starts a new run that takes control
@@ -112,6 +112,8 @@ def test_deliver_drink_killed_with_the_cup_in_hand_is_recovered_to_the_table(
         listing = _cli(stack, "recover")
         assert listing.returncode == 0, listing.stderr
         lines = listing.stdout.splitlines()
+        # a run a line: the reply's line breaks were printed as a literal "\n" (issue 35, 7)
+        assert lines[0] == "2 runs interrupted by a crash:" and "\\n" not in listing.stdout
         assert any(early in x and "no checkpoint: cannot be recovered" in x for x in lines), (
             listing.stdout
         )
