@@ -71,6 +71,26 @@ def test_poses_and_gestures_list_the_library(capsys: pytest.CaptureFixture[str])
     assert "    right_index: +0.400 rad" in out
 
 
+@pytest.mark.parametrize("command", ["poses", "gestures"])
+def test_the_library_from_another_directory_says_to_give_missions(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    command: str,
+) -> None:
+    """``./missions`` is the default: from elsewhere it said only "missions: not a directory"
+    (issue 35, 7)."""
+    monkeypatch.chdir(tmp_path)
+    assert main([command]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "atom-executive: missions: not a directory: give the mission directory with "
+        "--missions DIR (default: ./missions)"
+    )
+    assert main([command, "--missions", str(ROOT / "missions")]) == 0
+    assert main([command, "--missions", str(ROOT / "missions" / "grx")]) == 2
+    assert "has no poses/ or gestures/: give the mission directory" in capsys.readouterr().err
+
+
 def test_an_unknown_pose_or_gesture_gets_a_did_you_mean(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -113,6 +113,21 @@ def test_an_unknown_name_is_refused_with_the_known_ones(
     assert "no pose or gesture 'no_such_pose'" in err and "atom-executive poses" in err
 
 
+def test_a_preview_from_another_directory_says_to_give_missions(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The library is ``./missions`` unless told: from elsewhere it said "no pose or gesture
+    'home' in /tmp/missions", as if the name were wrong (issue 35, 7)."""
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["pose", "preview", "home"]) == 1
+    err = capsys.readouterr().err
+    assert err.strip() == (
+        f"atom-executive pose preview: {tmp_path.resolve() / 'missions'} has no poses/ or "
+        "gestures/: give the mission directory with --missions DIR (default: ./missions)"
+    )
+    assert not (tmp_path / "home.png").exists()
+
+
 def test_a_preview_for_another_robot_is_refused_not_drawn_as_the_atom(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -223,8 +223,13 @@ def library_cmd(args: argparse.Namespace) -> int:
         _say(f"atom-executive: robot profile: {printable(e)}", file=sys.stderr)
         return EXIT_USAGE
     root = args.missions.resolve()
-    if not root.is_dir():
-        _say(f"atom-executive: {printable(args.missions)}: not a directory", file=sys.stderr)
+    if not ((root / "poses").is_dir() or (root / "gestures").is_dir()):
+        what = "not a directory" if not root.is_dir() else "has no poses/ or gestures/"
+        _say(
+            f"atom-executive: {printable(args.missions)}: {what}: give the mission directory "
+            "with --missions DIR (default: ./missions)",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     library = MissionLoader(profile, root).library(root)
     errors = [d for d in library.diagnostics if d.is_error]
@@ -305,7 +310,12 @@ def add_parsers(sub: Any) -> None:
             description=f"List the {name} of a mission directory's library ({name}/*.yaml).",
         )
         p.add_argument("name", nargs="?", metavar="NAME", help=f"show one {what}, every joint")
-        p.add_argument("--missions", type=Path, default=Path("missions"), help="mission directory")
+        p.add_argument(
+            "--missions",
+            type=Path,
+            default=Path("missions"),
+            help=f"mission directory, its {name}/ (default: ./missions)",
+        )
         p.add_argument("--profile", default=DEFAULT_PROFILE, help="robot profile name or path")
         p.add_argument(
             "-v", "--verbose", action="store_true", help="every joint value and description"

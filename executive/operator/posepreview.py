@@ -47,6 +47,8 @@ STUB_MAX = 0.2  # m: a point further from its link (the gaze) is drawn dotted, n
 SIDE = 0.02  # m off the mid-plane at the model's zero pose: a left or a right link
 LEFT, RIGHT, CENTRE = "#337ab7", "#d9534f", "#444444"
 FINGERS = ("index", "middle", "ring", "little")
+# the library is read from ./missions unless told: said wherever a directory has none
+MISSIONS_HINT = "give the mission directory with --missions DIR (default: ./missions)"
 
 
 class PreviewError(ValueError):
@@ -68,6 +70,8 @@ def find(missions_dir: Path, profile: RobotProfile, name: str, kind: str | None 
     from executive.operator.authoring import not_found
 
     root = missions_dir.resolve()
+    if not ((root / "poses").is_dir() or (root / "gestures").is_dir()):
+        raise PreviewError(f"{root} has no poses/ or gestures/: {MISSIONS_HINT}")
     library = MissionLoader(profile, root).library(root)
     errors = [d for d in library.diagnostics if d.is_error]
     if name in library.broken:
@@ -420,7 +424,10 @@ def add_parser(sub: Any) -> None:
     p.add_argument("name", metavar="NAME", help="a pose (missions/poses) or gesture name")
     p.add_argument("-o", "--output", type=Path, help="the PNG to write (default: NAME.png)")
     p.add_argument(
-        "--missions", type=Path, default=Path("missions"), help="mission directory (its library)"
+        "--missions",
+        type=Path,
+        default=Path("missions"),
+        help="mission directory, its poses/ and gestures/ (default: ./missions)",
     )
     p.add_argument("--profile", default=DEFAULT_PROFILE, help="robot profile name or path")
     p.add_argument("--kind", choices=("pose", "gesture"), help="when a name is both")
