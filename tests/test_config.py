@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -152,6 +153,30 @@ def test_run_with_a_data_dir_it_cannot_use_is_one_line_and_exit_2(
     source = str(config) if from_config else "config"
     assert done.stdout == f"atom-executive: {source}: data_dir: {file} is not a directory\n"
     assert "Traceback" not in done.stderr and "READY" not in done.stderr, done.stderr
+
+
+def test_a_refused_config_is_one_line_and_under_systemd_an_error_line_of_the_journal(
+    tmp_path: Path,
+) -> None:
+    """The README promises one line naming the key: it printed that line on stdout and a
+    JSON log line saying it again on stderr (issue 35, 7). Under systemd (stdout the
+    journal's stream, ``JOURNAL_STREAM``) the line carries ``<3>``: the journal files it at
+    error priority, as the log line was."""
+    config = tmp_path / "c.yaml"
+    config.write_text("tick_hz: -3\n")
+    argv = [sys.executable, "-m", "executive.cli", "run", "--config", str(config)]
+    env = {k: v for k, v in os.environ.items() if k != "JOURNAL_STREAM"}
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False, env=env)
+    assert done.returncode == 2, done
+    line = f"atom-executive: {config}: tick_hz: must be >= 5 and <= 1000 Hz, got -3\n"
+    assert (done.stdout, done.stderr) == (line, ""), done
+    journal = tmp_path / "journal"
+    with journal.open("w") as out:
+        st = os.fstat(out.fileno())
+        env["JOURNAL_STREAM"] = f"{st.st_dev}:{st.st_ino}"
+        done = subprocess.run(argv, stdout=out, timeout=60, check=False, env=env)
+    assert done.returncode == 2
+    assert journal.read_text() == "<3>" + line
 
 
 # -- issue 25: config checked like missions -------------------------------------------------

@@ -35,6 +35,7 @@ import dataclasses
 import faulthandler
 import os
 import signal
+import sys
 import threading
 import time
 from pathlib import Path
@@ -105,9 +106,24 @@ def add_parser(sub: Any) -> None:
 
 
 def _fail(message: str) -> int:
-    log.error("start-up refused", reason=message)
-    print(f"atom-executive: {message}", flush=True)  # noqa: T201 - the operator's answer
+    """Start-up refused: one line (one a problem) on stdout, nothing else. That is the
+    operator's terminal, or under systemd the journal, where the ``<3>`` prefix files it at
+    error priority (``SyslogLevelPrefix=``, on by default). A JSON log line on stderr said it
+    a second time."""
+    prefix = "<3>" if _stdout_is_journal() else ""
+    text = "\n".join(f"{prefix}atom-executive: {line}" for line in message.split("\n"))
+    print(text, flush=True)  # noqa: T201 - the operator's answer
     return EXIT_CONFIG
+
+
+def _stdout_is_journal() -> bool:
+    """Whether stdout is systemd's journal stream (``JOURNAL_STREAM``: its device:inode)."""
+    try:
+        device, inode = (int(x) for x in os.environ.get("JOURNAL_STREAM", "").split(":"))
+        st = os.fstat(sys.stdout.fileno())
+    except (ValueError, OSError, AttributeError):
+        return False
+    return (st.st_dev, st.st_ino) == (device, inode)
 
 
 def _load(
