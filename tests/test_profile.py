@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -147,3 +148,16 @@ def test_extends_cycle_is_reported(tmp_path: Path) -> None:
         load_profile(tmp_path / "a.yaml")
     with pytest.raises(ProfileError, match="cannot read"):
         load_profile(tmp_path / "missing.yaml")
+
+
+def test_every_profile_key_is_in_the_docs_table() -> None:
+    """docs/robots.md lists every key a profile may hold: ``max_pause_s`` (how long a pause
+    may hold a mission) was documented nowhere (issue 35, 7)."""
+    from executive.robots.profile import _TOP_KEYS
+
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "robots.md").read_text()
+    table = [line for line in docs.splitlines() if line.startswith("| `")]
+    named = {key for line in table for key in re.findall(r"`([a-z_]+):`", line.split("|")[1])}
+    assert named == set(_TOP_KEYS), (set(_TOP_KEYS) - named, named - set(_TOP_KEYS))
+    row = next(line for line in table if "`max_pause_s:`" in line)
+    assert "default 300" in row and "ABORTED" in row

@@ -116,3 +116,54 @@ def test_atom_executive_sim_fault_reaches_the_adam(start_adam: Callable[..., Ada
     refused = cli("fault", "servo-error:no_such_joint=1")
     assert refused.returncode == 1 and "no_such_joint" in refused.stderr, refused
     assert cli("fault").returncode == 2
+
+
+def readme_walkthrough() -> dict[str, dict[str, str]]:
+    """The README's by-hand table (``| | Atom | Adam | GRX |``): row -> robot -> cell."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    rows = [line for line in text.splitlines() if line.startswith("| ")]
+    head = next(i for i, line in enumerate(rows) if line.replace(" ", "") == "||Atom|Adam|GRX|")
+    robots = ["Atom", "Adam", "GRX"]
+    table: dict[str, dict[str, str]] = {}
+    for line in rows[head + 1 :]:
+        cells = [c.strip().strip("`") for c in line.strip().strip("|").split("|")]
+        if len(cells) != 4 or cells[0].startswith("--"):
+            break
+        table[cells[0]] = dict(zip(robots, cells[1:], strict=True))
+    return table
+
+
+def test_the_readme_walkthrough_s_adam_fault_and_clear_reach_the_adam(
+    start_adam: Callable[..., Adam],
+) -> None:
+    """The README's Adam fault line, run as written: it was ``atom-executive sim fault
+    servo-error:left_elbow=0x21``, which asks the simulated Atom (none there) and fails
+    without ``--profile adam-pro`` (issue 35, 7)."""
+    import shlex
+    import subprocess
+    import sys
+
+    table = readme_walkthrough()
+    sim, fault, clear = (table[row]["Adam"] for row in ("sim", "fault", "clear it"))
+    assert sim == "atom-executive sim --profile adam-pro", sim
+    adam = start_adam(profile="adam-pro")
+    elbow = adam.index("left_elbow")
+
+    def run(line: str) -> subprocess.CompletedProcess[str]:
+        words = shlex.split(line)
+        assert words[:2] == ["atom-executive", "sim"], line
+        argv = [sys.executable, "-m", "executive.cli", *words[1:]]
+        return subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+
+    done = run(fault)
+    assert done.returncode == 0, done
+    assert adam.fresh(adam.low_state).motor_state[elbow].state == 0x21
+    done = run(clear)
+    assert done.returncode == 0, done
+    assert wait_until(lambda: adam.fresh(adam.low_state).motor_state[elbow].state == 0)
+    # the other robots' lines name their own sims the same way
+    for robot, flag in (("Atom", ""), ("GRX", "--profile grx ")):
+        for row in ("fault", "clear it"):
+            assert table[row][robot].startswith(f"atom-executive sim {flag}fault "), table[row]
