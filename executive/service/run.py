@@ -111,8 +111,8 @@ def _fail(message: str) -> int:
     error priority (``SyslogLevelPrefix=``, on by default). A JSON log line on stderr said it
     a second time."""
     prefix = "<3>" if _stdout_is_journal() else ""
-    text = "\n".join(f"{prefix}atom-executive: {line}" for line in message.split("\n"))
-    print(text, flush=True)  # noqa: T201 - the operator's answer
+    first, *more = message.split("\n")  # a config's further problems, each naming its file
+    print(prefix + f"\n{prefix}".join([f"atom-executive: {first}", *more]), flush=True)  # noqa: T201 - the operator's answer
     return EXIT_CONFIG
 
 
