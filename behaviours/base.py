@@ -17,7 +17,7 @@ from py_trees.common import Access, Status
 from behaviours.context import Failure, RobotContext
 from behaviours.state import SNAPSHOT_KEY, snapshot
 from executive.language.leaf import LeafKind
-from executive.robots.ports import RobotSnapshot
+from executive.seam.ports import RobotSnapshot
 
 
 class RobotLeaf(py_trees.behaviour.Behaviour):

@@ -3,7 +3,7 @@
 Leaves receive a ``RobotContext`` in ``setup(context=...)`` (py_trees' lifecycle: the
 constructor stores parameters only, so a mission can be validated and rendered with no
 robot). The ports are narrow protocols: the robot adapter's ``RobotCommands``
-(``executive.robots.ports``) and the ``MotionStreamer`` are the real implementations;
+(``executive.seam.ports``) and the ``MotionStreamer`` are the real implementations;
 tick-level tests pass recording fakes with the same shape. Leaves read the robot's state
 from the blackboard's snapshot (``behaviours.state``), never from the robot's wire.
 """
@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from executive.motion.trajectory import Trajectory
-from executive.robots.ports import RobotCommands
-from executive.robots.profile import RobotProfile
+from executive.seam.ports import RobotCommands
+from executive.seam.profile import RobotProfile
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 Following py_trees_ros' data-gathering pattern, the core tree's first branch copies the
 robot's newest state onto the blackboard each tick, as one robot-neutral
-``RobotSnapshot`` (``executive.robots.ports``); leaves and the watchdog decide from it,
+``RobotSnapshot`` (``executive.seam.ports``); leaves and the watchdog decide from it,
 never from the robot's wire, so a tick sees one consistent snapshot, every robot shows
 the same fields, and leaves can be tested tick by tick by writing the key.
 """
@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import py_trees
 
-from executive.robots.ports import RobotSnapshot
+from executive.seam.ports import RobotSnapshot
 
 NAMESPACE = "/robot"
 # Interned once and kept alive. py_trees' Client.set splits the key into a new string and

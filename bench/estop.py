@@ -70,7 +70,7 @@ from bench.service_probe import ProbedService  # noqa: E402
 from executive.harness.stack import Stack, running_stack  # noqa: E402
 from executive.robots.atom.interface import Interface  # noqa: E402
 from executive.robots.atom.topics import TOPICS, AtomIO  # noqa: E402
-from executive.robots.profile import RobotProfile, load_profile  # noqa: E402
+from executive.seam.profile import RobotProfile, load_profile  # noqa: E402
 from executive.wire import dds  # noqa: E402
 from executive.wire.robot_io import Side  # noqa: E402
 

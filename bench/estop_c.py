@@ -64,8 +64,8 @@ from executive.harness.stack import Stack, running_stack  # noqa: E402
 from executive.robots.atom.interface import Variant  # noqa: E402
 from executive.robots.atom.sim.record import Recording  # noqa: E402
 from executive.robots.atom.streams import STREAMS  # noqa: E402
-from executive.robots.profile import RobotProfile, load_profile  # noqa: E402
 from executive.robots.simkit.record import StreamCommand  # noqa: E402
+from executive.seam.profile import RobotProfile, load_profile  # noqa: E402
 from executive.wire import dds  # noqa: E402
 from tests.crobot.harness import CRobot, build_crobot, crobot_args  # noqa: E402
 

@@ -45,7 +45,7 @@ from bench.robot import MARKERS, marker, marker_table
 from executive.robots.atom.interface import Interface
 from executive.robots.atom.streams import STREAMS
 from executive.robots.atom.topics import TOPICS, AtomIO
-from executive.robots.profile import load_profile
+from executive.seam.profile import load_profile
 from executive.wire import dds
 from executive.wire.codec import Codec, raw_take
 from executive.wire.robot_io import Side

@@ -93,8 +93,8 @@ from executive.harness.stack import (  # noqa: E402
     running_stack,
 )
 from executive.motion import native  # noqa: E402
-from executive.robots.profile import load_profile  # noqa: E402
 from executive.robots.simkit.faults import parse_fault  # noqa: E402
+from executive.seam.profile import load_profile  # noqa: E402
 from executive.service import faultpoints  # noqa: E402
 from executive.service.protocol import (  # noqa: E402
     REPLY_TOPIC,

@@ -66,7 +66,7 @@ from bench.estop import RNG, STREAM_NAMES, Peer  # noqa: E402
 from bench.robot import MARKERS, marker, marker_table  # noqa: E402
 from executive.robots.atom.interface import Interface  # noqa: E402
 from executive.robots.atom.topics import TOPICS, AtomIO  # noqa: E402
-from executive.robots.profile import load_profile  # noqa: E402
+from executive.seam.profile import load_profile  # noqa: E402
 from executive.wire import dds  # noqa: E402
 from executive.wire.robot_io import Side  # noqa: E402
 

@@ -47,7 +47,7 @@ from executive.harness.stack import running_stack  # noqa: E402
 from executive.mission.build import build  # noqa: E402
 from executive.mission.loader import MissionLoader  # noqa: E402
 from executive.mission.registry import LEAF_KINDS  # noqa: E402
-from executive.robots.profile import load_profile  # noqa: E402
+from executive.seam.profile import load_profile  # noqa: E402
 from executive.service import groot2  # noqa: E402
 
 POLL_HZ = 50.0

@@ -65,7 +65,7 @@ from executive.core.tree import ExecState, Executive  # noqa: E402
 from executive.mission.store import MissionStore  # noqa: E402
 from executive.robots.grx import GrxAdapter  # noqa: E402
 from executive.robots.grx.demo import free_port, zenoh_config_file  # noqa: E402
-from executive.robots.profile import load_profile  # noqa: E402
+from executive.seam.profile import load_profile  # noqa: E402
 from executive.wire import dds  # noqa: E402
 
 WAIT_S = 5.0  # any one reaction or reply

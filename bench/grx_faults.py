@@ -56,7 +56,7 @@ from bench.fault_tools import (
 from executive.harness.stack import Stack, cpu_wait_s, running_stack
 from executive.robots.grx.demo import Watcher, start
 from executive.robots.grx.sim.process import SimProcess
-from executive.robots.profile import load_profile
+from executive.seam.profile import load_profile
 
 TIMEOUT = 10.0  # s: any one reaction, reply or state change
 AXES = ("virtual_joystick_axis_left", "virtual_joystick_axis_right")

@@ -44,7 +44,7 @@ if str(ROOT) not in sys.path:  # run as a script: python bench/idle.py
 
 from bench.common import cli, fmt, loadavg, process_cpu_s, summary, table  # noqa: E402
 from executive.harness.stack import Stack, running_stack  # noqa: E402
-from executive.robots.profile import load_profile  # noqa: E402
+from executive.seam.profile import load_profile  # noqa: E402
 
 ROBOTS = ("atom", "adam", "grx")
 TARGETS = {"service": 5.0, "sim": 10.0}  # % of a core

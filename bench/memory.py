@@ -38,7 +38,7 @@ if str(ROOT) not in sys.path:  # run as a script: python bench/memory.py
 from bench.common import cli, table  # noqa: E402
 from bench.robot import BenchRobot, base_pose  # noqa: E402
 from executive.harness.stack import Stack, running_stack  # noqa: E402
-from executive.robots.profile import RobotProfile, load_profile  # noqa: E402
+from executive.seam.profile import RobotProfile, load_profile  # noqa: E402
 
 TARGET_MB = 150.0
 DONE = ("SUCCEEDED", "FAILED", "ABORTED", "SAFE_STOP")

@@ -66,7 +66,7 @@ from bench.service_probe import ProbedService  # noqa: E402
 from executive.harness.stack import LogTail, Stack, running_stack  # noqa: E402
 from executive.motion import native  # noqa: E402
 from executive.robots import native as native_core  # noqa: E402
-from executive.robots.profile import load_profile  # noqa: E402
+from executive.seam.profile import load_profile  # noqa: E402
 from executive.service import faultpoints  # noqa: E402
 from executive.wire import dds  # noqa: E402
 

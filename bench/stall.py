@@ -39,7 +39,7 @@ from typing import Any, Protocol
 from executive.core.safety import STALL_S
 from executive.harness.stack import LogTail, log_time, running_stack
 from executive.motion import native
-from executive.robots.profile import RobotProfile, load_profile
+from executive.seam.profile import RobotProfile, load_profile
 from executive.service import faultpoints
 
 ROOT = Path(__file__).resolve().parents[1]

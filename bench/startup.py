@@ -32,7 +32,7 @@ if str(ROOT) not in sys.path:  # run as a script: python bench/startup.py
 from bench.common import cli, fmt, summary, table  # noqa: E402
 from executive.harness.stack import running_stack  # noqa: E402
 from executive.mission.loader import validate_files  # noqa: E402
-from executive.robots.profile import load_profile  # noqa: E402
+from executive.seam.profile import load_profile  # noqa: E402
 
 MISSIONS = ROOT / "missions"
 TARGETS = {"validate_s": 1.0, "ready_s": 2.0}

@@ -45,7 +45,7 @@ from bench.estop import STREAM_NAMES, write_mission  # noqa: E402
 from bench.robot import BenchRobot  # noqa: E402
 from bench.service_probe import ProbedService  # noqa: E402
 from executive.harness.stack import running_stack  # noqa: E402
-from executive.robots.profile import load_profile  # noqa: E402
+from executive.seam.profile import load_profile  # noqa: E402
 
 TARGETS = {"p99_ms": 0.25, "missed": 0, "cpu_percent": 15.0}
 

@@ -39,7 +39,7 @@ from executive.harness.stack import running_stack  # noqa: E402
 from executive.mission.build import build  # noqa: E402
 from executive.mission.builders import BUILDERS  # noqa: E402
 from executive.mission.loader import MissionLoader  # noqa: E402
-from executive.robots.profile import load_profile  # noqa: E402
+from executive.seam.profile import load_profile  # noqa: E402
 
 SIZES = (10, 100, 1000)
 BRANCH = 5  # nodes in one branch: guard, check_battery, sequence, log, wait

@@ -233,7 +233,7 @@ def _robot_sim(argv: Sequence[str]) -> int | None:
     )
     if name is None:
         return None
-    from executive.robots.profile import ProfileError, load_profile
+    from executive.seam.profile import ProfileError, load_profile
 
     try:
         robot = load_profile(name).robot

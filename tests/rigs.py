@@ -15,7 +15,7 @@ from executive.core.tree import Executive
 from executive.motion.streamer import MotionStreamer
 from executive.robots import atom
 from executive.robots.atom.topics import AtomIO
-from executive.robots.profile import load_profile
+from executive.seam.profile import load_profile
 from executive.wire import dds
 from executive.wire.robot_io import Side
 

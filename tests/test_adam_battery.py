@@ -15,13 +15,13 @@ import numpy as np
 import pytest
 import yaml
 
-from executive import robots
 from executive.mission.loader import MissionLoader
 from executive.robots.adam import AdamAdapter, battery_percent, check_options
 from executive.robots.adam.interface import AdamInterface
-from executive.robots.ports import Stamped
-from executive.robots.profile import ProfileError, RobotProfile, load_profile
 from executive.robots.simkit import battery as pack
+from executive.seam import registry
+from executive.seam.ports import Stamped
+from executive.seam.profile import ProfileError, RobotProfile, load_profile
 from executive.wire import dds
 
 EMPTY_V = pack.CELLS * pack.CELL_EMPTY_MV / 1000.0
@@ -48,7 +48,7 @@ def battery_profile(tmp_path: Path, **overrides: Any) -> Path:
 
 
 def test_the_spec_has_battery_and_no_shipped_profile_offers_it() -> None:
-    assert "battery" in robots.spec("adam").capabilities
+    assert "battery" in registry.spec("adam").capabilities
     for name in SHIPPED:
         p = load_profile(name)
         assert "battery" not in p.capabilities and "battery_voltage" not in p.options, name

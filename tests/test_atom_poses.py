@@ -24,7 +24,7 @@ import pytest
 import yaml
 
 from executive.operator.posepreview import HAND_STUB, Robot
-from executive.robots.profile import load_profile
+from executive.seam.profile import load_profile
 from tests.mission.conftest import MISSIONS
 
 PROFILE = load_profile("atom-sdk")

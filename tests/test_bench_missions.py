@@ -13,7 +13,7 @@ import pytest
 
 from bench import estop, estop_c, grx, memory
 from executive.mission.store import MissionStore
-from executive.robots.profile import RobotProfile, load_profile
+from executive.seam.profile import RobotProfile, load_profile
 
 ATOM = load_profile()
 

@@ -25,10 +25,10 @@ from executive.records import bodychannels
 from executive.records.foxglove_schemas import json_schema
 from executive.records.mcaprecord import McapRecorder
 from executive.records.runchannels import RunChannels, catalogue
-from executive.robots import body, bodyframes
-from executive.robots.body import FloatArray
-from executive.robots.ports import RobotSnapshot, Stamped
-from executive.robots.profile import RobotProfile, load_profile
+from executive.seam import body, bodyframes
+from executive.seam.body import FloatArray
+from executive.seam.ports import RobotSnapshot, Stamped
+from executive.seam.profile import RobotProfile, load_profile
 
 ATOM = load_profile("atom-sdk")
 

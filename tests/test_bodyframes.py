@@ -1,13 +1,13 @@
-"""The body's link tree and local transforms (executive/robots/bodyframes.py): composing
+"""The body's link tree and local transforms (executive/seam/bodyframes.py): composing
 each link's transform from its parent gives MuJoCo's own world pose of every link."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from executive.robots import body, bodyframes
-from executive.robots.body import FloatArray
-from executive.robots.profile import load_profile
+from executive.seam import body, bodyframes
+from executive.seam.body import FloatArray
+from executive.seam.profile import load_profile
 
 
 def _rot(q: FloatArray) -> FloatArray:

@@ -14,7 +14,7 @@ from py_trees.common import Status
 from behaviours.actions.basic import Log, Wait
 from executive.core.tree import ExecState
 from executive.motion.trajectory import plan
-from executive.robots.profile import load_profile
+from executive.seam.profile import load_profile
 from executive.wire.codec import raw_write
 from tests.rigs import Rig
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from executive.robots import SPECS
+from executive.seam.registry import SPECS
 
 ROOT = Path(__file__).resolve().parents[1]
 HARNESS_DEMO = ROOT / "executive" / "harness" / "demo.py"

@@ -3,7 +3,7 @@
 as ``package:...`` and mapped joint by joint in the profile's ``body:`` (the fixture
 tests/fixtures/gr3-body.yaml; no Aurora profile exists yet).
 
-MuJoCo loads it with its meshes stripped (executive/robots/body.py). That strips no
+MuJoCo loads it with its meshes stripped (executive/seam/body.py). That strips no
 collision geometry: every ``<collision>`` of gr3.urdf is a primitive (cylinders, spheres,
 boxes), and each is a geom of the loaded model, checked here. The model then draws in
 ``pose preview`` and goes into a run's MCAP file like the Atom's.
@@ -23,8 +23,8 @@ import pytest
 from executive.operator.posepreview import Preview, Robot, draw
 from executive.records import bodychannels
 from executive.records.runchannels import catalogue
-from executive.robots import body, bodyframes
-from executive.robots.profile import RobotProfile, load_profile
+from executive.seam import body, bodyframes
+from executive.seam.profile import RobotProfile, load_profile
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "gr3-body.yaml"
 GROUPS = {  # robots.md 2.1a: the vendor's control groups and their sizes

@@ -12,8 +12,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from executive.robots.body import BodySpec, Gravity
-from executive.robots.profile import load_profile
+from executive.seam.body import BodySpec, Gravity
+from executive.seam.profile import load_profile
 
 PROFILE = load_profile()
 UPPER = list(PROFILE.topics["upper"])
@@ -48,7 +48,7 @@ def test_joints_the_model_lacks_get_none() -> None:
 
 
 def test_a_bad_feedforward_names_the_key(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from executive.robots.profile import ProfileError
+    from executive.seam.profile import ProfileError
 
     path = tmp_path / "p.yaml"
     path.write_text(

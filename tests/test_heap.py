@@ -17,7 +17,7 @@ import pytest
 from executive.records import heap
 from executive.records.mcaprecord import McapRecorder
 from executive.records.runchannels import catalogue
-from executive.robots.profile import load_profile
+from executive.seam.profile import load_profile
 
 CHUNK = 4096  # malloc'd (above pymalloc's 512 B), below the mmap threshold: in the arena
 CHUNKS = 16384  # 64 MiB

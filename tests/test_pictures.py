@@ -22,8 +22,8 @@ from matplotlib.image import imread
 
 from executive import cli
 from executive.operator.posepreview import Robot
-from executive.robots.body import model_path
-from executive.robots.profile import load_profile
+from executive.seam.body import model_path
+from executive.seam.profile import load_profile
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE_URDF = ROOT.parent / "shared" / "reference" / "atom.urdf"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from executive.robots.profile import ProfileError, builtin_profiles, load_profile
+from executive.seam.profile import ProfileError, builtin_profiles, load_profile
 
 REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "atom_joints.yaml"
 
@@ -20,7 +20,7 @@ def _write(tmp_path: Path, data: dict[str, object], name: str = "p.yaml") -> Pat
 
 
 def _default_data() -> dict[str, object]:
-    from executive.robots.profile import PROFILES_DIR
+    from executive.seam.profile import PROFILES_DIR
 
     data: dict[str, object] = yaml.safe_load((PROFILES_DIR / "atom-sdk.yaml").read_text())
     return data
@@ -153,7 +153,7 @@ def test_extends_cycle_is_reported(tmp_path: Path) -> None:
 def test_every_profile_key_is_in_the_docs_table() -> None:
     """docs/robots.md lists every key a profile may hold: ``max_pause_s`` (how long a pause
     may hold a mission) was documented nowhere (issue 35, 7)."""
-    from executive.robots.profile import _TOP_KEYS
+    from executive.seam.profile import _TOP_KEYS
 
     docs = (Path(__file__).resolve().parents[1] / "docs" / "robots.md").read_text()
     table = [line for line in docs.splitlines() if line.startswith("| `")]

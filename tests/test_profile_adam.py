@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from executive import robots
-from executive.robots.profile import PROFILES_DIR, ProfileError, builtin_profiles, load_profile
+from executive.seam import registry
+from executive.seam.profile import PROFILES_DIR, ProfileError, builtin_profiles, load_profile
 
 MODELS = {"adam-pro": 31, "adam-standard": 29, "adam-lite": 23}  # seed 002; SP = Standard
 
@@ -124,7 +124,7 @@ def test_capabilities_beyond_the_spec_are_refused(tmp_path: Path) -> None:
 
 def test_spec_is_joints_hands_and_battery_only() -> None:
     """Battery where the profile gives the pack's voltage range (tests/test_adam_battery.py)."""
-    spec = robots.spec("adam")
+    spec = registry.spec("adam")
     assert spec.capabilities == {"joints", "hands", "battery"}
     assert spec.streams == {"body": None, "hands": 12}
     assert spec.sources == ("low_state", "hand_state")

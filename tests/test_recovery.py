@@ -9,8 +9,8 @@ from behaviours.context import RobotContext
 from executive.core.safety import SafetyMonitor
 from executive.core.tree import Executive
 from executive.motion.streamer import MotionStreamer
-from executive.robots import open_adapter
 from executive.robots.atom.topics import AtomIO
+from executive.seam.registry import open_adapter
 from executive.service.recovery import LOOK_FOR_S, WHY, PreviousInstance
 from executive.wire import dds
 from executive.wire.robot_io import Side

@@ -19,7 +19,7 @@ from executive.motion.trajectory import plan
 from executive.robots import native
 from executive.robots.atom import reflex as atom_reflex
 from executive.robots.atom.topics import AtomIO
-from executive.robots.profile import load_profile
+from executive.seam.profile import load_profile
 from executive.wire import dds
 from executive.wire.codec import raw_write
 from executive.wire.robot_io import Side

@@ -21,7 +21,7 @@ from cyclonedds.topic import Topic
 
 from behaviours.actions.basic import Wait
 from executive.core.ticker import Ticker
-from executive.robots.profile import DEFAULT_PROFILE, load_profile
+from executive.seam.profile import DEFAULT_PROFILE, load_profile
 from executive.service.auth import Authenticator, new_nonce, sign
 from executive.service.protocol import REPLY_TOPIC, REQUEST_QOS, REQUEST_TOPIC, Code
 from executive.service.requests import (

@@ -27,8 +27,8 @@ from executive.records.runchannels import Channel, Message, RunChannels, catalog
 from executive.records.taps import CommandTap, chain_publish
 from executive.robots.atom.interface import Interface
 from executive.robots.atom.state import AtomState
-from executive.robots.ports import RobotCommands, Stamped
-from executive.robots.profile import load_profile
+from executive.seam.ports import RobotCommands, Stamped
+from executive.seam.profile import load_profile
 from executive.service.config import ConfigError, FoxgloveConfig, load_config, parse_config
 from executive.wire.codec import Codec
 from tests.foxglove_ws import FoxgloveClient

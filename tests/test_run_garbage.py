@@ -27,7 +27,7 @@ import pytest
 from behaviours.actions.basic import Log, Wait
 from executive.core.tree import ExecState, Executive
 from executive.records.runchannels import Message, RunChannels
-from executive.robots.profile import load_profile
+from executive.seam.profile import load_profile
 from executive.service.status import RunningSince, status_document, tree_document
 from tests.test_status_document import FakeAdapter, executive
 

@@ -18,8 +18,8 @@ from executive.core.safety import (
 from executive.robots.atom.interface import Interface, Variant
 from executive.robots.atom.state import AtomState, estop_flags
 from executive.robots.atom.topics import TOPICS
-from executive.robots.ports import ReaderHealth, RobotSnapshot, Stamped
-from executive.robots.profile import STATE_TOPICS, load_profile
+from executive.seam.ports import ReaderHealth, RobotSnapshot, Stamped
+from executive.seam.profile import STATE_TOPICS, load_profile
 from executive.wire.codec import Codec
 
 IFACE = Interface()

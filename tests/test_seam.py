@@ -1,7 +1,7 @@
 """The robot seam holds: nothing above it names a robot's wire.
 
 Leaves, the safety monitor, the motion streamer, the tick loop, the core, status and
-requests speak ``executive.robots.ports`` only. Three checks, all derived from the robots'
+requests speak ``executive.seam.ports`` only. Three checks, all derived from the robots'
 own wire tables rather than from a list kept by hand:
 
 - imports: no module above the seam imports a robot package (the Atom's gamepad table,
@@ -25,11 +25,11 @@ from pathlib import Path
 
 import pytest
 
-from executive.robots import SPECS
 from executive.robots.adam.interface import MOTOR_COUNTS, AdamInterface
 from executive.robots.adam.interface import TOPICS as ADAM_TOPICS
 from executive.robots.atom.interface import Interface
 from executive.robots.atom.topics import TOPICS as ATOM_TOPICS
+from executive.seam.registry import SPECS
 
 ROOT = Path(__file__).resolve().parents[1]
 # the layers above the seam, whole: a module added to one of them is checked without a list to edit
@@ -108,7 +108,7 @@ def wire_words() -> set[str]:
     for type_name in ADAM_TOPICS.values():
         words |= set(_fields(adam.codec(type_name, MOTOR_COUNTS["pro"]).dtype))
     words |= aurora_words()
-    ports = ast.parse((ROOT / "executive" / "robots" / "ports.py").read_text())
+    ports = ast.parse((ROOT / "executive" / "seam" / "ports.py").read_text())
     return {w for w in words if "_" in w or "/" in w} - set(_words(ports)) - NEUTRAL
 
 
@@ -178,7 +178,7 @@ def test_the_wire_layer_names_no_robot(path: Path) -> None:
     robots = [
         name
         for name in _imports(tree)
-        if name.startswith("executive.robots.") and not name.startswith("executive.robots.ports")
+        if name.startswith("executive.robots.") and not name.startswith("executive.seam.ports")
     ]
     assert not robots, f"{path.name} imports a robot: {robots}"
     topics = {spec.name for spec in ATOM_TOPICS.values()} | set(ADAM_TOPICS) | set(ATOM_TOPICS)

@@ -12,7 +12,7 @@ import structlog
 
 from executive.motion.streamer import MotionStreamer
 from executive.robots import atom
-from executive.robots.profile import load_profile
+from executive.seam.profile import load_profile
 from executive.service.config import ServiceConfig, parse_config
 from executive.wire import dds
 

@@ -27,7 +27,7 @@ from executive.operator.lines import robot_lines
 from executive.operator.watch import motion_line, progress_of
 from executive.robots.atom.interface import Interface
 from executive.robots.atom.state import AtomState
-from executive.robots.ports import (
+from executive.seam.ports import (
     BaseState,
     Motion,
     NavStatus,
@@ -39,7 +39,7 @@ from executive.robots.ports import (
     TaskMotion,
     Velocity,
 )
-from executive.robots.profile import load_profile
+from executive.seam.profile import load_profile
 from executive.service.status import RunningSince, schema, status_document, tree_nodes
 from executive.wire.codec import Codec
 

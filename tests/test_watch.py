@@ -15,7 +15,7 @@ import pytest
 
 from executive.operator import watch
 from executive.operator.watch import Progress, Tracker, frame, plain, progress_of
-from executive.robots.ports import Stamped
+from executive.seam.ports import Stamped
 
 HOSTILE = "\x1b[2J\x1b[Hstate: IDLE\nsafety: CLEAR\x07[red]x[/red]"
 

@@ -35,7 +35,7 @@ from executive.robots.atom import gamepad
 from executive.robots.atom.interface import Interface
 from executive.robots.atom.state import AtomState
 from executive.robots.atom.topics import TOPICS
-from executive.robots.ports import BaseState, NavStatus, Stamped
+from executive.seam.ports import BaseState, NavStatus, Stamped
 from executive.wire.codec import Codec
 
 DESIGN = Path(__file__).resolve().parents[2] / "shared" / "DESIGN.md"

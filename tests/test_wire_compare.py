@@ -28,8 +28,8 @@ from executive.robots.atom.commands import AtomCommands
 from executive.robots.atom.interface import Interface, Variant
 from executive.robots.atom.streams import AtomStream
 from executive.robots.atom.topics import TOPICS, AtomIO
-from executive.robots.body import BodySpec, Gravity
-from executive.robots.profile import RobotProfile, load_profile
+from executive.seam.body import BodySpec, Gravity
+from executive.seam.profile import RobotProfile, load_profile
 from executive.wire import dds
 from executive.wire.codec import raw_take, raw_write
 from executive.wire.robot_io import Side

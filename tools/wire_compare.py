@@ -75,7 +75,7 @@ def use_tree(root: Path) -> None:
 
     The venv's editable install of the main tree is a finder that answers for any
     ``executive.*`` module the path does not have: without removing it, a module that exists
-    only in the main tree (``executive.robots.profile`` asked of a revision before it) would
+    only in the main tree (``executive.seam.profile`` asked of a revision before it) would
     be imported from there, silently mixing revisions."""
     sys.meta_path[:] = [
         f for f in sys.meta_path if not getattr(f, "__module__", "").startswith("__editable__")

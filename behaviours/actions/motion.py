@@ -22,7 +22,7 @@ from executive.language.model import Unresolved
 from executive.language.values import Val, suggest
 from executive.motion.streamer import HeldError
 from executive.motion.trajectory import PlanError, plan
-from executive.robots.profile import GROUPS, RAD_TOLERANCE
+from executive.seam.profile import GROUPS, RAD_TOLERANCE
 
 if TYPE_CHECKING:
     from executive.language.leaf import LeafChecker, LeafInput

@@ -22,7 +22,7 @@ from py_trees.common import Status
 from behaviours.base import RobotLeaf
 from executive.language.kinds import MAX_TAG, NAME, Field, FieldType, show, timeout
 from executive.language.leaf import LeafKind
-from executive.robots.ports import BUSY, NavStatus
+from executive.seam.ports import BUSY, NavStatus
 
 if TYPE_CHECKING:
     from executive.language.leaf import LeafChecker, LeafInput

@@ -1,6 +1,6 @@
 """Assembly: everything the executive needs, built from one participant and one profile.
 
-The profile names the robot; ``executive.robots.open_adapter`` opens it, and the rest is
+The profile names the robot; ``executive.seam.registry.open_adapter`` opens it, and the rest is
 the same for every robot.
 
 The service, the demo and the integration tests all run the same assembly, so what is
@@ -27,9 +27,9 @@ from executive.core.tree import Executive
 from executive.motion import native
 from executive.motion.streamer import MotionStreamer
 from executive.records.taps import CommandTap
-from executive.robots import open_adapter
-from executive.robots.ports import RobotAdapter
-from executive.robots.profile import RobotProfile
+from executive.seam.ports import RobotAdapter
+from executive.seam.profile import RobotProfile
+from executive.seam.registry import open_adapter
 from executive.wire import dds
 
 log = structlog.get_logger(__name__)

@@ -15,7 +15,7 @@ Three parts, so the logic can be proved apart from threads and trees:
   source that does not decode: a garbled e-stop sample may be an e-stop, and the state we
   hold for that source is no longer the robot's.
 
-Everything here reads the robot-neutral ``RobotSnapshot`` (``executive.robots.ports``):
+Everything here reads the robot-neutral ``RobotSnapshot`` (``executive.seam.ports``):
 no robot's topic or field name appears in this module.
 
 Silence is a fault too. Each safety source (the profile's ``safety_sources``) has a
@@ -48,7 +48,7 @@ from py_trees.common import Access, Status
 
 from behaviours.state import SNAPSHOT_KEY
 from behaviours.state import snapshot as read_snapshot
-from executive.robots.ports import RobotSnapshot
+from executive.seam.ports import RobotSnapshot
 
 log = structlog.get_logger(__name__)
 

@@ -13,7 +13,7 @@ cannot reach the watchdog.
 queued and applied at the start of the next tick (check for cancel before each tick),
 so the tree is only ever touched by the thread that ticks it.
 
-The robot is an adapter (``executive.robots.ports.RobotAdapter``): the executive reads
+The robot is an adapter (``executive.seam.ports.RobotAdapter``): the executive reads
 its snapshot and calls its ports, and knows nothing of its wire.
 """
 
@@ -49,7 +49,7 @@ from executive.core.safety import (
 )
 from executive.core.ticker import our_line
 from executive.motion.streamer import HeldError, MotionStreamer
-from executive.robots.ports import NavStatus, Reflex, RobotAdapter, RobotSnapshot, Trip
+from executive.seam.ports import NavStatus, Reflex, RobotAdapter, RobotSnapshot, Trip
 
 log = structlog.get_logger(__name__)
 

@@ -19,7 +19,7 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     """``make demo [PROFILE=name]``: the demo of the profile's robot
     (``executive/robots/<robot>/demo.py``), the default profile's without one."""
-    from executive.robots.profile import DEFAULT_PROFILE, load_profile
+    from executive.seam.profile import DEFAULT_PROFILE, load_profile
 
     parser = argparse.ArgumentParser(prog="python -m executive.harness.demo")
     parser.add_argument(

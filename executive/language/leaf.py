@@ -17,7 +17,7 @@ from executive.language.diagnostics import Location
 from executive.language.kinds import Category, NodeKind
 from executive.language.library import Library
 from executive.language.values import Val
-from executive.robots.profile import RobotProfile
+from executive.seam.profile import RobotProfile
 
 if TYPE_CHECKING:
     import py_trees
@@ -80,7 +80,7 @@ LeafCheck = Callable[["LeafChecker", "LeafInput"], "dict[str, Any] | None"]
 class LeafKind(NodeKind):
     """A leaf kind, declared beside its behaviour.
 
-    - ``requires``: the robot capability it needs (``executive.robots.ports.CAPABILITIES``),
+    - ``requires``: the robot capability it needs (``executive.seam.ports.CAPABILITIES``),
       None if it needs none; validation refuses it on a robot without it.
     - ``build``: the validated ``model.Leaf`` (``name``, and ``args`` with exactly the keys
       ``args``) -> the behaviour; the constructor does no I/O.

@@ -30,8 +30,8 @@ from executive.language.diagnostics import Diagnostic, Diagnostics, Location
 from executive.language.kinds import Field, FieldType
 from executive.language.values import check_value, suggest
 from executive.language.yaml_source import ReadTree, YMap, YNode, YScalar, describe, plain
-from executive.robots.body import BodySpec
-from executive.robots.profile import RobotProfile
+from executive.seam.body import BodySpec
+from executive.seam.profile import RobotProfile
 
 NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 _NUMBER = Field("value", FieldType.NUMBER, "")

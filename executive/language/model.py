@@ -18,7 +18,7 @@ from typing import Any
 
 from executive.language.diagnostics import Location
 from executive.language.kinds import FieldType
-from executive.robots.body import EMPTY_SCENE, Scene
+from executive.seam.body import EMPTY_SCENE, Scene
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,7 @@
 
 Joint values with limits say nothing about where the body goes: a pose mirrored at the
 elbow passes every numeric check and holds the forearm below level on the robot. With
-the vendor's model (the profile's ``body:``, ``executive.robots.body``) this check runs
+the vendor's model (the profile's ``body:``, ``executive.seam.body``) this check runs
 the mission's moves through forward kinematics, in the order the tree runs them:
 
 - every move is sampled along its path, from where the steps before it leave the
@@ -48,8 +48,8 @@ from executive.language.library import Library, Target
 from executive.language.model import Composite, Decorator, Guard, Leaf, Node, Subtree
 from executive.mission.pacing import FORGETS
 from executive.mission.tree_checks import MOTION
-from executive.robots import body as bodies
-from executive.robots.profile import RobotProfile
+from executive.seam import body as bodies
+from executive.seam.profile import RobotProfile
 
 STEP = 0.05  # rad: the largest joint change between two samples of a path
 

@@ -79,7 +79,7 @@ def _say(message: str) -> None:
 def export_cmd(args: argparse.Namespace) -> int:
     from executive.mission.cli import _profile, _start_args
     from executive.mission.loader import MissionLoader
-    from executive.robots.profile import DEFAULT_PROFILE
+    from executive.seam.profile import DEFAULT_PROFILE
 
     profile = _profile(args.profile or DEFAULT_PROFILE)
     if profile is None:
@@ -113,7 +113,7 @@ def import_cmd(args: argparse.Namespace) -> int:
     from executive.mission.btcpp_import import ImportError_, import_xml
     from executive.mission.cli import _profile
     from executive.mission.loader import MissionLoader
-    from executive.robots.profile import DEFAULT_PROFILE
+    from executive.seam.profile import DEFAULT_PROFILE
 
     profile = _profile(args.profile or DEFAULT_PROFILE)
     if profile is None:

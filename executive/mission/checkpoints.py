@@ -41,7 +41,7 @@ from executive.language.diagnostics import Diagnostics, Location
 from executive.language.library import Library
 from executive.language.model import Composite, Leaf, Mission, Node, Subtree, walk
 from executive.mission import body_checks, pacing, tree_checks
-from executive.robots.profile import RobotProfile
+from executive.seam.profile import RobotProfile
 
 KIND = "checkpoint"
 

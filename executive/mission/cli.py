@@ -35,7 +35,7 @@ from executive.mission.loader import MissionLoader
 from executive.mission.params import StartArgError, parse_start_arg
 from executive.mission.render import FORMATS, RenderError, render
 from executive.mission.schema import library_schema, mission_schema
-from executive.robots.profile import DEFAULT_PROFILE, ProfileError, RobotProfile, load_profile
+from executive.seam.profile import DEFAULT_PROFILE, ProfileError, RobotProfile, load_profile
 from executive.text import printable
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2

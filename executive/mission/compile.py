@@ -61,8 +61,8 @@ from executive.mission.registry import (
     NodeKind,
 )
 from executive.mission.validate import LeafValidator, default_name
-from executive.robots.body import EMPTY_SCENE, Scene, parse_scene
-from executive.robots.profile import RobotProfile
+from executive.seam.body import EMPTY_SCENE, Scene, parse_scene
+from executive.seam.profile import RobotProfile
 
 DOC_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _DOC_KEYS = ("mission", "subtree", "description", "params", "scene", "tree")

@@ -326,7 +326,7 @@ def diff_cmd(args: argparse.Namespace) -> int:
     # the loader and the CLI helpers sit above this module's model-only code
     from executive.mission.cli import _profile, _start_args
     from executive.mission.loader import MissionLoader
-    from executive.robots.profile import DEFAULT_PROFILE
+    from executive.seam.profile import DEFAULT_PROFILE
 
     profile = _profile(args.profile or DEFAULT_PROFILE)
     if profile is None:

@@ -40,7 +40,7 @@ from executive.mission import body_checks, checkpoints, pacing, tree_checks
 from executive.mission.compile import Session, compile_document
 from executive.mission.params import decl_field, parse_decls
 from executive.mission.registry import MAX_DEPTH, MAX_NODES
-from executive.robots.profile import RobotProfile, load_profile
+from executive.seam.profile import RobotProfile, load_profile
 
 
 @dataclass(frozen=True)

@@ -55,7 +55,7 @@ from executive.language.diagnostics import Diagnostics, Location
 from executive.language.model import Composite, Decorator, Guard, Leaf, Node, Subtree, walk
 from executive.mission.tree_checks import MOTION
 from executive.motion.trajectory import required_duration, too_short
-from executive.robots.profile import RobotProfile
+from executive.seam.profile import RobotProfile
 
 # Leaves after which the joints may be anywhere: the FSM or another controller moves them.
 FORGETS = ("set_fsm", "release_control")

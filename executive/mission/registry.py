@@ -43,7 +43,7 @@ from executive.language.kinds import (
     NodeKind,
 )
 from executive.language.leaf import LeafBuilder, LeafKind
-from executive.robots.ports import CAPABILITIES
+from executive.seam.ports import CAPABILITIES
 
 __all__ = [
     "ACCEPTS",

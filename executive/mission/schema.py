@@ -29,8 +29,8 @@ from executive.mission.registry import (
     FieldType,
     NodeKind,
 )
-from executive.robots.body import BodySpec
-from executive.robots.profile import GROUPS, RobotProfile
+from executive.seam.body import BodySpec
+from executive.seam.profile import GROUPS, RobotProfile
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 SCHEMA_ID = "urn:atom-executive:schema:mission:1"
@@ -119,7 +119,7 @@ _XYZ: Schema = {"type": "array", "items": {"type": "number"}, "minItems": 3, "ma
 
 
 def _scene() -> Schema:
-    """A mission's ``scene:`` (executive/robots/body.py parse_scene)."""
+    """A mission's ``scene:`` (executive/seam/body.py parse_scene)."""
     box = {
         "type": "object",
         "properties": {"center": _XYZ, "size": _XYZ},

@@ -37,7 +37,7 @@ from executive.mission.build import BuildError, build
 from executive.mission.builders import BUILDERS
 from executive.mission.loader import LoadResult, MissionLoader
 from executive.mission.validate import NEEDS_CAPABILITY
-from executive.robots.profile import RobotProfile
+from executive.seam.profile import RobotProfile
 
 log = structlog.get_logger(__name__)
 SHOWN_ERRORS = 5  # files whose first error a load's message repeats (skipped() has them all)

@@ -22,7 +22,7 @@ from executive.language.diagnostics import Diagnostics, Location
 from executive.language.leaf import LeafInput, LeafKind
 from executive.language.library import Library
 from executive.mission.registry import KINDS
-from executive.robots.profile import RobotProfile
+from executive.seam.profile import RobotProfile
 
 
 class LeafValidator:

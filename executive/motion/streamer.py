@@ -65,8 +65,8 @@ from executive.motion.trajectory import (
     plan,
     required_duration,
 )
-from executive.robots.ports import JointStream
-from executive.robots.profile import RobotProfile
+from executive.seam.ports import JointStream
+from executive.seam.profile import RobotProfile
 
 log = structlog.get_logger(__name__)
 

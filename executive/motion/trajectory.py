@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import numpy.typing as npt
 
-from executive.robots.profile import RobotProfile
+from executive.seam.profile import RobotProfile
 
 FloatArray = npt.NDArray[np.float64]
 

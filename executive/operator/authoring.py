@@ -215,7 +215,7 @@ def _relative(file: str, root: Path) -> str:
 def library_cmd(args: argparse.Namespace) -> int:
     """``poses`` / ``gestures`` [NAME]: the library of a mission directory."""
     from executive.mission.loader import MissionLoader
-    from executive.robots.profile import ProfileError, load_profile
+    from executive.seam.profile import ProfileError, load_profile
 
     try:
         profile = load_profile(args.profile)
@@ -302,7 +302,7 @@ def keygen_cmd(args: argparse.Namespace) -> int:
 
 def add_parsers(sub: Any) -> None:
     """Register ``poses``, ``gestures`` and ``keygen`` on the main CLI."""
-    from executive.robots.profile import DEFAULT_PROFILE
+    from executive.seam.profile import DEFAULT_PROFILE
 
     for name, what in (("poses", "pose"), ("gestures", "gesture")):
         p = sub.add_parser(

@@ -110,7 +110,7 @@ def _fail(message: object) -> None:
 def _local_missions(args: argparse.Namespace) -> int:
     """``missions --dir DIR``: the mission files of a directory, described, no service."""
     from executive.operator.authoring import describe_missions, format_missions
-    from executive.robots.profile import DEFAULT_PROFILE, ProfileError, load_profile
+    from executive.seam.profile import DEFAULT_PROFILE, ProfileError, load_profile
 
     directory = Path(args.dir)
     try:

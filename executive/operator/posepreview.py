@@ -3,7 +3,7 @@
 An author sees what ``right_reach_forward`` looks like before the robot moves. The pose
 comes from the mission directory's library (``missions/poses/*.yaml``, checked against
 the profile's limits as a mission would load it), the kinematics from the robot's
-vendor model as the profile names it (``body:``; ``executive.robots.body``: the Atom's
+vendor model as the profile names it (``body:``; ``executive.seam.body``: the Atom's
 shipped URDF, the GR-3's from its package), loaded into MuJoCo as validation loads it.
 The figure is a stick figure, one segment from each moving link's parent to the link
 (children of a branching link, the hips, the shoulders, the neck, hang off its axis: a
@@ -37,9 +37,9 @@ from typing import Any
 
 import numpy as np
 
-from executive.robots import bodyframes
-from executive.robots.body import Body, BodyError, BodySpec, FloatArray, NoBody, load
-from executive.robots.profile import DEFAULT_PROFILE, RobotProfile, load_profile
+from executive.seam import bodyframes
+from executive.seam.body import Body, BodyError, BodySpec, FloatArray, NoBody, load
+from executive.seam.profile import DEFAULT_PROFILE, RobotProfile, load_profile
 
 HOME = "home"
 HAND_STUB = 0.09  # m beyond the Atom's wrist frame: its profile's hand points (body.points)
@@ -435,7 +435,7 @@ def add_parser(sub: Any) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    from executive.robots.profile import ProfileError
+    from executive.seam.profile import ProfileError
 
     try:
         profile = load_profile(args.profile)

@@ -1,6 +1,6 @@
 """The robot's body in a run's channels: its model and where its links are, for Foxglove.
 
-With a profile that has a body model (``body:``, ``executive.robots.body``), each run's
+With a profile that has a body model (``body:``, ``executive.seam.body``), each run's
 MCAP file (and the live view) carries two more channels, so Foxglove's 3D panel shows the
 robot moving through the run with no setup (open the file, add a 3D panel, pick the
 root link, e.g. ``pelvis``, as the display frame):
@@ -43,9 +43,9 @@ from typing import Any
 import numpy as np
 import structlog
 
-from executive.robots import bodyframes
-from executive.robots.body import EMPTY_SCENE, Body, BodyError, BodySpec, FloatArray, NoBody
-from executive.robots.profile import RobotProfile
+from executive.seam import bodyframes
+from executive.seam.body import EMPTY_SCENE, Body, BodyError, BodySpec, FloatArray, NoBody
+from executive.seam.profile import RobotProfile
 
 log = structlog.get_logger(__name__)
 
@@ -188,7 +188,7 @@ class Frames:
 
     def _loaded(self) -> Body:
         if self._body is None:
-            from executive.robots.body import load
+            from executive.seam.body import load
 
             self._body = load(self.profile)
             self._tree = bodyframes.tree(self._body)

@@ -49,7 +49,7 @@ from executive.records.runchannels import (
     Sink,
     catalogue,
 )
-from executive.robots.profile import RobotProfile
+from executive.seam.profile import RobotProfile
 from executive.service.config import FoxgloveConfig
 
 log = structlog.get_logger(__name__)

@@ -9,7 +9,7 @@ right_elbow_pitch`` rather than an index that differs between the two upper-body
 Channels (``catalogue``):
 
 The robot's channels come from the robot-neutral snapshot each tick gathers (the
-blackboard's ``executive.robots.ports.RobotSnapshot``, not a second read of the robot's
+blackboard's ``executive.seam.ports.RobotSnapshot``, not a second read of the robot's
 readers), so an Atom, an Adam and a GRX record the same channels; joint streams are the
 profile's (``profile.topics``: ``upper``, ``lower``, ``hands`` on the Atom, ``body`` ... on
 others):
@@ -81,8 +81,8 @@ from executive.motion.trajectory import FloatArray
 from executive.records import bodychannels
 from executive.records.batches import Batches
 from executive.records.taps import CommandTap, chain_publish
-from executive.robots.ports import BaseState, RobotSnapshot, Stamped
-from executive.robots.profile import RobotProfile
+from executive.seam.ports import BaseState, RobotSnapshot, Stamped
+from executive.seam.profile import RobotProfile
 
 log = structlog.get_logger(__name__)
 

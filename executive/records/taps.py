@@ -23,7 +23,7 @@ from typing import Any
 
 from executive.motion.streamer import MotionStreamer, PublishHook
 from executive.motion.trajectory import FloatArray
-from executive.robots.ports import RobotCommands
+from executive.seam.ports import RobotCommands
 
 # (command name, its arguments, what it returned: a message or command id, or None)
 CommandListener = Callable[[str, dict[str, Any], int | None], None]

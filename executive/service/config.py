@@ -30,9 +30,9 @@ from typing import Any
 
 import yaml
 
-from executive import robots
 from executive.core.safety import SafetyConfig
-from executive.robots.profile import DEFAULT_PROFILE, ProfileError, builtin_profiles, load_profile
+from executive.seam import registry
+from executive.seam.profile import DEFAULT_PROFILE, ProfileError, builtin_profiles, load_profile
 from executive.service import files
 from executive.text import printable, yaml_problem
 
@@ -316,7 +316,7 @@ def _interface(values: dict[str, Any], problems: list[str]) -> None:
         profile = load_profile(str(values.get("profile", DEFAULT_PROFILE)))
     except (ProfileError, ValueError):
         return  # reported under ``profile`` when the service loads it
-    if why := robots.check_interface(profile.robot, values["interface"], profile):
+    if why := registry.check_interface(profile.robot, values["interface"], profile):
         problems.append(f"interface: {why}")
 
 

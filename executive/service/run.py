@@ -54,8 +54,8 @@ from executive.records.checkpoints import Checkpoints
 from executive.records.mcaprecord import record_runs
 from executive.records.runchannels import RunChannels
 from executive.records.runrecord import RunRecorder
-from executive.robots.ports import AdapterError
-from executive.robots.profile import ProfileError, RobotProfile, load_profile
+from executive.seam.ports import AdapterError
+from executive.seam.profile import ProfileError, RobotProfile, load_profile
 from executive.service import faultpoints, notify
 from executive.service.auth import Authenticator, KeyFileError, load_keys
 from executive.service.config import ConfigError, ServiceConfig, check_data_dir, load_config

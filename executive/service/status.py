@@ -55,7 +55,7 @@ from behaviours.state import SNAPSHOT_KEY
 from behaviours.state import snapshot as read_snapshot
 from executive import __version__
 from executive.core.tree import ExecState, Executive, MissionRun, Paused, node_path
-from executive.robots.ports import Motion, RobotSnapshot, Stamped
+from executive.seam.ports import Motion, RobotSnapshot, Stamped
 from executive.service.protocol import STATUS_QOS, STATUS_TOPIC
 from executive.wire.gen.own.atom_executive.msg import NodeStatus_, SourceStatus_, Status_
 

@@ -49,7 +49,7 @@ from cyclonedds.pub import DataWriter
 from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 
-from executive.robots.ports import ReaderHealth, Stamped
+from executive.seam.ports import ReaderHealth, Stamped
 from executive.wire import dds
 from executive.wire.codec import Codec, raw_take, raw_take_stamped, raw_write
 

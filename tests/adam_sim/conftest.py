@@ -26,7 +26,7 @@ from cyclonedds.topic import Topic
 from executive.robots.adam.interface import AdamInterface
 from executive.robots.adam.sim.client import AdamSimClient
 from executive.robots.adam.sim.record import Recording
-from executive.robots.profile import RobotProfile, load_profile
+from executive.seam.profile import RobotProfile, load_profile
 from executive.wire import dds
 from tests.sim.conftest import matched_total, wait_until
 

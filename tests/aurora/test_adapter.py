@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from executive.robots.aurora.interface import PYTHON_ENV, BridgeError, bridge_python, open
-from executive.robots.profile import load_profile
+from executive.seam.profile import load_profile
 
 
 def test_a_missing_bridge_interpreter_says_make_aurora_env(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ import pytest
 
 from executive.robots.aurora.demo import SIM_PYTHON, RobotProcess
 from executive.robots.aurora.interface import RESPAWNS, SEND_TIMEOUT_S, AuroraAdapter, open
-from executive.robots.profile import load_profile
+from executive.seam.profile import load_profile
 from tests.sim.conftest import wait_until
 
 pytestmark = pytest.mark.dds

@@ -29,7 +29,7 @@ def test_the_service_side_never_loads_the_wire_module() -> None:
         "for name in ('interface', 'settings', 'ipc'):\n"
         "    if importlib.util.find_spec(f'executive.robots.aurora.{name}'):\n"
         "        importlib.import_module(f'executive.robots.aurora.{name}')\n"
-        "from executive.robots import SPECS\n"
+        "from executive.seam.registry import SPECS\n"
         "import cyclonedds\n"
         "bad = [m for m in sys.modules if m.startswith(('executive.robots.aurora.wire',\n"
         "       'executive.robots.aurora.sim.node', 'executive.robots.aurora.bridge'))]\n"

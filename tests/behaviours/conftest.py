@@ -20,8 +20,8 @@ from executive.motion.trajectory import Trajectory
 from executive.robots.atom.interface import Interface
 from executive.robots.atom.state import AtomState
 from executive.robots.atom.topics import TOPICS
-from executive.robots.ports import Stamped
-from executive.robots.profile import STATE_TOPICS, load_profile
+from executive.seam.ports import Stamped
+from executive.seam.profile import STATE_TOPICS, load_profile
 from executive.wire.codec import Codec
 
 PROFILE = load_profile()

@@ -12,8 +12,8 @@ from py_trees.common import Status
 from behaviours.actions.tasks import RunTask
 from behaviours.state import SNAPSHOT_KEY
 from executive.mission.loader import MissionLoader
-from executive.robots.ports import RobotSnapshot, Stamped
-from executive.robots.profile import load_profile
+from executive.seam.ports import RobotSnapshot, Stamped
+from executive.seam.profile import load_profile
 
 from .conftest import Kit
 

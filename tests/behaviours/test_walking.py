@@ -9,7 +9,7 @@ from py_trees.common import Status
 
 from behaviours.actions.walking import Walk
 from executive.mission.loader import MissionLoader
-from executive.robots.profile import RobotProfile, load_profile
+from executive.seam.profile import RobotProfile, load_profile
 
 from .conftest import Kit
 

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from executive.robots import adam
-from executive.robots.profile import load_profile
+from executive.seam.profile import load_profile
 from executive.wire import dds
 from tests.cadam.harness import SAMPLES
 

@@ -31,7 +31,7 @@ import pytest
 
 from executive.robots.atom.interface import AXES, Variant
 from executive.robots.atom.sim.record import Recording
-from executive.robots.profile import RobotProfile, load_profile
+from executive.seam.profile import RobotProfile, load_profile
 from tests.wire.c_interop import IDL_DIR, _run, idl_files
 
 HERE = Path(__file__).resolve().parent

@@ -33,7 +33,7 @@ from cyclonedds.util import duration
 
 from executive.robots.atom.interface import Interface, Variant
 from executive.robots.atom.sim.record import Recording
-from executive.robots.profile import load_profile
+from executive.seam.profile import load_profile
 from tests.crobot.harness import TIMEOUT, CRobot, CRobotError
 from tests.sim.conftest import matched_total, wait_until
 

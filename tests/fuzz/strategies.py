@@ -61,7 +61,7 @@ from executive.mission.registry import (
     NodeKind,
 )
 from executive.motion.trajectory import MIN_JERK_PEAK
-from executive.robots.profile import RAD_TOLERANCE, load_profile
+from executive.seam.profile import RAD_TOLERANCE, load_profile
 from executive.service.auth import WINDOW_NS
 from executive.service.requests import MAX_FIELD, VERBS
 

@@ -20,7 +20,7 @@ import zenoh
 
 from executive.robots import grx
 from executive.robots.grx.sim.process import SimProcess, free_port
-from executive.robots.profile import load_profile
+from executive.seam.profile import load_profile
 
 __all__ = [
     "PROFILE",

@@ -8,7 +8,7 @@ from executive.robots.grx import schema as wire
 from executive.robots.grx import settings_of
 from executive.robots.grx.sim.model import CommandError, GrxModel
 from executive.robots.grx.state import GrxState
-from executive.robots.profile import load_profile
+from executive.seam.profile import load_profile
 
 SETTINGS = settings_of(load_profile("grx"))
 TASKS = {"clear_fault": 34, "servo_on": 35, "servo_off": 36, "ready": 960, "walk": 965}

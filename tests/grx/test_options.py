@@ -10,7 +10,7 @@ import yaml
 
 from executive.mission.loader import MissionLoader
 from executive.robots.grx import check_options, settings_of
-from executive.robots.profile import PROFILES_DIR, ProfileError, load_profile
+from executive.seam.profile import PROFILES_DIR, ProfileError, load_profile
 
 DATA = yaml.safe_load((PROFILES_DIR / "grx.yaml").read_text())
 

@@ -126,7 +126,7 @@ def test_sim_and_adapter_on_the_shipped_symmetric_config(port, open_adapter) -> 
     """Both ends with the shipped file (listen and connect on one port), whoever starts
     first listens: here the adapter, then the sim connects to it."""
     from executive.robots import grx
-    from executive.robots.profile import load_profile
+    from executive.seam.profile import load_profile
 
     both = {
         "listen/endpoints": f'["{endpoint(port)}"]',

@@ -11,7 +11,7 @@ import pytest
 from executive.core.runtime import Runtime
 from executive.mission.store import MissionStore
 from executive.robots.atom.interface import Interface
-from executive.robots.profile import load_profile
+from executive.seam.profile import load_profile
 from executive.wire import dds
 from tests.crobot.harness import crobot_exe, start_crobot  # noqa: F401
 from tests.sim.conftest import Sim, start_sim, wait_until  # noqa: F401 - the fixture, shared

@@ -30,8 +30,8 @@ from executive.harness.stack import ROOT, LogTail, Stack, log_time, running_stac
 from executive.robots.adam.interface import AdamInterface
 from executive.robots.adam.sim.client import client_for
 from executive.robots.adam.sim.record import BODY_TOPIC, HAND_TOPIC, Recording
-from executive.robots.profile import load_profile
 from executive.robots.simkit import battery as pack
+from executive.seam.profile import load_profile
 from executive.service.protocol import Code
 from executive.wire import dds
 from executive.wire.robot_io import LatestReader

@@ -21,7 +21,7 @@ from executive.harness.stack import ROOT, Stack, running_stack
 from executive.robots import adam
 from executive.robots.adam.interface import TOPICS
 from executive.robots.adam.sim.client import client_for
-from executive.robots.profile import load_profile
+from executive.seam.profile import load_profile
 
 pytestmark = pytest.mark.dds
 

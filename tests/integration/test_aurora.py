@@ -22,7 +22,7 @@ import yaml
 
 from executive.harness.stack import ROOT, Stack, running_stack
 from executive.robots.aurora.demo import RobotProcess, bridge_pid, sim, start
-from executive.robots.profile import load_profile
+from executive.seam.profile import load_profile
 from executive.wire import dds
 
 pytestmark = pytest.mark.dds

@@ -23,7 +23,7 @@ from bench.robot import marker_table
 from executive.robots.atom.interface import Interface
 from executive.robots.atom.streams import STREAMS
 from executive.robots.atom.topics import TOPICS, AtomIO
-from executive.robots.profile import load_profile
+from executive.seam.profile import load_profile
 from executive.wire.robot_io import Side
 
 # markers per stream, none shared, so a peer that reads one stream's table for another's

@@ -36,8 +36,8 @@ from cyclonedds.topic import Topic
 from executive.harness.stack import Stack
 from executive.robots.atom.interface import Interface, Variant
 from executive.robots.atom.sim.record import Recording
-from executive.robots.body import Gravity
-from executive.robots.profile import load_profile
+from executive.seam.body import Gravity
+from executive.seam.profile import load_profile
 from executive.wire.codec import raw_write
 from tests.crobot.harness import CRobot
 from tests.sim.conftest import matched_total, wait_until
@@ -45,7 +45,7 @@ from tests.sim.conftest import matched_total, wait_until
 pytestmark = pytest.mark.dds
 
 PROFILE = load_profile()
-# The vendor's documented joint indices: an independent source, not executive/robots/profile.py.
+# The vendor's documented joint indices: an independent source, not executive/seam/profile.py.
 REFERENCE = Path(__file__).resolve().parents[3] / "shared" / "reference" / "atom_joints.yaml"
 PRESETS = ("seed", "sdk-1.0.1", "sdk-1.1.0")
 # How long after the fault is on the wire a motion command may still be sent: one DDS hop,

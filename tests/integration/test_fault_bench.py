@@ -9,7 +9,7 @@ import pytest
 
 from bench import faults, soak
 from executive.mission.loader import validate_files
-from executive.robots.profile import load_profile
+from executive.seam.profile import load_profile
 
 MISSIONS = Path(__file__).resolve().parents[2] / "bench" / "missions"
 

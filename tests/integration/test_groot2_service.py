@@ -26,7 +26,7 @@ from btview.model import BTNode
 from executive.harness.stack import Stack, running_stack
 from executive.mission.btcpp_cli import export_xml
 from executive.mission.loader import MissionLoader
-from executive.robots.profile import load_profile
+from executive.seam.profile import load_profile
 from tests import btcpp as theirs
 
 pytestmark = pytest.mark.dds

@@ -20,7 +20,7 @@ import pytest
 from executive.core.runtime import Runtime
 from executive.mission.store import MissionStore
 from executive.robots.atom.interface import Interface
-from executive.robots.profile import load_profile
+from executive.seam.profile import load_profile
 from executive.service.peers import SETTLE_S, PeerWatch
 from executive.service.recovery import WHY, PreviousInstance
 from executive.wire import dds

@@ -50,7 +50,7 @@ from executive.robots.atom.commands import AtomCommands
 from executive.robots.atom.sim.record import Recording
 from executive.robots.atom.topics import TOPICS, AtomIO
 from executive.robots.grx.demo import start as start_grx
-from executive.robots.profile import load_profile
+from executive.seam.profile import load_profile
 from executive.service.recovery import WHY
 from executive.wire import dds
 

@@ -30,7 +30,7 @@ from executive.harness.stack import Stack, running_stack
 from executive.robots.atom.interface import Interface
 from executive.robots.atom.sim.record import Recording
 from executive.robots.atom.topics import TOPICS
-from executive.robots.profile import load_profile
+from executive.seam.profile import load_profile
 from executive.service.auth import sign
 from executive.service.peers import GRACE_S
 from executive.service.protocol import (

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from executive.mission.loader import LoadResult, MissionLoader
-from executive.robots.profile import RobotProfile, load_profile
+from executive.seam.profile import RobotProfile, load_profile
 
 ROOT = Path(__file__).resolve().parents[2]
 MISSIONS = ROOT / "missions"

@@ -1,5 +1,5 @@
 """Validation that knows the body: forward kinematics of the vendor's model
-(``executive/robots/body.py``) refuses a pose or a move that drives a link through
+(``executive/seam/body.py``) refuses a pose or a move that drives a link through
 another or through the scene, and a pose that leaves its declared intent.
 
 Before this, joints were numbers with limits: every Atom arm pose was mirrored at the
@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from executive.mission.loader import MissionLoader
-from executive.robots import body as bodies
-from executive.robots.profile import ProfileError, load_profile
+from executive.seam import body as bodies
+from executive.seam.profile import ProfileError, load_profile
 
 from .conftest import MISSIONS, PROFILE, Workspace, errors
 

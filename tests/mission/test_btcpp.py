@@ -22,7 +22,7 @@ from executive.mission.btcpp_cli import export_trees, export_xml
 from executive.mission.btcpp_import import ImportError_, import_xml
 from executive.mission.diff import diff_missions
 from executive.mission.loader import MissionLoader
-from executive.robots.profile import load_profile
+from executive.seam.profile import load_profile
 from tests import btcpp as theirs
 from tests.mission.conftest import MISSIONS
 

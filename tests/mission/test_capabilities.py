@@ -14,8 +14,8 @@ import pytest
 
 from executive.mission.loader import LoadResult, MissionLoader
 from executive.mission.registry import LEAVES
-from executive.robots.ports import CAPABILITIES
-from executive.robots.profile import RobotProfile
+from executive.seam.ports import CAPABILITIES
+from executive.seam.profile import RobotProfile
 from tests.mission.conftest import PROFILE, Workspace, errors, one_error
 
 # One valid use of each leaf kind, on one line.

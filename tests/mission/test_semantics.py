@@ -6,7 +6,7 @@ import pytest
 
 from executive.language.model import Leaf
 from executive.mission.registry import KINDS
-from executive.robots.profile import RobotProfile
+from executive.seam.profile import RobotProfile
 from tests.mission.conftest import (
     LEAF_LINE,
     Workspace,

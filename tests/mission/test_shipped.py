@@ -18,7 +18,7 @@ import pytest
 
 from executive.language.model import Composite, Decorator, Guard, Subtree, walk
 from executive.mission.loader import MissionLoader
-from executive.robots.profile import load_profile
+from executive.seam.profile import load_profile
 from tests.mission.conftest import MISSIONS, PROFILE
 
 SHIPPED = sorted(MISSIONS.glob("*.yaml"))

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from executive.mission.store import MissionStore
-from executive.robots.profile import load_profile
+from executive.seam.profile import load_profile
 
 ROOT = Path(__file__).resolve().parents[2]
 ADAM = load_profile("adam-pro")

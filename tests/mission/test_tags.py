@@ -16,7 +16,7 @@ import yaml
 from executive.mission import cli
 from executive.mission.loader import MissionLoader
 from executive.robots.atom.sim.amr import TagMap
-from executive.robots.profile import PROFILES_DIR, ProfileError, load_profile
+from executive.seam.profile import PROFILES_DIR, ProfileError, load_profile
 from tests.mission.conftest import MISSIONS, PROFILE, Workspace, leaf_mission
 
 

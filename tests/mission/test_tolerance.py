@@ -17,7 +17,7 @@ from behaviours.actions.motion import DEFAULT_TOLERANCE, MoveJoints
 from executive.language.model import Leaf
 from executive.mission.builders import BUILDERS
 from executive.mission.loader import LoadResult, MissionLoader
-from executive.robots.profile import RAD_TOLERANCE, ProfileError, Tolerance, load_profile
+from executive.seam.profile import RAD_TOLERANCE, ProfileError, Tolerance, load_profile
 
 from .conftest import MISSIONS, ROOT, errors
 

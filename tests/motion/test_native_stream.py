@@ -26,8 +26,8 @@ from executive.motion import native
 from executive.motion.streamer import HeldError
 from executive.motion.trajectory import Trajectory, plan
 from executive.robots import native as native_core
-from executive.robots.body import Gravity
-from executive.robots.profile import load_profile
+from executive.seam.body import Gravity
+from executive.seam.profile import load_profile
 from executive.service.faultpoints import hold_gil
 from tests.rigs import Rig, make_rig
 
@@ -209,7 +209,7 @@ def test_a_trip_holds_the_native_stream_and_refuses_what_python_computed_before(
 def test_the_profile_names_a_bad_stream_mode_or_dead_man_and_the_environment_overrides(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from executive.robots.profile import PROFILES_DIR, ProfileError
+    from executive.seam.profile import PROFILES_DIR, ProfileError
 
     base = str(PROFILES_DIR / "atom-sdk.yaml")
     path = tmp_path / "p.yaml"
@@ -238,7 +238,7 @@ def test_every_stream_layout_patches_to_the_bytes_encode_makes(
     hand counts alike."""
     import struct
 
-    from executive.robots import open_adapter
+    from executive.seam.registry import open_adapter
 
     profile = load_profile(profile_name)
     assert profile.stream_mode == "native"  # shipped so

@@ -21,7 +21,7 @@ from executive.motion.streamer import HeldError, MotionStreamer
 from executive.motion.trajectory import plan
 from executive.robots import atom
 from executive.robots.atom.topics import AtomIO
-from executive.robots.profile import load_profile
+from executive.seam.profile import load_profile
 from executive.wire import dds
 from executive.wire.robot_io import Side
 

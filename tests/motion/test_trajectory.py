@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from executive.motion.trajectory import MIN_JERK_PEAK, PlanError, plan
-from executive.robots.profile import load_profile
+from executive.seam.profile import load_profile
 
 PROFILE = load_profile()
 

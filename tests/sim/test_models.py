@@ -15,7 +15,6 @@ from executive.robots.atom.sim.amr import AmrSim, TagMap, TagMapError
 from executive.robots.atom.sim.faults import validate
 from executive.robots.atom.sim.record import Recording
 from executive.robots.atom.sim.servos import axis_targets, node_joint, node_names
-from executive.robots.profile import load_profile
 from executive.robots.simkit import cli as kit
 from executive.robots.simkit.faults import (
     FaultBook,
@@ -27,6 +26,7 @@ from executive.robots.simkit.faults import (
 from executive.robots.simkit.joints import JointGroup, Verdict, command_floats
 from executive.robots.simkit.record import Recorder
 from executive.robots.simkit.scheduler import Scheduler
+from executive.seam.profile import load_profile
 from executive.wire.codec import Codec
 
 PROFILE = load_profile()

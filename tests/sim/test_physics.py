@@ -10,11 +10,11 @@ import mujoco
 import numpy as np
 import pytest
 
-from executive.robots import body
-from executive.robots.body import Box, Scene
-from executive.robots.profile import load_profile
 from executive.robots.simkit.joints import JointGroup
 from executive.robots.simkit.physics import TIMESTEP, ContactEvent, Physics, load_scene
+from executive.seam import body
+from executive.seam.body import Box, Scene
+from executive.seam.profile import load_profile
 
 PROFILE = load_profile()
 

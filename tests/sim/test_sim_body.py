@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 import yaml
 
-from executive.robots import body
 from executive.robots.atom.sim.node import CONTACT_ERROR
-from executive.robots.profile import load_profile
+from executive.seam import body
+from executive.seam.profile import load_profile
 from tests.sim.conftest import Sim
 
 pytestmark = pytest.mark.dds

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from executive.robots.profile import load_profile
+from executive.seam.profile import load_profile
 from tests.sim.conftest import Sim, wait_until
 
 pytestmark = pytest.mark.dds

@@ -46,7 +46,7 @@ from cyclonedds.pub import DataWriter
 from cyclonedds.topic import Topic
 
 from executive.motion.native import Q_F32, Q_U32, NativeLayout, member_offsets
-from executive.robots import SPECS, native
+from executive.robots import native
 from executive.robots.adam.interface import (
     DEFAULT_VARIANT,
     HAND_RANGE,
@@ -55,7 +55,7 @@ from executive.robots.adam.interface import (
     AdamInterface,
     AdamVariantError,
 )
-from executive.robots.ports import (
+from executive.seam.ports import (
     FloatArray,
     Motion,
     NoCommands,
@@ -64,7 +64,8 @@ from executive.robots.ports import (
     Source,
     Stamped,
 )
-from executive.robots.profile import RobotProfile
+from executive.seam.profile import RobotProfile
+from executive.seam.registry import SPECS
 from executive.wire import dds
 from executive.wire.codec import Codec, raw_write
 from executive.wire.robot_io import LatestReader
@@ -441,7 +442,7 @@ def check_interface(text: str, profile: RobotProfile | None = None) -> str | Non
     return None
 
 
-def open(  # the name executive.robots.open_adapter calls
+def open(  # the name executive.seam.registry.open_adapter calls
     profile: RobotProfile,
     *,
     participant: DomainParticipant,

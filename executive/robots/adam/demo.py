@@ -18,7 +18,7 @@ from executive.harness.demokit import Demo, accepted, say
 from executive.harness.stack import ROOT, LogTail, Stack, log_time, running_stack
 from executive.robots.adam.sim.client import AdamSimClient, client_for
 from executive.robots.adam.sim.record import BODY_TOPIC, HAND_TOPIC, Recording
-from executive.robots.profile import load_profile
+from executive.seam.profile import load_profile
 from executive.service.client import ExecutiveClient
 
 FAULT_JOINT = "right_elbow"

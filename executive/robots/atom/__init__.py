@@ -33,8 +33,8 @@ from executive.robots.atom.interface import (
 from executive.robots.atom.state import AtomState, BaseSpeed, estop_flags
 from executive.robots.atom.streams import AtomStream
 from executive.robots.atom.topics import TOPICS, AtomIO
-from executive.robots.ports import Motion, RobotSnapshot, SafetyEvent, Stamped
-from executive.robots.profile import RobotProfile
+from executive.seam.ports import Motion, RobotSnapshot, SafetyEvent, Stamped
+from executive.seam.profile import RobotProfile
 from executive.wire.robot_io import Kind, Side
 from executive.wire.typewatch import TypeWatch, type_ids
 
@@ -231,7 +231,7 @@ def check_interface(text: str) -> str | None:
     return None
 
 
-def open(  # the name executive.robots.open_adapter calls
+def open(  # the name executive.seam.registry.open_adapter calls
     profile: RobotProfile,
     *,
     participant: DomainParticipant,

@@ -103,7 +103,7 @@ def pictures(demo: Demo, stack: Stack) -> list[Path]:
     from executive.operator.posepreview import Robot, draw, find
     from executive.operator.timeline import draw as draw_timeline
     from executive.operator.timeline import load
-    from executive.robots.profile import load_profile
+    from executive.seam.profile import load_profile
 
     say("the service stops; each run's MCAP file and its timeline, a pose and a gesture")
     stack.stop("executive")

@@ -32,7 +32,7 @@ import numpy as np
 from executive.robots.atom.gamepad import BUTTONS
 from executive.robots.atom.interface import Interface
 from executive.robots.atom.topics import TOPICS
-from executive.robots.ports import (
+from executive.seam.ports import (
     BaseState,
     NavStatus,
     ReaderHealth,

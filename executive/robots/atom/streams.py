@@ -13,10 +13,10 @@ from typing import Any
 import numpy as np
 
 from executive.motion.native import Q_F32, NativeLayout, member_offsets
-from executive.robots.body import BodySpec, Gravity
 from executive.robots.native import Measured
-from executive.robots.ports import FloatArray, Stamped
-from executive.robots.profile import RobotProfile
+from executive.seam.body import BodySpec, Gravity
+from executive.seam.ports import FloatArray, Stamped
+from executive.seam.profile import RobotProfile
 from executive.wire.codec import raw_write
 from executive.wire.robot_io import RobotIO
 

@@ -30,7 +30,7 @@ from executive.robots.aurora.settings import check_interface
 
 if TYPE_CHECKING:
     from executive.robots.aurora.interface import AuroraAdapter
-    from executive.robots.profile import RobotProfile
+    from executive.seam.profile import RobotProfile
 
 __all__ = ["check_interface", "check_options", "open"]
 
@@ -41,7 +41,9 @@ def check_options(options: Mapping[str, Any], profile: Mapping[str, Any]) -> lis
     return _check_settings(options, profile)
 
 
-def open(profile: RobotProfile, **options: Any) -> AuroraAdapter:  # executive.robots.open_adapter
+def open(
+    profile: RobotProfile, **options: Any
+) -> AuroraAdapter:  # executive.seam.registry.open_adapter
     """The Aurora adapter for ``profile``: starts the bridge (``interface.open``)."""
     from executive.robots.aurora.interface import open as open_interface
 

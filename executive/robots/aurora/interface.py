@@ -58,7 +58,7 @@ from executive.logs import RateLimitedLog
 from executive.robots.aurora import ipc
 from executive.robots.aurora.settings import UPPER_FSM_BASE, AuroraSettings
 from executive.robots.aurora.settings import check_interface as _check_interface
-from executive.robots.ports import (
+from executive.seam.ports import (
     AdapterError,
     FloatArray,
     Motion,
@@ -70,7 +70,7 @@ from executive.robots.ports import (
     Stamped,
     Velocity,
 )
-from executive.robots.profile import RobotProfile
+from executive.seam.profile import RobotProfile
 
 log = structlog.get_logger(__name__)
 _errors = RateLimitedLog(log)

@@ -37,8 +37,8 @@ from executive.robots.grx.commands import GrxCommands
 from executive.robots.grx.settings import GrxSettings
 from executive.robots.grx.settings import check as _check_settings
 from executive.robots.grx.state import GrxState
-from executive.robots.ports import Motion, RobotSnapshot, SafetyEvent, Stamped, TaskMotion, Velocity
-from executive.robots.profile import RobotProfile
+from executive.seam.ports import Motion, RobotSnapshot, SafetyEvent, Stamped, TaskMotion, Velocity
+from executive.seam.profile import RobotProfile
 from executive.wire.zenoh_session import ConfigSource, close_session, load_config, open_session
 
 log = structlog.get_logger(__name__)
@@ -311,7 +311,7 @@ def settings_of(profile: RobotProfile) -> GrxSettings:
     return GrxSettings.from_options(profile.options)
 
 
-def open(  # the name executive.robots.open_adapter calls
+def open(  # the name executive.seam.registry.open_adapter calls
     profile: RobotProfile,
     *,
     zenoh_config: ConfigSource = None,

@@ -30,7 +30,7 @@ import zenoh
 
 from executive.robots.grx import schema as wire
 from executive.robots.grx.settings import GrxSettings
-from executive.robots.ports import NoCommands, Stamped, Velocity
+from executive.seam.ports import NoCommands, Stamped, Velocity
 
 ZERO_REPEATS = 3  # zero-axis maps after a walk: one lost best-effort sample cannot leave it walking
 

@@ -35,7 +35,7 @@ import structlog
 
 from executive.logs import RateLimitedLog
 from executive.robots.grx import schema as wire
-from executive.robots.ports import ReaderHealth, RobotSnapshot, Source, Stamped
+from executive.seam.ports import ReaderHealth, RobotSnapshot, Source, Stamped
 
 _log = RateLimitedLog(structlog.get_logger(__name__))  # first at once, then counted
 

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from executive.robots.profile import RobotProfile
+from executive.seam.profile import RobotProfile
 
 FloatArray = npt.NDArray[np.float64]
 

@@ -7,7 +7,7 @@ loop and gravity would, instead of the group's first-order lag:
 - every 2 ms (``TIMESTEP``), each actuated joint gets the MIT-mode law the commands ask
   for, ``tau = kp (q* - q) + kd (dq* - dq) + tau_ff``, at the gains of the latest command
   (the profile's before any), under gravity, within the model's joint limits (see
-  ``executive.robots.body.physics_model`` for how, and why the law is a MuJoCo actuator
+  ``executive.seam.body.physics_model`` for how, and why the law is a MuJoCo actuator
   rather than a torque computed here);
 - a joint nobody commands (never, or no longer: control taken away, an FSM that does not
   obey) is held where it was by the same law at the latest gains, as the firmware's own
@@ -37,7 +37,8 @@ import numpy as np
 import numpy.typing as npt
 import yaml
 
-from executive.robots.body import (
+from executive.robots.simkit.joints import JointGroup
+from executive.seam.body import (
     EMPTY_SCENE,
     Body,
     BodyError,
@@ -46,8 +47,7 @@ from executive.robots.body import (
     parse_scene,
     physics_model,
 )
-from executive.robots.profile import RobotProfile
-from executive.robots.simkit.joints import JointGroup
+from executive.seam.profile import RobotProfile
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.intp]

@@ -23,9 +23,9 @@ from typing import Any
 from executive.robots.adam.interface import DEFAULT_VARIANT, VARIANTS, AdamVariantError
 from executive.robots.adam.sim.faults import HELP as FAULT_HELP
 from executive.robots.adam.sim.faults import STATE_TOPICS
-from executive.robots.profile import ProfileError, builtin_profiles
 from executive.robots.simkit import cli as kit
 from executive.robots.simkit.faults import FaultError
+from executive.seam.profile import ProfileError, builtin_profiles
 
 DESCRIPTION = (__doc__ or "").replace("``", "")
 

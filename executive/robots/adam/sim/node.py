@@ -46,13 +46,13 @@ from executive.robots.adam.sim import faults as adam_faults
 from executive.robots.adam.sim.record import BODY_TOPIC, HAND_TOPIC
 from executive.robots.adam.sim.topics import FAULT_TOPIC, STATUS_TOPIC, AdamCounters_, AdamStatus_
 from executive.robots.adam.sim.wire import BodyWire, HandWire
-from executive.robots.profile import RobotProfile, load_profile
 from executive.robots.simkit import joints
 from executive.robots.simkit.battery import Battery
 from executive.robots.simkit.faults import FaultError, FaultSpec
 from executive.robots.simkit.joints import JointGroup, Verdict
 from executive.robots.simkit.node import RawReader, SimNode, state_rates
 from executive.robots.simkit.scheduler import Scheduler
+from executive.seam.profile import RobotProfile, load_profile
 from executive.wire import dds
 from executive.wire.codec import DecodeError, raw_write
 

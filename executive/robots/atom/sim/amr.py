@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from executive.robots.profile import RobotProfile, load_profile
+from executive.seam.profile import RobotProfile, load_profile
 
 ACTIVE = ("QUEUING", "RUNNING", "PAUSED")
 POSITION_TOLERANCE = 0.01  # m

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from executive.robots.atom.interface import DEFAULT_PRESET
-from executive.robots.profile import DEFAULT_PROFILE
 from executive.robots.simkit.faults import FaultSpec
+from executive.seam.profile import DEFAULT_PROFILE
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ import zenoh
 from executive.robots.grx import schema as wire
 from executive.robots.grx.settings import GrxSettings
 from executive.robots.grx.sim.model import HELP, CommandError, GrxModel
-from executive.robots.profile import ProfileError, load_profile
+from executive.seam.profile import ProfileError, load_profile
 from executive.wire.zenoh_session import ConfigError, close_session, load_config, open_session
 
 GARBAGE = b"\xc1 not msgpack"  # 0xc1 is never used in msgpack

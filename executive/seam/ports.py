@@ -332,7 +332,7 @@ class Reflex(Protocol):
 
 
 class RobotAdapter(Protocol):
-    """A robot behind the seam. Built by ``executive.robots.open_adapter`` from a profile.
+    """A robot behind the seam. Built by ``executive.seam.registry.open_adapter`` from a profile.
 
     Threads: ``snapshot`` and the commands are called from the tick thread, the streams
     from the motion streamer, ``safe_stop`` from any thread (the safety fast path).

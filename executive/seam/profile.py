@@ -22,12 +22,12 @@ import numpy as np
 import numpy.typing as npt
 import yaml
 
-from executive import robots
-from executive.robots import RobotSpec
-from executive.robots.body import BodySpec, NoBody
-from executive.robots.body import parse_spec as parse_body
+from executive.seam import registry
+from executive.seam.body import BodySpec, NoBody
+from executive.seam.body import parse_spec as parse_body
+from executive.seam.registry import RobotSpec
 
-PROFILES_DIR = Path(__file__).resolve().parent / "profiles"
+PROFILES_DIR = Path(__file__).resolve().parents[1] / "robots" / "profiles"
 DEFAULT_PROFILE = "atom-sdk"
 
 GROUPS = ("legs", "torso", "arms", "head", "hands")
@@ -39,7 +39,7 @@ STREAM_MODES = ("python", "native")  # stream_mode: who samples and writes each 
 # stops and resumes its moves where they were (streamer.SHIFT_AFTER_S)
 STREAM_DEADMAN_S = 0.1
 # the Atom's state topics; kept while the code below the seam still imports it from here
-STATE_TOPICS = robots.SPECS["atom"].sources
+STATE_TOPICS = registry.SPECS["atom"].sources
 _TOP_KEYS = {
     "extends",
     "max_pause_s",
@@ -63,7 +63,7 @@ _TOP_KEYS = {
     "tolerance",
     "restart_safe_s",
     "body",
-    *robots.SPECS,  # the profile's robot's own options, under its name (``grx:``)
+    *registry.SPECS,  # the profile's robot's own options, under its name (``grx:``)
 }
 _JOINT_KEYS = {"group", "limits", "urdf_velocity", "kp", "kd"}
 
@@ -135,10 +135,10 @@ class RobotProfile:
     # AMR floor tags the robot's map has (None: not known, so not checked). Validation warns
     # about a navigate_to_tag outside it; the simulated Atom's default map is these tags.
     tags: frozenset[int] | None = None
-    robot: str = "atom"  # the adapter (executive.robots.SPECS)
+    robot: str = "atom"  # the adapter (executive.seam.registry.SPECS)
     # what this robot can do (the spec's, or fewer where the profile says so)
     capabilities: frozenset[str] = frozenset()
-    whole_body: bool = False  # one command carries every motor (executive.robots.RobotSpec)
+    whole_body: bool = False  # one command carries every motor (executive.seam.registry.RobotSpec)
     # what only this robot's adapter reads: the mapping under the robot's name (``grx:``),
     # checked by the adapter's ``check_options`` when the profile loads
     options: Mapping[str, Any] = field(default_factory=dict)
@@ -148,7 +148,7 @@ class RobotProfile:
     # instance's start until the robot must be made safe and still (its recovery, the fault
     # matrix's bound). A robot the executive cannot stop (nothing to send) settles within it.
     restart_safe_s: float = RESTART_SAFE_S
-    # the vendor's model (executive.robots.body), NoBody where none may be shipped, or None
+    # the vendor's model (executive.seam.body), NoBody where none may be shipped, or None
     body: BodySpec | NoBody | None = None
     # the longest a running mission may stay paused (``atom-executive pause``) before the run
     # ends ABORTED, saying so: the base's own task and the arms' hold are not left for hours
@@ -162,7 +162,7 @@ class RobotProfile:
     @property
     def sources(self) -> tuple[str, ...]:
         """The robot's state sources (the adapter's keys)."""
-        return robots.spec(self.robot).sources
+        return registry.spec(self.robot).sources
 
     def tolerance(self, joint: str) -> Tolerance:
         """The arrival tolerance of ``joint``'s stream, in that stream's units."""
@@ -287,7 +287,7 @@ class _Validator:
     def __init__(self, source: str) -> None:
         self.source = source
         self.problems: list[str] = []
-        self.spec: RobotSpec = robots.spec("atom")
+        self.spec: RobotSpec = registry.spec("atom")
 
     def bad(self, key: str, message: str) -> None:
         self.problems.append(f"{key}: {message}")
@@ -315,7 +315,7 @@ class _Validator:
     def build(self, data: dict[str, Any]) -> RobotProfile:
         robot = data.get("robot", "atom")
         try:
-            self.spec = robots.spec(str(robot))
+            self.spec = registry.spec(str(robot))
         except KeyError as e:
             self.bad("robot", str(e.args[0]))
             raise ProfileError(self.source, self.problems) from None
@@ -409,7 +409,7 @@ class _Validator:
         """The robot's own mapping (``grx:``), checked by its adapter; another robot's is
         a mistake (a profile of one robot edited from another's)."""
         robot = self.spec.name
-        for other in sorted(set(robots.SPECS) - {robot}):
+        for other in sorted(set(registry.SPECS) - {robot}):
             if other in data:
                 self.bad(other, f"options of robot {other!r} in a profile of robot {robot!r}")
         raw = data.get(robot)
@@ -418,7 +418,7 @@ class _Validator:
         if not isinstance(raw, dict):
             self.bad(robot, "must be a mapping of the robot's options")
             return {}
-        for problem in robots.check_options(robot, raw, data):
+        for problem in registry.check_options(robot, raw, data):
             key, _, message = problem.partition(": ")
             self.bad(f"{robot}.{key}", message)
         return raw

@@ -1,6 +1,6 @@
 """A body's link tree, each link's transform from its parent, and its collision shapes.
 
-What a viewer needs to draw a robot from its model (``executive.robots.body``): the links
+What a viewer needs to draw a robot from its model (``executive.seam.body``): the links
 as a tree of frames rooted at the model's root link (the base frame), where each link is
 relative to its parent for given joint values, and the primitive shapes of the collision
 geometry attached to each link. The run's MCAP file carries them as Foxglove transforms
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from executive.robots.body import Body, FloatArray
+from executive.seam.body import Body, FloatArray
 
 
 @dataclass(frozen=True)
