@@ -40,7 +40,7 @@ from cyclonedds.core import Listener
 from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 
-from bench.common import setup
+from bench.harness import setup
 from bench.robot import MARKERS, marker, marker_table
 from executive.robots.atom.interface import Interface
 from executive.robots.atom.streams import STREAMS

@@ -1,6 +1,6 @@
 """The floors of ``make bench``: what plain C gets on this machine, measured in the same run.
 
-    python bench/floor.py [--events 150] [--seconds 10] [--no-hog]
+    python -m bench.floor [--events 150] [--seconds 10] [--no-hog]
 
 Three C programs (``bench/floor_c/``), built here at run time (Debian's ``idlc -l c`` over the
 wire types they need, gcc, ``-lddsc``), as ``tests/wire/c_interop.py`` builds its C:
@@ -9,7 +9,7 @@ wire types they need, gcc, ``-lddsc``), as ``tests/wire/c_interop.py`` builds it
   out, from the listener on the receive thread, what the executive sends: the three
   joint streams' commands at that e-stop's marker (``bench/robot.py``), then a
   ``CANCEL_TASK``. Between the same publisher and subscribers as the executive's e-stop
-  figures (``relay_events``: this process publishes and stamps, the ``holds`` and
+  figures (``bench.episode.relay_events``: this process publishes and stamps, the ``holds`` and
   ``amr`` peers, ``peer`` below, receive and stamp), it is the floor of e-stop -> first hold, -> all
   three holds and -> cancel: two DDS hops and C in the middle, the subscribers' own
   handling of three samples in a row included as it is in the executive's figures. It
@@ -23,12 +23,12 @@ wire types they need, gcc, ``-lddsc``), as ``tests/wire/c_interop.py`` builds it
   floor of the stream's lateness and missed periods. ``Loop`` runs it beside a window of
   the service's stream, so both see the same machine;
 - ``peer``: ``bench.estop_peer``'s ``holds`` and ``amr`` roles in C, stamping each
-  arrival on CycloneDDS's receive thread. ``build`` makes every ``bench.estop.Peer``
+  arrival on CycloneDDS's receive thread. ``build`` makes every ``bench.episode.Peer``
   after it this one, so the executive's figures and the relay's are stamped alike and
   neither depends on how fast a Python listener drains the service's 500 Hz stream
   (the holds' peer receives all of it; under a CPU hog its backlog stamped late).
 
-Figures are milliseconds; ``bench/reflex.py`` divides every figure by its floor.
+Figures are milliseconds; ``bench/parts/reflex.py`` divides every figure by its floor.
 """
 
 from __future__ import annotations
@@ -40,20 +40,17 @@ import struct
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # run as a script: python bench/floor.py
-    sys.path.insert(0, str(ROOT))
-
-from bench.common import (  # noqa: E402
+from bench.episode import STREAM_NAMES, Peer, relay_events
+from bench.harness import (
     REALTIME_PRIORITY,
     RELAY_PRIORITY,
+    ROOT,
     cli,
     cpu_hog,
     fifo_argv,
@@ -62,13 +59,10 @@ from bench.common import (  # noqa: E402
     summary,
     table,
 )
-from bench.estop import RNG, STREAM_NAMES, Peer  # noqa: E402
-from bench.robot import MARKERS, marker, marker_table  # noqa: E402
-from executive.robots.atom.interface import Interface  # noqa: E402
-from executive.robots.atom.topics import TOPICS, AtomIO  # noqa: E402
-from executive.seam.profile import load_profile  # noqa: E402
-from executive.wire import dds  # noqa: E402
-from executive.wire.robot_io import Side  # noqa: E402
+from bench.robot import MARKERS, marker, marker_table
+from executive.robots.atom.interface import Interface
+from executive.seam.profile import load_profile
+from executive.wire import dds
 
 SOURCES = ROOT / "bench" / "floor_c"
 IDL = ROOT / "idl" / "dobot_atom"
@@ -85,6 +79,10 @@ class Floors:
     markers: tuple[Path, ...]
     peer: Path
     tables: tuple[Path, ...]
+
+    def relay_argv(self) -> list[str]:
+        """The relay's command, at the reflex's priority: the same job, in C alone."""
+        return fifo_argv([str(self.relay), *map(str, self.markers)], RELAY_PRIORITY)[0]
 
 
 def _run(cmd: list[str | Path]) -> None:
@@ -136,84 +134,6 @@ def build(workdir: Path) -> Floors:
     return floors
 
 
-def relay_events(
-    floors: Floors, env: dict[str, str], domain: int, events: int
-) -> dict[str, list[float]]:
-    """Publisher -> C ``relay`` -> ``estop_peer holds`` and ``amr``, ``events`` times, in
-    ``domain``: e-stop to the first hold, to all three, to the cancel (ms), measured as
-    ``bench/estop.py`` measures the executive and its Python relay."""
-    env = {**env, dds.DOMAIN_ENV: str(domain)}
-    subscriber, amr = Peer(env, "holds"), Peer(env, "amr")
-    relay = subprocess.Popen(  # at the reflex's priority: the same job, in C alone
-        fifo_argv([str(floors.relay), *map(str, floors.markers)], RELAY_PRIORITY)[0],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        env=env,
-        text=True,
-    )
-    participant = dds.make_participant(domain)
-    try:
-        assert relay.stdout is not None
-        if relay.stdout.readline().strip() != "ready":
-            raise RuntimeError("the C relay did not start")
-        io = AtomIO(
-            participant,
-            Interface(),
-            side=Side.ROBOT,
-            topics={"emergency_state": TOPICS["emergency_state"]},
-            records=("emergency_state",),
-        )
-        rec = io.codec("emergency_state").zeros()
-        flag = (rec.dtype.names or ())[0]
-        out: dict[str, list[float]] = {"hold": [], "hold_all": [], "cancel": []}
-        warm = 10  # the first answers also wait for discovery: not counted
-        deadline = time.monotonic() + 30
-
-        def answered(sent: int) -> bool:
-            holds = list(subscriber.holds.values())
-            return (
-                len(holds) == 1
-                and len(holds[0]) == len(STREAM_NAMES)
-                and amr.cancel_after(sent) is not None
-            )
-
-        while len(out["hold"]) < events:
-            with subscriber._cond:
-                subscriber.holds.clear()
-            rec[flag] = True
-            sent = time.monotonic_ns()
-            io.write_record("emergency_state", rec)
-            if subscriber.wait(lambda s=sent: answered(s), 1.0) and amr.wait(
-                lambda s=sent: answered(s), 1.0
-            ):
-                (holds,) = subscriber.holds.values()
-                cancel = amr.cancel_after(sent)
-                assert cancel is not None
-                if warm:
-                    warm -= 1
-                else:
-                    out["hold"].append((min(holds.values()) - sent) / 1e6)
-                    out["hold_all"].append((max(holds.values()) - sent) / 1e6)
-                    out["cancel"].append((cancel - sent) / 1e6)
-            elif time.monotonic() > deadline:
-                raise RuntimeError("the C relay does not answer")
-            rec[flag] = False
-            io.write_record("emergency_state", rec)
-            time.sleep(RNG.uniform(0.005, 0.015))
-        return out
-    finally:
-        if relay.stdin is not None:
-            relay.stdin.close()
-        try:
-            relay.wait(10)
-        except subprocess.TimeoutExpired:
-            relay.kill()
-            relay.wait(5)
-        subscriber.close()
-        amr.close()
-        dds.close_participant(participant)
-
-
 class Loop:
     """The C loop running for ``seconds`` (started now); ``result()`` waits for its figures."""
 
@@ -255,7 +175,7 @@ def run(
                 load = loadavg()
                 loop = Loop(floors, seconds)
                 loop_result = loop.result()
-                relay = relay_events(floors, dict(os.environ), lease.domain, events)
+                relay = relay_events(dict(os.environ), lease.domain, events, floors.relay_argv())
             results["conditions"][name] = {
                 **{f"relay_{k}_ms": summary(v) for k, v in relay.items()},
                 "loop": loop_result,

@@ -1,16 +1,16 @@
 """The plots of ``docs/benchmarks.md``, from a results file of ``bench/run.py``.
 
-    python bench/plots.py [bench/results/latest.json] [--out docs/img]
+    python -m bench.plots [bench/results/latest.json] [--out docs/img]
 
 - ``estop_latency.png``: the distribution (CDF) of e-stop to first hold and to the AMR
   cancel, idle and with a CPU hog, at normal and real-time scheduling, beside the plain
   relay's two hops; the targets marked.
 - ``stream_lateness.png``: the histogram of the 500 Hz stream's period lateness, idle and
   with a CPU hog, at both schedulings (log count), the p99 target marked.
-- ``idle_cpu.png`` (``bench/idle.py``): per robot, the idle service's CPU as shipped, as
+- ``idle_cpu.png`` (``bench/parts/idle.py``): per robot, the idle service's CPU as shipped, as
   before (``ATOM_EXECUTIVE_POLL=off``) and beside the C robot, and the simulated robot's
   beside the C robot; a box of the 1 s windows each, the targets marked.
-- ``cli_wall.png`` (``bench/cli.py``): the wall time of each command beside the bare Python
+- ``cli_wall.png`` (``bench/parts/cli.py``): the wall time of each command beside the bare Python
   status reader of the same run (the floor), the 2x-floor target marked.
 
 Needs matplotlib (the ``bench`` extra: ``pip install -e '.[bench]'``).
@@ -116,7 +116,7 @@ def stream_plot(results: dict[str, Any], path: Path, machine: str) -> Path:
     return path
 
 
-# idle_cpu.png: the conditions of bench/idle.py, in the order drawn within a robot's group
+# idle_cpu.png: the conditions of bench/parts/idle.py, in the order drawn within a robot's group
 IDLE_SERVICE = (
     ("sim", "as shipped", "tab:blue"),
     ("before", "as before (ATOM_EXECUTIVE_POLL=off)", "tab:red"),
@@ -177,7 +177,7 @@ def _boxes(
 
 
 def idle_plot(results: dict[str, Any], path: Path, machine: str) -> Path:
-    """``bench/idle.py``'s results: per robot (``results[robot]``), condition (``sim``,
+    """``bench/parts/idle.py``'s results: per robot (``results[robot]``), condition (``sim``,
     ``before``, ``floor``; ``floor`` None where there is none) and process (``service``,
     ``sim``), the figures of its 1 s windows with every window in ``samples``."""
     from matplotlib.patches import Patch
@@ -214,13 +214,13 @@ def idle_plot(results: dict[str, Any], path: Path, machine: str) -> Path:
     return path
 
 
-CLI_FLOOR = "floor: bare status reader"  # bench/cli.py's FLOOR
-CLI_TARGETED = ("atom-executive --help", "atom-executive status")  # bench/cli.py's TARGETED
-CLI_TARGET_RATIO = 2.0  # bench/cli.py's TARGET_RATIO (its results do not carry it)
+CLI_FLOOR = "floor: bare status reader"  # bench/parts/cli.py's FLOOR
+CLI_TARGETED = ("atom-executive --help", "atom-executive status")  # bench/parts/cli.py's TARGETED
+CLI_TARGET_RATIO = 2.0  # bench/parts/cli.py's TARGET_RATIO (its results do not carry it)
 
 
 def cli_plot(results: dict[str, Any], path: Path, machine: str) -> Path:
-    """``bench/cli.py``'s results: every run's wall time per command (``samples_s``), the
+    """``bench/parts/cli.py``'s results: every run's wall time per command (``samples_s``), the
     floor among them; a box per command, top to bottom in the order run, its median and its
     median over the floor's beside it."""
     samples: dict[str, list[float]] = results["samples_s"]

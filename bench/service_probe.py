@@ -20,10 +20,10 @@ process, and every tick's duration (s).
 
 For diagnosis only (what ``docs/benchmarks.md`` reports as evidence), never in ``make
 bench``: ``BENCH_PROBE_TRACE=1`` stamps the e-stop path inside the service (see
-``bench/estop.py --trace``); ``BENCH_RT=<prio>`` runs the service SCHED_FIFO,
+``bench/parts/estop.py --trace``); ``BENCH_RT=<prio>`` runs the service SCHED_FIFO,
 ``BENCH_NICE=<n>`` niced, ``BENCH_SWITCH_INTERVAL=<s>`` with another GIL switch interval;
 ``BENCH_GC=1`` records every garbage collection (generation, start, end) and every stream
-period later than 0.5 ms (when, how late) on CLOCK_MONOTONIC, so ``bench/stream.py`` can
+period later than 0.5 ms (when, how late) on CLOCK_MONOTONIC, so ``bench/parts/stream.py`` can
 say how many late periods a collection overlapped.
 """
 
@@ -39,14 +39,10 @@ from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from bench.common import process_cpu_s, thread_cpu_s, thread_run_s  # noqa: E402
-from executive import cli  # noqa: E402
-from executive.core.runtime import Runtime  # noqa: E402
-from executive.core.tree import Executive  # noqa: E402
+from bench.harness import ROOT, process_cpu_s, thread_cpu_s, thread_run_s
+from executive import cli
+from executive.core.runtime import Runtime
+from executive.core.tree import Executive
 
 
 class Ring:

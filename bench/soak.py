@@ -25,15 +25,13 @@ which lives through them all, nor the restarted service (its RSS at that first a
 start, with the records of every run before it on disk) may grow from one restart to the
 next by more than ``MAX_KIB_PER_RESTART`` (the fitted slope).
 
-    python bench/soak.py                         # 1,000 runs, ~25 minutes
-    python bench/soak.py --runs 50 --seed 3      # for development
+    python -m bench.soak                         # 1,000 runs, ~25 minutes
+    python -m bench.soak --runs 50 --seed 3      # for development
 """
 
 from __future__ import annotations
 
-import argparse
 import itertools
-import json
 import os
 import platform
 import random
@@ -46,16 +44,9 @@ from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # run as a script: python bench/soak.py
-    sys.path.insert(0, str(ROOT))
+from bench.harness import MISSIONS, WATCHDOG_S, Table, command_line, reset_until_accepted, save
+from executive.harness.stack import Stack, running_stack
 
-from bench.fault_tools import Table  # noqa: E402
-from executive.harness.stack import Stack, running_stack  # noqa: E402
-
-MISSIONS = ROOT / "bench" / "missions"
-RESULTS = ROOT / "bench" / "results"
-WATCHDOG_S = 5.0  # WatchdogSec of deploy/atom-executive.service
 TAGS = (1, 2, 3, 4)  # the sim's default map: a 2 m x 1.5 m rectangle
 RUN_BOUND_S = 30.0  # a run must have ended this long after its start
 RESET_BOUND_S = 10.0  # and a latch be reset this long after the fault was cleared
@@ -198,15 +189,10 @@ class Soak:
 
     def reset(self) -> tuple[bool, int]:
         """Reset until accepted (the executive may still see the cleared fault)."""
-        deadline = time.monotonic() + RESET_BOUND_S
-        attempts = 0
-        while True:
-            attempts += 1
-            if self.stack.client.request("reset").code == 0:
-                return True, attempts
-            if time.monotonic() >= deadline:
-                return False, attempts
-            time.sleep(0.05)
+        accepted, attempts, _ = reset_until_accepted(
+            self.stack.client, RESET_BOUND_S, every=0.05, reply_timeout=5.0
+        )
+        return accepted, attempts
 
     def recover(self, run: Run) -> None:
         """After a stuck run: stop it, clear everything, reset, so the soak goes on."""
@@ -522,11 +508,7 @@ def report(data: dict[str, Any]) -> tuple[str, bool]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(
-        prog="bench/soak.py",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = command_line("python -m bench.soak", __doc__, "soak.json")
     p.add_argument("--runs", type=int, default=1000, help="missions to run (default 1000)")
     p.add_argument(
         "--seed", type=int, default=1, help="seed of the missions, faults and delays (default 1)"
@@ -541,18 +523,11 @@ def main(argv: list[str] | None = None) -> int:
         help="sample the service's RSS every N runs (default 25)",
     )
     p.add_argument(
-        "--json",
-        type=Path,
-        default=RESULTS / "soak.json",
-        help="results file (default bench/results/soak.json)",
-    )
-    p.add_argument(
         "--restarts",
         type=int,
         default=20,
         help="after the runs, kill (SIGKILL) and restart the service N times (default 20)",
     )
-    p.add_argument("--workdir", type=Path, default=None, help="keep logs and run records here")
     args = p.parse_args(argv)
     data = soak(
         args.runs,
@@ -565,9 +540,7 @@ def main(argv: list[str] | None = None) -> int:
     text, ok = report(data)
     print()
     print(text)
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(data, indent=2) + "\n")
-    print(f"results: {args.json}")
+    save(args.json, data)
     return 0 if ok else 1
 
 

@@ -1,14 +1,14 @@
 """The floor under ``atom-executive status``: a bare Python process that imports
 cyclonedds, reads the executive's status once and prints it.
 
-    ATOM_DDS_DOMAIN=42 python bench/status_floor.py [--timeout 5]
+    ATOM_DDS_DOMAIN=42 python -m bench.status_floor [--timeout 5]
 
 Stock cyclonedds-python and the types ``idlc`` generates from ``idl/atom_executive``
 (what any client program would have), none of the executive's own client code: a
 participant, a reader of ``atom/executive/status`` with the topic's QoS (reliable,
 transient-local, keep last 1: the service's last sample arrives at once), the first
 sample taken, its state and mission printed. Exit 3 when no status came in time, as the
-CLI's. ``bench/cli.py`` times this process beside ``atom-executive status``.
+CLI's. ``bench/parts/cli.py`` times this process beside ``atom-executive status``.
 """
 
 import os

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from bench import estop, estop_c, grx, memory
+from bench import episode
+from bench.parts import estop_c, grx, memory
 from executive.mission.store import MissionStore
 from executive.seam.profile import RobotProfile, load_profile
 
@@ -24,12 +25,12 @@ def _memory(directory: Path, profile: RobotProfile) -> tuple[str, dict[str, Any]
 
 
 def _estop(directory: Path, profile: RobotProfile) -> tuple[str, dict[str, Any]]:
-    estop.write_mission(directory, profile)
+    episode.write_mission(directory, profile)
     return "estop_bench", {}
 
 
 def _estop_c(directory: Path, profile: RobotProfile) -> tuple[str, dict[str, Any]]:
-    estop_c.write_mission(directory, profile)
+    episode.write_mission(directory, profile, estop_c.MISSION, duration=None)
     return estop_c.MISSION, {}
 
 

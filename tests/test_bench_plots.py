@@ -1,5 +1,5 @@
 """``bench/plots.py``'s idle CPU and CLI wall-time figures (issue 22), drawn from results of
-the shapes ``bench/idle.py`` and ``bench/cli.py`` write: ``make bench`` calls ``plots.make``
+the shapes ``bench/parts/idle.py`` and ``bench/parts/cli.py`` write: ``make bench`` calls ``plots.make``
 after an hour of measuring, so a figure that fails on its results' shape (a robot with no
 C floor, a part left out) is found here, not at the end of the run. Starts nothing."""
 
@@ -18,7 +18,7 @@ PNG = b"\x89PNG\r\n\x1a\n"
 
 
 def _figures(samples: list[float]) -> dict[str, Any]:
-    """One condition's figures as ``bench/idle.py``'s ``_figures`` writes them."""
+    """One condition's figures as ``bench/parts/idle.py``'s ``_figures`` writes them."""
     s = sorted(samples)
     return {
         "n": len(s),
@@ -35,7 +35,7 @@ def _pair(service: list[float], sim: list[float]) -> dict[str, Any]:
 
 
 def _idle() -> dict[str, Any]:
-    """``bench/idle.py``'s ``run``: the DDS robots shipped, before and beside their C floor;
+    """``bench/parts/idle.py``'s ``run``: the DDS robots shipped, before and beside their C floor;
     the GRX (zenoh) with no before and ``floor`` None."""
     dds = {
         "sim": _pair([3.0, 2.0, 2.0, 4.0], [6.0, 7.0, 7.0, 7.0]),
@@ -54,7 +54,7 @@ def _idle() -> dict[str, Any]:
 
 
 def _cli() -> dict[str, Any]:
-    """``bench/cli.py``'s ``run``: every run's wall time per command, the floor among them."""
+    """``bench/parts/cli.py``'s ``run``: every run's wall time per command, the floor among them."""
     samples = {
         "python -c pass": [0.025, 0.024, 0.023],
         plots.CLI_FLOOR: [0.237, 0.194, 0.188],
@@ -90,8 +90,8 @@ def test_a_part_not_in_the_results_draws_nothing(tmp_path: Path) -> None:
 
 def test_the_cli_names_are_bench_clis() -> None:
     """plots.py names the floor and the targeted commands itself (run as a script it imports
-    no harness): they are bench/cli.py's."""
-    from bench import cli
+    no harness): they are bench/parts/cli.py's."""
+    from bench.parts import cli
 
     assert plots.CLI_FLOOR == cli.FLOOR
     assert plots.CLI_TARGETED == cli.TARGETED

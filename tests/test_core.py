@@ -103,7 +103,7 @@ def test_estop_preempts_latches_and_needs_a_reset(rig: Rig) -> None:
 def test_a_reset_before_the_next_tick_judges_the_estop_as_it_is_now(rig: Rig) -> None:
     """The fast path latches between ticks. A reset in that window used to be judged on the
     last tick's view, from before the trip: accepted with the e-stop still pressed, and the
-    mission left running (found by bench/estop.py). Now it is refused while pressed; after
+    mission left running (found by bench/parts/estop.py). Now it is refused while pressed; after
     a pulse already released it applies the stop (the mission preempted) and then resets.
     Either way, every command after the trigger is the hold, and nothing resumes."""
     published: list[bool] = []

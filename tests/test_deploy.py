@@ -10,7 +10,7 @@ from pathlib import Path
 
 import yaml
 
-from bench.common import REALTIME_PRIORITY
+from bench.harness import REALTIME_PRIORITY
 from executive.motion import realtime
 from executive.service.config import ServiceConfig, load_config
 from executive.service.run import SHUTDOWN_DUMP_S, SHUTDOWN_EXIT_S

@@ -238,7 +238,7 @@ def test_arrival_clock_survives_a_skewed_or_jumping_writer_clock() -> None:
 def test_poll_off_makes_every_reader_listen_as_before(
     participant: dds.DomainParticipant, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``ATOM_EXECUTIVE_POLL=off``: bench/idle.py's "before" (a listener per sample)."""
+    """``ATOM_EXECUTIVE_POLL=off``: bench/parts/idle.py's "before" (a listener per sample)."""
     monkeypatch.setenv(POLL_ENV, "off")
     ctl = AtomIO(participant, records=["upper_state"], polled=["upper_state"])
     assert not ctl.readers["upper_state"].polled

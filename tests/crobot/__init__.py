@@ -76,7 +76,7 @@ out, from which a reader's silence counts. All on CLOCK_MONOTONIC (``time.monoto
 ``probe``                          with ``--probe`` only: the e-stop benchmark's stamps
 =================================  =======================================================
 
-The probe (``--probe``; ``CRobot.probe()``), for ``bench/estop_c.py``: the main loop takes
+The probe (``--probe``; ``CRobot.probe()``), for ``bench/parts/estop_c.py``: the main loop takes
 commands every 2 ms, too coarse a clock for a sub-millisecond figure, so a second reader
 of each joint command topic and of ``rt/amr/cmd`` has a listener on CycloneDDS's receive
 thread that stamps each arrival. An ``estop ... on`` arms it: it keeps the positions then

@@ -32,7 +32,7 @@
  * due time or a line on stdin. SIGTERM and SIGINT are blocked except inside ppoll(), so a
  * signal can never slip in between checking the stop flag and going to sleep.
  *
- * One exception, for the e-stop benchmark (bench/estop_c.py), only with --probe: a second
+ * One exception, for the e-stop benchmark (bench/parts/estop_c.py), only with --probe: a second
  * set of command readers whose listeners run on CycloneDDS's receive thread and stamp the
  * arrival of the first hold (and the first CANCEL_TASK) after an e-stop. The main loop
  * takes commands every 2 ms, which is too coarse a clock for a sub-millisecond figure; the

@@ -1,7 +1,7 @@
 """The e-stop bench's C arrival peer (bench/floor_c/peer.c) reports what the Python one
 (bench/estop_peer.py) reports, on the same traffic: the same markers on the same streams,
 each once, and every AMR command by the same name; and ``floor.build`` makes it the
-default of every later ``bench.estop.Peer``."""
+default of every later ``bench.episode.Peer``."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import pytest
 from cyclonedds.internal import DDS, dds_c_t
 
 from bench import floor
-from bench.estop import STREAM_NAMES, Peer
+from bench.episode import STREAM_NAMES, Peer
 from bench.robot import marker_table
 from executive.robots.atom.interface import Interface
 from executive.robots.atom.streams import STREAMS
@@ -152,7 +152,7 @@ def test_a_peer_is_python_without_a_c_build_for_the_relay_and_once_the_build_is_
     try:
         with pytest.raises(RuntimeError, match="no C peer for 'relay'"):
             Peer({}, "relay", c=True)
-        program.unlink()  # bench/reflex.py removes its build directory when its run ends
+        program.unlink()  # bench/parts/reflex.py removes its build directory when its run ends
         with pytest.raises(RuntimeError, match="no C peer for 'amr'"):
             Peer({}, "amr", c=True)
     finally:

@@ -15,7 +15,7 @@ on the same clock. Between the fault going out and the executive seeing it, comm
 already in flight are still trajectory points: no executive can do better than one hop
 of DDS and its own reaction. So "no motion after the trip" is checked from
 ``written + REACTION_S``, and the reaction is bounded by that margin; the e-stop benchmark
-(``bench/estop_c.py``) measures how long it really takes.
+(``bench/parts/estop_c.py``) measures how long it really takes.
 """
 
 from __future__ import annotations

@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
-from bench import estop_c, run
-from bench.estop import WAIT_S
+from bench import run
+from bench.episode import WAIT_S
+from bench.parts import estop_c
 
 
 @pytest.mark.dds
@@ -38,7 +39,7 @@ def test_the_c_rows_follow_the_python_rows_as_a_ratio_to_the_ddsperf_floor() -> 
         "lost": 0,
     }
     results: dict[str, Any] = {"estop": {"conditions": {"idle": python_idle}}}
-    assert run.c_floor(results) is floor
+    assert estop_c.c_floor(results) is floor
     c = {
         "variant": "seed",
         "hold_ms": _figure(0.3, 0.8),

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from bench import faults, soak
+from bench import soak
+from bench.faults import matrix
+from bench.faults.rows import Row
 from executive.mission.loader import validate_files
 from executive.seam.profile import load_profile
 
@@ -19,13 +21,13 @@ def test_the_bench_missions_are_valid() -> None:
     assert results and all(r.ok for r in results), [str(e) for r in results for e in r.errors]
 
 
-def _judged(rows: list[faults.Row]) -> str:
+def _judged(rows: list[Row]) -> str:
     return "\n".join(f"{r.key}: {r.deviations} {r.details}" for r in rows if not r.ok)
 
 
 @pytest.mark.dds
 def test_fault_matrix_rows_latch_fail_and_refuse_as_designed() -> None:
-    rows = faults.run_matrix(["estop-soft", "amr-failed", "bad-requests"])
+    rows = matrix.run_matrix(["estop-soft", "amr-failed", "bad-requests"])
     assert [r.key for r in rows] == ["estop-soft", "amr-failed", "bad-requests"]
     assert all(r.ok for r in rows), _judged(rows)
     estop, amr, bad = rows
@@ -33,15 +35,15 @@ def test_fault_matrix_rows_latch_fail_and_refuse_as_designed() -> None:
     assert estop.reset_present == "refused" and estop.reset_clear.startswith("accepted")
     assert amr.reaction == "FAILED" and not amr.latched and "Drive" in amr.reason
     assert bad.reaction.endswith("refused; mission SUCCEEDED")
-    text, data = faults.report(rows, 1.0)
+    text, data = matrix.report(rows, 1.0)
     assert data["ok"] and "e-stop soft" in text and len(data["rows"]) == 3
 
 
 @pytest.mark.dds
 def test_fault_matrix_tick_hang_row() -> None:
-    (row,) = faults.run_matrix(["tick-hang"])
+    (row,) = matrix.run_matrix(["tick-hang"])
     assert row.ok, _judged([row])
-    assert row.details["ping_gap_s"] > faults.WATCHDOG_S
+    assert row.details["ping_gap_s"] > matrix.WATCHDOG_S
     assert row.motion_after == 0 and row.hold_ms is not None
 
 
@@ -77,7 +79,7 @@ def test_raw_requests_delete_their_entities_listeners_first(dds_domain: int) -> 
 
     from cyclonedds.core import DDSException
 
-    from bench.fault_tools import RawRequests
+    from bench.faults.watch import RawRequests
     from executive.wire import dds
 
     with dds.open_participant(dds_domain) as participant:

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from bench import estop, stream
-from bench.common import REALTIME_PRIORITY, realtime_available
+from bench.harness import REALTIME_PRIORITY, realtime_available
+from bench.parts import estop, stream
 
 pytestmark = pytest.mark.dds
 

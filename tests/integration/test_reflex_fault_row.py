@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from bench import faults
+from bench.faults import matrix
 
 pytestmark = pytest.mark.dds
 
 
 def test_fault_matrix_gil_hog_row() -> None:
-    (row,) = faults.run_matrix(["gil-hog"])
+    (row,) = matrix.run_matrix(["gil-hog"])
     assert row.ok, f"{row.deviations} {row.details}"
     assert row.motion_after == 0 and row.latched
     assert row.details["hold_sent_s_before_python_ran"] > 1.0  # held while Python could not

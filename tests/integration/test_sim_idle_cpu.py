@@ -1,6 +1,6 @@
 """The simulated Atom idles within its CPU budget beside the idle service (issue 22, 4).
 
-Measured as ``bench/idle.py`` measures it (its ``cpu_windows``): the sim's own process,
+Measured as ``bench/parts/idle.py`` measures it (its ``cpu_windows``): the sim's own process,
 every thread, in 1 s windows after the bench's settling pause; the sim at its defaults
 (MuJoCo stepping the body every 2 ms, the profile's state rates: upper and lower state at
 500 Hz), the service running no mission beside it, as ``atom-executive sim`` and ``run``
@@ -8,7 +8,7 @@ run on a robot's PC.
 
 The issue's target is 10 % of a core; the C robot publishing the same topics at the same
 rates takes about 5 (the floor: the writes, the wake-ups). Before the idle work the sim
-took 9-11 (the median of 1 s windows: bench/idle.py 10 and 11, side by side with the new
+took 9-11 (the median of 1 s windows: bench/parts/idle.py 10 and 11, side by side with the new
 one 9-10, at load 0.4-6), 7-8 after (the physics' numpy work around mj_step, the state
 samples' encoding and fault checks, the scheduler's loop, empty command takes):
 ``BUDGET`` sits between, under the target. The median, not the mean: a window the
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.idle import SETTLE_S, TARGETS, cpu_windows
+from bench.parts.idle import SETTLE_S, TARGETS, cpu_windows
 from executive.harness.stack import running_stack
 
 pytestmark = [pytest.mark.dds, pytest.mark.serial]  # serial: it measures CPU

@@ -248,7 +248,7 @@ def test_a_preempted_leaf_cannot_retarget_a_held_stream(rig: Rig) -> None:
 
 def test_the_streamer_thread_asks_for_a_tight_timer(rig: Rig) -> None:
     """Linux wakes a thread up to 50 us late by default (its timer slack); the streamer
-    asks for 1 us. Timing itself is the benchmark's job (bench/stream.py), not a test's."""
+    asks for 1 us. Timing itself is the benchmark's job (bench/parts/stream.py), not a test's."""
     rig.streamer.start()
     thread = rig.streamer._thread
     assert thread is not None

@@ -1,7 +1,8 @@
-"""What every benchmark module shares: the environment, statistics, the CPU hog, the machine.
+"""What every part of the kit shares: the environment, statistics, the CPU hog, the machine,
+the service's scheduling and log, the tables and the command line.
 
-Each module of ``bench/`` runs alone (``python bench/estop.py --events 50``) or from
-``bench/run.py``; both call ``setup()`` first, so every DDS participant they make, in
+Each module of ``bench/`` runs alone (``python -m bench.parts.estop --events 50``) or from
+``python -m bench.run``; both call ``setup()`` first, so every DDS participant they make, in
 this process or a child, stays on the loopback config (``CYCLONEDDS_URI``) and on a
 domain leased for the run (``executive.wire.dds.lease_domain``).
 
@@ -23,16 +24,18 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # run as a script: python bench/<module>.py
-    sys.path.insert(0, str(ROOT))
+from executive.harness.stack import LogTail, log_time
 
+ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
+MISSIONS = ROOT / "bench" / "missions"  # the fault matrix's and the soak's missions
+WATCHDOG_S = 5.0  # WatchdogSec of deploy/atom-executive.service
 LOOPBACK_URI = (ROOT / "executive" / "resources" / "cyclonedds-loopback.xml").as_uri()
 
 
@@ -158,13 +161,72 @@ def fmt(value: float | None, digits: int = 3) -> str:
     return f"{value:.{digits}f}"
 
 
-def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """A plain-text table, columns as wide as their widest cell."""
-    widths = [max(len(str(c)) for c in col) for col in zip(headers, *rows, strict=True)]
-    line = "  ".join("-" * w for w in widths)
-    out = ["  ".join(str(h).ljust(w) for h, w in zip(headers, widths, strict=True)), line]
-    out += ["  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)) for row in rows]
+def table(
+    headers: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    *,
+    ruled: bool = False,
+    limit: int | None = None,
+) -> str:
+    """A plain-text table, columns as wide as their widest cell; ``ruled``: the columns
+    between bars (the fault matrix's and the soak's); ``limit``: the widest a cell is printed."""
+
+    def cut(cell: Any) -> str:
+        text = str(cell)
+        return text if limit is None or len(text) <= limit else text[: limit - 1] + "…"
+
+    cells = [[cut(c) for c in row] for row in rows]
+    widths = [max(len(str(c)) for c in col) for col in zip(headers, *cells, strict=True)]
+    bar, rule = (" | ", "-+-") if ruled else ("  ", "  ")
+    out = [bar.join(str(h).ljust(w) for h, w in zip(headers, widths, strict=True))]
+    out.append(rule.join("-" * w for w in widths))
+    out += [bar.join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in cells]
     return "\n".join(out)
+
+
+@dataclass
+class Table:
+    """A ruled table filled a row at a time (``table(..., ruled=True)``)."""
+
+    headers: Sequence[str]
+    rows: list[Sequence[str]] = field(default_factory=list)
+    limit: int = 60  # widest a cell is printed
+
+    def add(self, cells: Iterable[Any]) -> None:
+        self.rows.append([str(c) for c in cells])
+
+    def render(self) -> str:
+        return table(self.headers, self.rows, ruled=True, limit=self.limit)
+
+
+def check(ok: bool | None) -> str:
+    """A summary row's verdict: met, MISSED, or ``-`` for a figure with no target."""
+    return "-" if ok is None else ("met" if ok else "MISSED")
+
+
+def figure_row(
+    label: str,
+    condition: str,
+    s: dict[str, float],
+    target: str,
+    ok: bool | None,
+    digits: int = 3,
+) -> list[str]:
+    """A summary row of a sample's median and p99 against its target."""
+    return [label, condition, fmt(s["median"], digits), fmt(s["p99"], digits), target, check(ok)]
+
+
+def floor_row(
+    label: str, condition: str, floor: dict[str, float], ratio: dict[str, float], digits: int
+) -> list[str]:
+    """A summary row of a floor's median and p99, and the figure above it as a ratio."""
+    times = f"{ratio['median']:.{digits}f}x / {ratio['p99']:.{digits}f}x"
+    return [label, condition, fmt(floor["median"]), fmt(floor["p99"]), f"hold = {times}", "-"]
+
+
+def ratio(figure: dict[str, float], floor: dict[str, float]) -> dict[str, float]:
+    """A figure's median and p99 over its floor's."""
+    return {"median": figure["median"] / floor["median"], "p99": figure["p99"] / floor["p99"]}
 
 
 REALTIME_PRIORITY = 80  # the stream_priority the service asks for by default
@@ -203,6 +265,23 @@ def service_scheduling(realtime: bool) -> tuple[dict[str, Any], dict[str, str]]:
     return {"stream_priority": REALTIME_PRIORITY}, {}
 
 
+def with_realtime(run: Callable[[bool], dict[str, Any]]) -> dict[str, Any]:
+    """A benchmark with the service at normal scheduling, then with its streamer thread
+    under SCHED_FIFO (when this machine grants it): one result, the conditions of both."""
+    results = run(False)
+    refused = realtime_available()
+    if refused is not None:
+        print(f"   realtime conditions skipped: {refused}")
+        results["realtime_skipped"] = refused
+        return results
+    rt = run(True)
+    if "conditions" in results:  # estop
+        results["conditions"].update(rt["conditions"])
+    else:  # stream
+        results.update({k: v for k, v in rt.items() if k.endswith("realtime")})
+    return results
+
+
 def realtime_available() -> str | None:
     """Why the realtime conditions cannot run here, or None."""
     try:
@@ -232,14 +311,96 @@ def thread_policies(pid: int, names: Iterable[str] = ("recv", "motion-streamer")
     return out
 
 
+def reset_until_accepted(
+    client: Any, timeout: float, *, every: float = 0.1, reply_timeout: float = 10.0
+) -> tuple[bool, int, float]:
+    """Reset, again every ``every`` s while refused: (accepted, attempts, send time of the
+    last). The first refusals after a cause is cleared are the executive still seeing it
+    in the last state it had."""
+    deadline = time.monotonic() + timeout
+    attempts = 0
+    while True:
+        attempts += 1
+        sent = time.monotonic()
+        if client.request("reset", timeout=reply_timeout).code == 0:
+            return True, attempts, sent
+        if time.monotonic() >= deadline:
+            return False, attempts, sent
+        time.sleep(every)
+
+
+class LogWatch:
+    """The service's log as it grows (``LogTail``): when it logged an event."""
+
+    def __init__(self, path: Path) -> None:
+        self.tail = LogTail(path)
+        self.events: list[dict[str, Any]] = []
+
+    def skip(self) -> None:
+        """From here on: only what the service logs after this."""
+        self.tail.skip()
+        self.events = []
+
+    def line(
+        self, event: str, after: float | None = None, timeout: float = 5.0, every: float = 0.05
+    ) -> dict[str, Any] | None:
+        """The first line ``event`` (logged after ``after``, monotonic, when given) since
+        the last ``skip``, once the service has written it; None if not in ``timeout``."""
+        deadline = time.monotonic() + timeout
+        while True:
+            self.events.extend(self.tail.read())
+            for e in self.events:
+                t = log_time(e)
+                if e.get("event") == event and (after is None or (t is not None and t > after)):
+                    return e
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(every)
+
+    def seen(
+        self, event: str, after: float, timeout: float = 5.0, every: float = 0.05
+    ) -> float | None:
+        """When the service logged ``event`` (first time after ``after``), monotonic."""
+        found = self.line(event, after, timeout, every)
+        return None if found is None else log_time(found)
+
+
+def command_line(prog: str, doc: str | None, results: str) -> argparse.ArgumentParser:
+    """The command line of a make target that reports rows (``make faults``, ``make soak``):
+    its description, ``--json`` (``bench/results/<results>`` unless given) and ``--workdir``."""
+    parser = argparse.ArgumentParser(
+        prog=prog, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--json",
+        type=Path,
+        default=RESULTS / results,
+        help=f"where to write the results (default bench/results/{results})",
+    )
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        default=None,
+        help="keep logs and records here (default: a temporary directory, removed)",
+    )
+    return parser
+
+
+def save(path: Path, data: Any, default: Callable[[Any], Any] | None = None) -> None:
+    """Write ``data`` as JSON to ``path`` (its directory made) and say where."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2, default=default) + "\n")
+    print(f"results: {path}")
+
+
 def cli(
     doc: str | None,
     run: Callable[[argparse.Namespace], dict[str, Any]],
     report: Callable[[dict[str, Any]], str],
     arguments: Callable[[argparse.ArgumentParser], None] = lambda parser: None,
 ) -> int:
-    """A benchmark module run alone (``python bench/tick.py``): loopback DDS, its own
-    arguments and ``--json``, its table printed. ``bench/run.py`` calls ``run`` directly."""
+    """A benchmark module run alone (``python -m bench.parts.tick``): loopback DDS, its own
+    arguments and ``--json``, its table printed. ``bench.run`` calls its part instead."""
     setup()
     parser = argparse.ArgumentParser(description=(doc or "").split("\n\n")[0])
     arguments(parser)

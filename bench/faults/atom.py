@@ -1,52 +1,19 @@
-"""``make faults``: the fault matrix, each fault observed for real, as a report.
+"""The fault matrix's Atom rows: the simulated Atom and the service, a fault while both move.
 
 The simulated Atom and the service run as separate processes on a leased loopback
-domain (``executive.harness.stack``); the service runs as systemd would start it, with a notify
-socket and ``WatchdogSec`` (5 s, as ``deploy/atom-executive.service``). Each row starts
-the ``busy`` mission (``bench/missions/busy.yaml``: the base driving to a far tag while
-the right arm sweeps), injects its fault through the sim's fault topic while both move,
-and reads what happened from outside the service:
-
-- the reaction and its reason from the service's status (DDS) and the run's record
-  (``data_dir/runs/<run_id>.jsonl``: the result, and no node left RUNNING);
-- the time to hold and any motion after the trigger from the sim's command record: from
-  the moment the sim applied the fault to the executive's last change of joint target
-  (the hold), and every command that still pulled the joints or changed the target
-  after the executive saw the trigger (its ``safe stop`` log line);
-- the latch: a start is refused while latched; a reset is refused while the cause is
-  present and accepted once it is cleared; then the service is IDLE and stays so, with
-  no joint or base command sent (nothing resumed).
-
-DESIGN.md section 4 fixes the expectations: every e-stop flag, a BMS alarm, the AMR's
-e-stop, a servo error, stale state, a critical battery and revoked control latch
-SAFE_STOP with a reason, hold motion and cancel the base. AMR FAILED and an FSM switch
-never confirmed are mission failures: FAILED with the node's path, no latch. Killed and
-restarted, the service comes up IDLE with nothing resumed; with its tick loop hung the
-watchdog pings stop while the e-stop fast path still holds; bad requests are each
-refused in words while the mission runs on. Any deviation fails the row, and the run
-exits 1.
-
-Then the Fourier GRX's rows (``bench/grx_faults.py``): the service against the simulated
-GRX over loopback zenoh, walking when the fault hits (an error code, the heartbeat lost, a
-garbage map, and the m4 schema's e-stop flag); the hold there is zero joystick axes. Last,
-the service killed mid-walk and restarted (``grx-killed``), and the same for the PND Adam
-mid-wave (``adam-killed``): each robot made safe within its profile's ``restart_safe_s``
-(``killed`` holds the Atom to it too). *Time to hold* in those rows is from the restarted
-process's first line of our code to safe, the part the bound holds (the interpreter's start
-before it is the machine's); the details give it from the kill and from READY too.
-
-    python bench/faults.py                   # every row, about a minute
-    python bench/faults.py --only estop-soft --only bad-requests
-    python bench/faults.py --list
+domain (``executive.harness.stack``); the service runs as systemd would start it, with a
+notify socket and ``WatchdogSec`` (5 s, as ``deploy/atom-executive.service``). Each row
+starts the ``busy`` mission (``bench/missions/busy.yaml``: the base driving to a far tag
+while the right arm sweeps), injects its fault through the sim's fault topic while both
+move, and reads what happened from outside the service (``bench.faults.watch``). What
+each row requires is in ``bench.faults`` (the matrix's description).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
-import platform
 import shutil
 import signal
 import socket
@@ -57,69 +24,42 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # run as a script: python bench/faults.py
-    sys.path.insert(0, str(ROOT))
+import yaml
+from cyclonedds.core import Policy, Qos
+from cyclonedds.sub import DataReader
+from cyclonedds.topic import Topic
 
-import yaml  # noqa: E402
-from cyclonedds.core import Policy, Qos  # noqa: E402
-from cyclonedds.sub import DataReader  # noqa: E402
-from cyclonedds.topic import Topic  # noqa: E402
-
-from bench import grx_faults, stall  # noqa: E402
-from bench.fault_tools import (  # noqa: E402
+from bench.faults import stall
+from bench.faults.rows import (
+    TIMEOUT,
+    Row,
+    judge_run_record,
+    kill_and_restart,
+    make_ready,
+    run_row,
+)
+from bench.faults.watch import (
     HoldReport,
     RawRequests,
     RecordTail,
-    Row,
-    Table,
     fault_time,
     hold_report,
-    judge_recovery,
-    judge_restart,
-    left_running,
-    recovery_document,
     run_events,
     run_result,
-    run_row,
     wait_record_flushed,
 )
-from executive.core.safety import STALL_S  # noqa: E402
-from executive.harness.stack import (  # noqa: E402
-    LogTail,
-    Stack,
-    cpu_wait_s,
-    log_time,
-    running_stack,
-)
-from executive.motion import native  # noqa: E402
-from executive.robots.simkit.faults import parse_fault  # noqa: E402
-from executive.seam.profile import load_profile  # noqa: E402
-from executive.service import faultpoints  # noqa: E402
-from executive.service.protocol import (  # noqa: E402
-    REPLY_TOPIC,
-    REQUEST_QOS,
-    STATUS_TOPIC,
-    Code,
-)
-from executive.service.requests import MAX_FIELD  # noqa: E402
-from executive.wire.gen.own.atom_executive.msg import Reply_, Status_  # noqa: E402
+from bench.harness import MISSIONS, WATCHDOG_S, LogWatch, reset_until_accepted
+from executive.core.safety import STALL_S
+from executive.harness.stack import Stack, running_stack
+from executive.motion import native
+from executive.robots.simkit.faults import parse_fault
+from executive.seam.profile import load_profile
+from executive.service import faultpoints
+from executive.service.protocol import REPLY_TOPIC, REQUEST_QOS, STATUS_TOPIC, Code
+from executive.service.requests import MAX_FIELD
+from executive.wire.gen.own.atom_executive.msg import Reply_, Status_
 
-MISSIONS = ROOT / "bench" / "missions"
-RESULTS = ROOT / "bench" / "results"
-WATCHDOG_S = 5.0  # WatchdogSec of deploy/atom-executive.service
 FAR_TAGS = (3, 5)  # (2, 1.5) and (-1, 0) on the sim's default map: 3.4 m apart
-TIMEOUT = 10.0  # s: any one reaction, reply or state change
-HEADERS = (
-    "fault",
-    "reaction",
-    "reason",
-    "time to hold ms",
-    "motion after",
-    "latched",
-    "reset while present",
-    "reset after clear",
-)
 
 
 class Matrix:
@@ -132,10 +72,9 @@ class Matrix:
         self.armed = False
         self.tag = FAR_TAGS[0]
         self.tail = RecordTail(stack.workdir / "sim-record.jsonl")
-        self.log = LogTail(stack.log_path("executive"))
+        self.log = LogWatch(stack.log_path("executive"))
         self.notify = stack.notify_socket(WATCHDOG_S)
         self._raw: RawRequests | None = None
-        self._events: list[dict[str, Any]] = []
 
     # -- the stack -----------------------------------------------------------------------
 
@@ -178,22 +117,9 @@ class Matrix:
 
     def ready(self) -> None:
         """No mission, no latch, no fault left over from the previous row."""
-        st, client = self.stack, self.stack.client
-        if st.sim.active_faults():
-            st.sim.clear_all()
-        status = client.status(TIMEOUT)
-        if status.state == "RUNNING":
-            client.request("stop")
-            client.wait_status(lambda s: s.state != "RUNNING", TIMEOUT)
-        if client.status().safety != "CLEAR":
-            self.reset_until_accepted(TIMEOUT)
-        if (
-            client.wait_status(lambda s: s.state != "RUNNING" and s.safety == "CLEAR", TIMEOUT)
-            is None
-        ):
-            raise RuntimeError(
-                f"the service is not ready for the next row: {client.status().state}"
-            )
+        if self.stack.sim.active_faults():
+            self.stack.sim.clear_all()
+        make_ready(self.stack.client)
 
     def start_busy(self, **params: Any) -> str:
         """Start ``busy`` towards the far tag; its run id once the status shows the run."""
@@ -232,39 +158,29 @@ class Matrix:
             lambda s: s.run_id != run_id and s.state != "RUNNING", timeout
         )
 
-    def reset_until_accepted(self, timeout: float) -> tuple[bool, int, float]:
-        """Reset, again every 0.1 s while refused: (accepted, attempts, send time of the
-        accepted one). The first refusals after clearing are the executive still seeing
-        the fault in the last state it had."""
-        deadline = time.monotonic() + timeout
-        attempts = 0
-        while True:
-            attempts += 1
-            sent = time.monotonic()
-            reply = self.stack.client.request("reset", timeout=TIMEOUT)
-            if reply.code == 0:
-                return True, attempts, sent
-            if time.monotonic() >= deadline:
-                return False, attempts, sent
-            time.sleep(0.1)
-
-    def skip_log(self) -> None:
-        """From here on: ``seen`` looks only at what the service logs after this."""
+    def start_moving(self, row: Row) -> tuple[Any, str]:
+        """From a clean start (``ready``), ``busy`` until the arm and the base move: the
+        record's mark and the service's log from before it, and the run."""
+        self.ready()
+        mark = self.tail.mark()
         self.log.skip()
-        self._events = []
+        run_id = self.start_busy()
+        row.expect(self.wait_moving(run_id), "the mission never got the arm and the base moving")
+        return mark, run_id
 
-    def seen(self, event: str, after: float, timeout: float = 5.0) -> float | None:
-        """When the service logged ``event`` (first time after ``after``), monotonic."""
-        deadline = time.monotonic() + timeout
-        while True:
-            self._events.extend(self.log.read())
-            for e in self._events:
-                t = log_time(e)
-                if e.get("event") == event and t is not None and t > after:
-                    return t
-            if time.monotonic() >= deadline:
-                return None
-            time.sleep(0.05)
+    def block_mid_move(self, row: Row) -> tuple[Any, str, float, float | None]:
+        """The service restarted with ``gil-hog`` armed, ``busy`` moving, then its
+        interpreter blocked (SIGUSR2): the record's mark, the run, when the block was asked
+        for and when the service logged it (None: never)."""
+        st = self.stack
+        st.stop("executive")
+        pid = st.start_service(env={**self.notify.env(), faultpoints.ENV: "gil-hog"}).pid
+        self.armed = False  # (not tick-hang: the row that needs it restarts the service)
+        mark, run_id = self.start_moving(row)
+        t_signal = time.monotonic()
+        os.kill(pid, signal.SIGUSR2)
+        blocked = self.log.seen("fault point: the interpreter is blocked", t_signal - 0.5)
+        return mark, run_id, t_signal, blocked
 
     def stays(self, predicate: Callable[[Any], bool], seconds: float) -> bool:
         """The status satisfies ``predicate`` now and for ``seconds`` (nothing resumes)."""
@@ -330,11 +246,7 @@ def latch_row(
         + ("refused" if reset_while_present else "refused or accepted")
         + " while present, accepted after clearing; IDLE, nothing resumed"
     )
-    m.ready()
-    mark = m.tail.mark()
-    m.skip_log()
-    run_id = m.start_busy()
-    row.expect(m.wait_moving(run_id), "the mission never got the arm and the base moving")
+    mark, run_id = m.start_moving(row)
     t_inject = time.monotonic()
     st.sim.inject_spec(spec)
     status = client.wait_status(
@@ -348,7 +260,7 @@ def latch_row(
     row.expect(
         f"{code}:" in status.safety_reason, f"reason is not {code}: {status.safety_reason!r}"
     )
-    judge_run_record(m, row, run_id, "SAFE_STOP")
+    judge_run_record(row, m.stack.data_dir, run_id, "SAFE_STOP")
     # latched: no start; reset refused while the cause is present
     reply = client.request("start", {"mission": "busy"})
     row.expect(
@@ -373,29 +285,16 @@ def latch_row(
         accepted = True
     else:
         st.sim.clear(kind)
-        accepted, attempts, t_reset = m.reset_until_accepted(5.0)
+        accepted, attempts, t_reset = reset_until_accepted(m.stack.client, 5.0)
         row.reset_clear = f"accepted -> IDLE ({attempts} tries)" if accepted else "REFUSED"
     row.expect(accepted, "reset refused after the cause was cleared")
-    seen = m.seen("safe stop", t_inject - 0.5)
+    seen = m.log.seen("safe stop", t_inject - 0.5)
     row.expect(seen is not None, "no 'safe stop' in the service's log")
     rec = m.record_after(mark, time.monotonic())
     t_fault = fault_time(rec, kind, after=t_inject - 1.0)
     row.expect(not math.isnan(t_fault), "the sim's record has no line for the fault")
     m.judge_hold(row, hold_report(rec, t_fault, seen or t_inject, t_reset, tol=tol))
     m.after_reset(row, mark, t_reset, tol)
-
-
-def judge_run_record(m: Matrix, row: Row, run_id: str, result: str) -> None:
-    """The run's record ends with ``result``, and no node of it is left RUNNING."""
-    deadline = time.monotonic() + TIMEOUT  # the record is written by its own thread
-    while (end := run_result(events := run_events(m.stack.data_dir, run_id))) is None:
-        if time.monotonic() > deadline:
-            break
-        time.sleep(0.05)
-    row.details["run_record"] = end
-    row.expect(end is not None and end.get("result") == result, f"run record result: {end}")
-    still = left_running(events)
-    row.expect(not still, f"left RUNNING after the run ended: {still}")
 
 
 def mission_failure_row(
@@ -417,7 +316,7 @@ def mission_failure_row(
     if before_start:
         st.sim.inject_spec(before_start)
     mark = m.tail.mark()
-    m.skip_log()
+    m.log.skip()
     t_inject = time.monotonic()
     run_id = m.start_busy(**params)
     if mid:
@@ -438,8 +337,8 @@ def mission_failure_row(
         status.last_reason.startswith("Atom/"),
         f"reason lacks the node's path: {status.last_reason!r}",
     )
-    judge_run_record(m, row, run_id, "FAILED")
-    seen = m.seen("mission ended", t_inject - 0.5)
+    judge_run_record(row, m.stack.data_dir, run_id, "FAILED")
+    seen = m.log.seen("mission ended", t_inject - 0.5)
     reply = client.request("reset")
     row.reset_present = "n/a (not latched)" if reply.code == 0 else f"refused: {reply.message}"
     row.details["reset"] = reply.message
@@ -731,30 +630,22 @@ def killed_row(m: Matrix, row: Row) -> None:
     row.expect(reply is not None and reply.code == 0, f"the captured start: {reply}")
     run_id = str(reply.message) if reply is not None else ""
     row.expect(m.wait_moving(run_id), "the mission never got the arm and the base moving")
-    t_kill = time.monotonic()
-    old = st.pid("executive")
-    st.stop("executive", signal.SIGKILL)
-    t_up = time.monotonic()
-    pid = m.start_service(armed=True, wait=False)  # armed for the tick-hang row that follows
-    # made safe within the profile's bound: control released, the base's task canceled
-    bound = load_profile().restart_safe_s
-    released = st.sim.wait_status(lambda s: not s.is_upper_control, bound + 30.0)
-    t_safe, waited = (time.monotonic(), cpu_wait_s(pid)) if released is not None else (None, None)
-    row.expect(released is not None, "upper-body control left on after the restart")
-    doc = recovery_document(client, pid, TIMEOUT)
-    ready = m.notify.wait_for("READY=1", after=t_up, timeout=TIMEOUT)
-    row.details["restart_s"] = None if ready is None else round(ready - t_up, 2)
-    judge_restart(
+
+    def released(pid: int, timeout: float) -> bool:  # control released, the base task canceled
+        ok = st.sim.wait_status(lambda s: not s.is_upper_control, timeout) is not None
+        row.expect(ok, "upper-body control left on after the restart")
+        return ok
+
+    restarted = kill_and_restart(
         row,
-        killed=t_kill,
-        spawned=t_up,
-        safe=t_safe,
-        cpu_wait=waited,
-        doc=doc,
-        ready=ready,
-        bound=bound,
+        st,
+        m.notify,
+        start=lambda: m.start_service(armed=True, wait=False),  # for the tick-hang row next
+        made_safe=released,
+        bound=load_profile().restart_safe_s,
+        sent="upper-body control released",
     )
-    judge_recovery(row, doc, "upper-body control released")
+    old, pid, t_kill = restarted.old, restarted.pid, restarted.killed
     status = (
         client.wait_status(lambda s: s.executive_id.endswith(f":{pid}"), TIMEOUT) or client.status()
     )
@@ -888,11 +779,7 @@ def tick_hang_row(m: Matrix, row: Row) -> None:
     )
     if not m.armed:
         m.start_service(armed=True)
-    m.ready()
-    mark = m.tail.mark()
-    m.skip_log()
-    run_id = m.start_busy()
-    row.expect(m.wait_moving(run_id), "the mission never got the arm and the base moving")
+    mark, run_id = m.start_moving(row)
     t0 = time.monotonic()
     row.expect(
         m.notify.wait_for("WATCHDOG=1", after=t0, timeout=WATCHDOG_S) is not None,
@@ -902,12 +789,12 @@ def tick_hang_row(m: Matrix, row: Row) -> None:
     assert pid is not None
     t_signal = time.monotonic()
     os.kill(pid, signal.SIGUSR2)
-    t_hung = m.seen("fault point: the tick loop hangs", t_signal - 0.5)
+    t_hung = m.log.seen("fault point: the tick loop hangs", t_signal - 0.5)
     row.expect(t_hung is not None, "the tick loop never hung")
     t_hung = t_hung or t_signal
     t_inject = time.monotonic()
     st.sim.inject("estop-soft")
-    seen = m.seen("safe stop", t_inject - 0.5)
+    seen = m.log.seen("safe stop", t_inject - 0.5)
     row.expect(seen is not None, "the fast path did not trip (no 'safe stop' logged)")
     # the supervisor publishes the status while no tick does, with the latch in it
     status = client.wait_status(lambda s: s.safety == "SAFE_STOP", TIMEOUT) or client.status()
@@ -959,7 +846,7 @@ def restart_after_hang(m: Matrix, row: Row, mark: Any, t_inject: float, seen: fl
     reply = client.request("reset")
     row.expect(reply.code == Code.REFUSED, f"reset with the e-stop still pressed: {reply.message}")
     st.sim.clear("estop-soft")
-    accepted, attempts, t_reset = m.reset_until_accepted(5.0)
+    accepted, attempts, t_reset = reset_until_accepted(m.stack.client, 5.0)
     row.expect(accepted, "reset refused after the e-stop was released")
     row.reset_clear = f"accepted -> IDLE ({attempts} tries)" if accepted else "REFUSED"
     rec = m.record_after(mark, time.monotonic())
@@ -974,7 +861,7 @@ def _nothing_between_the_reflex_and_its_hold(m: Matrix, row: Row, rec: Any, hold
     first command from which on nothing moves): the reflex's own log line says how long
     after the sample its hold left. What the stream sent before the sample reached the
     service (the sim publishes its state at its own pace) was sent before anyone knew."""
-    held = [e for e in m._events if e.get("event") == "e-stop reflex held"]
+    held = [e for e in m.log.events if e.get("event") == "e-stop reflex held"]
     if not held or held[-1].get("sample_to_hold_us") is None:
         row.expect(False, "no 'e-stop reflex held' line with its timing")
         return
@@ -993,23 +880,15 @@ def gil_hog_row(m: Matrix, row: Row) -> None:
         "the e-stop; no motion after the hold; SAFE_STOP (estop) once Python runs again; "
         "reset refused while pressed, accepted after release; IDLE, nothing resumed"
     )
-    st.stop("executive")
-    pid = st.start_service(env={**m.notify.env(), faultpoints.ENV: "gil-hog"}).pid
-    m.armed = False  # (not tick-hang: the row that needs it restarts the service)
-    m.ready()
-    mark = m.tail.mark()
-    m.skip_log()
-    run_id = m.start_busy()
-    row.expect(m.wait_moving(run_id), "the mission never got the arm and the base moving")
-    t_signal = time.monotonic()
-    os.kill(pid, signal.SIGUSR2)
-    blocked = m.seen("fault point: the interpreter is blocked", t_signal - 0.5)
+    mark, _, _, blocked = m.block_mid_move(row)
     row.expect(blocked is not None, "the interpreter was never blocked")
     t_inject = time.monotonic()
     st.sim.inject("estop-soft")
-    free = m.seen("fault point: the interpreter runs again", t_inject, faultpoints.GIL_HOG_S + 5)
+    free = m.log.seen(
+        "fault point: the interpreter runs again", t_inject, faultpoints.GIL_HOG_S + 5
+    )
     row.expect(free is not None, "the interpreter never ran again")
-    seen = m.seen("safe stop", t_inject - 0.5)
+    seen = m.log.seen("safe stop", t_inject - 0.5)
     status = client.wait_status(lambda s: s.state == "SAFE_STOP", TIMEOUT) or client.status()
     row.reaction = f"held in C while blocked; {status.state} after"
     row.reason, row.latched = status.safety_reason, status.safety == "SAFE_STOP"
@@ -1018,7 +897,7 @@ def gil_hog_row(m: Matrix, row: Row) -> None:
     row.reset_present = "refused" if reply.code != 0 else "accepted"
     row.expect(reply.code != 0, f"reset with the e-stop still pressed: {reply.message}")
     st.sim.clear("estop-soft")
-    accepted, attempts, t_reset = m.reset_until_accepted(5.0)
+    accepted, attempts, t_reset = reset_until_accepted(m.stack.client, 5.0)
     row.reset_clear = f"accepted -> IDLE ({attempts} tries)" if accepted else "REFUSED"
     row.expect(accepted, "reset refused after the e-stop was released")
     rec = m.record_after(mark, time.monotonic())
@@ -1058,9 +937,9 @@ def gil_hog_row(m: Matrix, row: Row) -> None:
 
 def stall_row(m: Matrix, row: Row) -> None:
     """The interpreter blocked mid-move (``gil-hog``: the GIL held 3 s), no other fault:
-    every stream goes on and holds within its dead man (``bench/stall.py`` judges the
+    every stream goes on and holds within its dead man (``bench/faults/stall.py`` judges the
     record); SAFE_STOP (internal, the stall) once Python runs again; reset accepted."""
-    st, client = m.stack, m.stack.client
+    client = m.stack.client
     profile = load_profile()
     row.details["expected"] = (
         "every commanded stream streamed while blocked and held within "
@@ -1068,18 +947,10 @@ def stall_row(m: Matrix, row: Row) -> None:
         "SAFE_STOP (internal) once Python runs; reset accepted; IDLE, nothing resumed"
     )
     row.details["stream_mode"] = native.mode(profile.stream_mode)
-    st.stop("executive")
-    pid = st.start_service(env={**m.notify.env(), faultpoints.ENV: "gil-hog"}).pid
-    m.armed = False
-    m.ready()
-    mark = m.tail.mark()
-    m.skip_log()
-    run_id = m.start_busy()
-    row.expect(m.wait_moving(run_id), "the mission never got the arm and the base moving")
-    t_signal = time.monotonic()
-    os.kill(pid, signal.SIGUSR2)
-    blocked = m.seen("fault point: the interpreter is blocked", t_signal - 0.5)
-    free = m.seen("fault point: the interpreter runs again", t_signal, faultpoints.GIL_HOG_S + 5)
+    mark, run_id, t_signal, blocked = m.block_mid_move(row)
+    free = m.log.seen(
+        "fault point: the interpreter runs again", t_signal, faultpoints.GIL_HOG_S + 5
+    )
     row.expect(blocked is not None and free is not None, "the interpreter was never blocked")
     status = client.wait_status(lambda s: s.state == "SAFE_STOP", 3.0) or client.status()
     row.reaction = f"{row.details['stream_mode']} stream; {status.state} after"
@@ -1089,7 +960,7 @@ def stall_row(m: Matrix, row: Row) -> None:
     stalled = free - blocked >= STALL_S
     if not stalled:  # a late renewal: the moves resumed and the mission runs on to its end
         m.wait_ended(run_id)
-    accepted, attempts, t_reset = m.reset_until_accepted(5.0)
+    accepted, attempts, t_reset = reset_until_accepted(m.stack.client, 5.0)
     row.reset_clear = f"accepted -> IDLE ({attempts} tries)" if accepted else "REFUSED"
     row.expect(accepted, "reset refused after the stall")
     stall.judge_stall(row, m.record_after(mark, time.monotonic()), profile, blocked, free)
@@ -1104,90 +975,6 @@ REVOKE_WHY = (
 )
 
 RowBody = Callable[[Matrix, Row], None]
-
-
-ADAM_KILLED = ("adam-killed", "Adam service killed mid-wave, restarted (SIGKILL)")
-
-
-def adam_killed_row(row: Row, workdir: Path | None, keep: bool) -> None:
-    """The real service and the simulated Adam Pro in a stack of their own: SIGKILL mid-wave,
-    restart. The body stream stopped with the killed instance (the sim receives no
-    ``rt/lowcmd`` after it), the restarted one starts none and sends nothing, and its status
-    reports the body still (no joint above 0.1 rad/s) within the profile's restart_safe_s
-    of the restarted process's first line (time to hold); recovery made_safe with nothing
-    sent."""
-    from executive.robots.adam.sim.client import client_for
-
-    bound = load_profile("adam-pro").restart_safe_s
-    row.details["expected"] = (
-        f"no rt/lowcmd after the kill; restarted: within {bound:g} s (restart_safe_s) of its "
-        "first line its status reports the body still, no stream engaged; recovery "
-        "made_safe, nothing sent"
-    )
-    with running_stack(workdir, keep=keep) as st:
-        st.write_config(
-            profile="adam-pro", interface="sdk-1.2", missions_dir=str(ROOT / "missions" / "adam")
-        )
-        st.start_sim(
-            *("--profile", "adam-pro", "--interface", "sdk-1.2", "--seed", "2"),
-            sim_ready=lambda s, pid: client_for(s.dds).wait_status(lambda x: x.pid == pid, 30)
-            is not None,
-        )
-        sim = client_for(st.dds)
-        st.start_service()
-        reply = st.client.request("start", {"mission": "arms_wave", "params": {"waves": 5}})
-        if reply.code != 0:
-            raise RuntimeError(f"start arms_wave refused: {reply.message}")
-        row.expect(
-            st.wait_for(lambda: sim.counters("body")["applied"] > 200, TIMEOUT),
-            "the body stream never ran",
-        )
-        old = st.pid("executive")
-        notify = st.notify_socket()
-        t_kill = time.monotonic()
-        st.stop("executive", signal.SIGKILL)
-        time.sleep(0.5)  # the sim's status (5 Hz) has counted the last commands
-        received = sim.counters("body")["received"]
-        spawned = time.monotonic()  # the kill's time counts the wait above
-        proc = st.start_service(wait=False, env=notify.env())
-        own, docs = f":{proc.pid}", []
-
-        def still(s: Any) -> bool:
-            if not s.executive_id.endswith(own) or not s.document:
-                return False
-            doc = json.loads(s.document)
-            done = doc.get("recovery", {}).get("outcome", "looking") != "looking"
-            if done and doc["telemetry"]["motion"]["moving"] is False:
-                docs.append(doc)
-                return True
-            return False
-
-        safe = st.client.wait_status(still, bound + 30.0)
-        t_safe, waited = (time.monotonic(), cpu_wait_s(proc.pid)) if safe else (None, None)
-        doc = docs[0] if docs else None
-        ready = notify.wait_for("READY=1", after=t_kill, timeout=TIMEOUT)
-        judge_restart(
-            row,
-            killed=t_kill,
-            spawned=spawned,
-            safe=t_safe,
-            cpu_wait=waited,
-            doc=doc,
-            ready=ready,
-            bound=bound,
-        )
-        judge_recovery(row, doc, "")
-        if doc is not None:
-            motion = doc["telemetry"]["motion"]
-            row.details["motion"] = motion
-            row.expect(motion["streams_engaged"] == [], f"streams engaged: {motion}")
-        time.sleep(1.0)
-        row.motion_after = sim.counters("body")["received"] - received
-        row.expect(row.motion_after == 0, f"{row.motion_after} rt/lowcmd after the kill")
-        row.reaction = f"restarted {doc['state'] if doc else '?'}; nothing to send"
-        found = (doc or {}).get("recovery", {}).get("found", [])
-        row.reason = f"pid {old} killed; found: {'; '.join(found) or 'the body still'}"
-        row.latched = bool(doc and doc["safety"]["condition"] == "SAFE_STOP")
 
 
 def latch(spec: str, code: str, **kwargs: Any) -> RowBody:
@@ -1224,28 +1011,28 @@ ROWS: list[tuple[str, str, str, RowBody]] = [  # key, the fault as shown, interf
 ]
 # fmt: on
 KEYS = [key for key, *_ in ROWS]
-KEYS += grx_faults.KEYS  # the GRX's rows run after these, in a stack of their own
-KEYS.append(ADAM_KILLED[0])  # the Adam's, last, in a stack of its own
-ADAM_STALL = ("adam-stall", "Adam: interpreter blocked (GIL held 3 s) mid-wave")
-KEYS.append(ADAM_STALL[0])
+LISTING = [f"{key:18s} {label} [{interface}]" for key, label, interface, _ in ROWS]
 
 
-def run_matrix(
-    only: list[str] | None = None,
+def run_rows(
+    only: list[str] | None,
     workdir: Path | None = None,
     *,
     keep: bool = False,
     amr_speed: float = 0.5,
 ) -> list[Row]:
-    """Run the rows (``only``: these keys), each in the stack its interface needs."""
-    selected = [r for r in ROWS if not only or r[0] in only]
+    """The Atom's rows (``only``: these keys; None: all), in one stack, each in the
+    interface it needs."""
+    selected = [r for r in ROWS if only is None or r[0] in only]
     rows: list[Row] = []
+    if not selected:
+        return rows
     with running_stack(workdir, keep=keep) as stack:
         m = Matrix(stack, amr_speed=amr_speed)
         for key, label, interface, body in selected:
             row = Row(key, label)
 
-            def attempt(interface: str = interface, body: Any = body, row: Row = row) -> None:
+            def attempt(interface: str = interface, body: RowBody = body, row: Row = row) -> None:
                 if m.interface != interface:
                     m.boot(interface)
                 body(m, row)
@@ -1254,102 +1041,4 @@ def run_matrix(
         m.close()
         if keep or workdir is not None:
             print(f"work directory (logs, records): {stack.workdir}")
-    grx_only = None if not only else [k for k in only if k in grx_faults.KEYS]
-    grx_dir = workdir / "grx" if workdir is not None else None
-    rows += grx_faults.run_rows(grx_only, Row, grx_dir, keep=keep)
-    if not only or ADAM_KILLED[0] in only:
-        row = Row(*ADAM_KILLED)
-        adam_dir = workdir / "adam" if workdir is not None else None
-        rows.append(run_row(row, row.fault, lambda: adam_killed_row(row, adam_dir, keep)))
-    if not only or ADAM_STALL[0] in only:
-        stall_r = Row(*ADAM_STALL)
-        stall_dir = workdir / "adam-stall" if workdir is not None else None
-        rows.append(
-            run_row(stall_r, stall_r.fault, lambda: stall.adam_stall_row(stall_r, stall_dir, keep))
-        )
     return rows
-
-
-def report(rows: list[Row], elapsed: float) -> tuple[str, dict[str, Any]]:
-    table = Table(HEADERS, limit=64)
-    for row in rows:
-        table.add(row.cells())
-    lines = [table.render(), ""]
-    for row in rows:
-        for note in row.notes:
-            lines.append(f"note: {row.fault}: {note}")
-        for d in row.deviations:
-            lines.append(f"DEVIATES: {row.fault}: {d}")
-    bad = [r for r in rows if not r.ok]
-    lines.append(
-        f"{len(rows) - len(bad)}/{len(rows)} rows as DESIGN.md requires, in {elapsed:.0f} s"
-    )
-    data = {
-        "generated": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "host": {
-            "python": platform.python_version(),
-            "cpus": os.cpu_count(),
-            "machine": platform.machine(),
-        },
-        "watchdog_s": WATCHDOG_S,
-        "seconds": round(elapsed, 1),
-        "ok": not bad,
-        "rows": [r.as_dict() for r in rows],
-    }
-    return "\n".join(lines), data
-
-
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(
-        prog="bench/faults.py",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument(
-        "--only",
-        action="append",
-        choices=KEYS,
-        metavar="ROW",
-        help=f"run this row (repeatable): {', '.join(KEYS)}",
-    )
-    p.add_argument("--list", action="store_true", help="list the rows and exit")
-    p.add_argument(
-        "--json",
-        type=Path,
-        default=RESULTS / "faults.json",
-        help="where to write the results (default bench/results/faults.json)",
-    )
-    p.add_argument(
-        "--workdir",
-        type=Path,
-        default=None,
-        help="keep logs and records here (default: a temporary directory, removed)",
-    )
-    p.add_argument(
-        "--amr-speed",
-        type=float,
-        default=0.5,
-        help="the sim's AMR speed, m/s (default 0.5: the base is still driving when the fault hits)",
-    )
-    args = p.parse_args(argv)
-    if args.list:
-        for key, label, interface, _ in ROWS:
-            print(f"{key:18s} {label} [{interface}]")
-        for fault in grx_faults.FAULTS:
-            print(f"{fault.key:18s} {fault.label} [grx, {fault.schema}]")
-        print(f"{ADAM_KILLED[0]:18s} {ADAM_KILLED[1]} [adam-pro, sdk-1.2]")
-        print(f"{ADAM_STALL[0]:18s} {ADAM_STALL[1]} [adam-pro, sdk-1.2]")
-        return 0
-    started = time.monotonic()
-    rows = run_matrix(args.only, args.workdir, amr_speed=args.amr_speed)
-    text, data = report(rows, time.monotonic() - started)
-    print()
-    print(text)
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(data, indent=2, default=str) + "\n")
-    print(f"results: {args.json}")
-    return 0 if data["ok"] else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())

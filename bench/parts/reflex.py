@@ -1,13 +1,13 @@
 """The e-stop reflex and the real-time streamer as shipped, each figure against its floor.
 
-    python bench/reflex.py [--events 150] [--blocked 15] [--seconds 10] [--no-hog] [--no-before]
+    python -m bench.parts.reflex [--events 150] [--blocked 15] [--seconds 10] [--no-hog] [--no-before]
 
 The service runs as shipped (``bench.service_probe``: ``atom-executive run`` with its inner
 figures readable): the e-stop reflex armed, the streamer under SCHED_FIFO 80 where this
 machine grants it (its default), the ``gil-hog`` fault point armed. For each condition
 (``idle``, ``cpu hog``: one CPU-burning process), in one run:
 
-- e-stop -> first hold, all three holds and the AMR cancel, ``bench/estop.py``'s way (the
+- e-stop -> first hold, all three holds and the AMR cancel, ``bench/parts/estop.py``'s way (the
   bench robot publishing every state topic, ``estop_bench`` moving all three streams and
   driving the base, the subscriber and AMR peers stamping arrivals); beside it, in the
   same condition, the floor: ``bench/floor.py``'s C relay between the same publisher and
@@ -22,53 +22,30 @@ figures. ``--before`` (default on): the service as shipped before, the Python fa
 (``ATOM_EXECUTIVE_REFLEX=off``) and normal scheduling, through the same conditions.
 
 Every figure is printed with its ratio to its floor; ``TARGETS`` (issue 14, with the CPU
-hog, as shipped) are checked; the 100-node tick target is judged from ``bench/tick.py``'s
+hog, as shipped) are checked; the 100-node tick target is judged from ``bench/parts/tick.py``'s
 figures when ``bench/run.py`` ran it too.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
-import signal
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # run as a script: python bench/reflex.py
-    sys.path.insert(0, str(ROOT))
-
-from bench import floor  # noqa: E402
-from bench.common import (  # noqa: E402
-    cli,
-    cpu_hog,
-    fmt,
-    loadavg,
-    summary,
-    table,
-    thread_policies,
-)
-from bench.estop import (  # noqa: E402
-    RNG,
-    STREAM_NAMES,
-    WAIT_S,
-    Peer,
-    _reset,
-    estop_events,
-    write_mission,
-)
-from bench.robot import MARKERS, BenchRobot  # noqa: E402
-from bench.service_probe import ProbedService  # noqa: E402
-from executive.harness.stack import LogTail, Stack, running_stack  # noqa: E402
-from executive.motion import native  # noqa: E402
-from executive.robots import native as native_core  # noqa: E402
-from executive.seam.profile import load_profile  # noqa: E402
-from executive.service import faultpoints  # noqa: E402
-from executive.wire import dds  # noqa: E402
+from bench import floor
+from bench.episode import WAIT_S, Blocker, estop_rig, relay_events
+from bench.harness import cli, cpu_hog, fmt, loadavg, ratio, summary, table
+from bench.parts import Part
+from bench.robot import MARKERS
+from bench.service_probe import ProbedService
+from executive.motion import native
+from executive.robots import native as native_core
+from executive.service import faultpoints
 
 # issue 14, with the CPU hog, in the shipped configuration (ms unless said)
 TARGETS = {
@@ -95,6 +72,7 @@ CONFIGS: dict[str, tuple[dict[str, Any], dict[str, str]]] = {
 # issue 22, with the CPU hog: the stream's lateness p99 against the C loop's of the same run,
 # and the first hold's, all holds' and the AMR cancel's p99 against the C relay's
 STREAM_P99_OVER_FLOOR = 1.5
+TICK100 = "tick_100_loop_tick_ms"  # bench.parts.tick's whole loop with 100 nodes, when it ran
 ESTOP_P99_OVER_RELAY = 1.5
 
 
@@ -113,94 +91,9 @@ def stream_window(service: ProbedService, floors: floor.Floors, seconds: float) 
         "loop_tick_ms": summary(window["loop_tick"], 1e3),
         "tree_tick_ms": summary(window["tree_tick"], 1e3),
         "floor": {k: v for k, v in c.items() if k != "samples"},
-        "late_over_floor": {
-            "median": late["median"] / c["lateness_ms"]["median"],
-            "p99": late["p99"] / c["lateness_ms"]["p99"],
-        },
+        "late_over_floor": ratio(late, c["lateness_ms"]),
         "samples": {"lateness": lateness, "floor_lateness": c["samples"]["lateness"]},
     }
-
-
-def _engaged(stack: Stack, robot: BenchRobot, k: int) -> Any:
-    """Start ``estop_bench`` and wait until all three streams publish; its RUNNING status."""
-    robot.set_base()
-    robot.commands_seen()
-    reply = stack.client.request("start", {"mission": "estop_bench"}, timeout=WAIT_S)
-    if reply.code != 0:
-        raise RuntimeError(f"start refused: {reply.message}")
-    running = stack.client.wait_status(lambda s: s.state == "RUNNING", WAIT_S)
-    if running is None:
-        raise RuntimeError(f"event {k}: the status never showed the mission running")
-    seen: set[str] = set()
-    deadline = time.monotonic() + WAIT_S
-    while seen != set(STREAM_NAMES):
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"event {k}: streams never engaged (saw {sorted(seen)})")
-        seen |= robot.commands_seen()
-        time.sleep(0.001)
-    return running
-
-
-def blocked_events(
-    stack: Stack, robot: BenchRobot, peer: Peer, amr: Peer, events: int, first: int
-) -> dict[str, list[float]]:
-    """``estop_events``, with the service's interpreter blocked (``gil-hog``) when the e-stop
-    comes: SIGUSR2, its log line saying it is blocked, then the e-stop."""
-    out: dict[str, list[float]] = {"hold": [], "hold_all": [], "cancel": [], "lost": []}
-    # 1.0: the holds and the cancel arrived while the interpreter was still blocked: within
-    # half the block's length of the e-stop, itself sent 50-100 ms into the block (the
-    # Python fast path's come only once the block is over, ~3 s after the e-stop)
-    out["before_python"] = []
-    pid = stack.pid("executive")
-    assert pid is not None
-    log = LogTail(stack.log_path("executive"))
-    for k in range(first, first + events):
-        running = _engaged(stack, robot, k)
-        robot.set_marker(k % MARKERS)
-        time.sleep(0.006)
-        log.skip()
-        os.kill(pid, signal.SIGUSR2)
-        if _logged(log, "fault point: the interpreter is blocked", WAIT_S) is None:
-            raise RuntimeError(f"event {k}: the service's interpreter was never blocked")
-        time.sleep(RNG.uniform(0.05, 0.1))  # blocked by now, wherever its threads were
-        sent = robot.estop(True)
-        wait = faultpoints.GIL_HOG_S + WAIT_S
-        got = peer.wait(
-            lambda k=k: len(peer.holds.get(k % MARKERS, {})) == len(STREAM_NAMES), wait
-        ) and amr.wait(lambda sent=sent: amr.cancel_after(sent) is not None, wait)
-        free = _logged(log, "fault point: the interpreter runs again", wait)
-        stopped = stack.client.wait_status(
-            lambda s, seq=running.seq: s.state == "SAFE_STOP" and s.seq > seq, wait
-        )
-        robot.estop(False)
-        robot.set_base()
-        if stopped is None:
-            raise RuntimeError(f"event {k}: the status never showed SAFE_STOP")
-        holds = sorted(peer.holds.get(k % MARKERS, {}).values())
-        cancel = amr.cancel_after(sent)
-        if not got or not holds or cancel is None:
-            out["lost"].append(float(k))
-        else:
-            out["hold"].append((holds[0] - sent) / 1e6)
-            out["hold_all"].append((holds[-1] - sent) / 1e6)
-            out["cancel"].append((cancel - sent) / 1e6)
-            blocked_s = float(free["seconds"]) if free is not None else 0.0
-            early = (max(holds[-1], cancel) - sent) / 1e9 < blocked_s / 2
-            out["before_python"].append(1.0 if early else 0.0)
-        peer.holds.pop(k % MARKERS, None)
-        _reset(stack)
-    return out
-
-
-def _logged(log: LogTail, event: str, timeout: float) -> dict[str, Any] | None:
-    """The service's log line ``event``, once it has written it (None: not in ``timeout``)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for e in log.read():
-            if e.get("event") == event:
-                return e
-        time.sleep(0.002)
-    return None
 
 
 def _estop_figures(ours: dict[str, list[float]], relay: dict[str, list[float]]) -> dict[str, Any]:
@@ -209,7 +102,7 @@ def _estop_figures(ours: dict[str, list[float]], relay: dict[str, list[float]]) 
     for key in ("hold", "hold_all", "cancel"):
         s, r = summary(ours[key]), summary(relay[key])
         out[f"{key}_ms"], out[f"relay_{key}_ms"] = s, r
-        out[f"{key}_over_relay"] = {"median": s["median"] / r["median"], "p99": s["p99"] / r["p99"]}
+        out[f"{key}_over_relay"] = ratio(s, r)
     if "before_python" in ours:
         out["held_before_python_ran"] = int(sum(ours["before_python"]))
     out["samples"] = {k: ours[k] for k in ("hold", "hold_all", "cancel")} | {
@@ -227,56 +120,34 @@ def run_config(
     hog_modes: tuple[bool, ...],
 ) -> dict[str, Any]:
     """Every condition against one configuration of the service."""
-    profile = load_profile()
     overrides, env = CONFIGS[config]
     results: dict[str, Any] = {}
-    missions = Path(tempfile.mkdtemp(prefix="bench-reflex-missions-"))
-    try:
-        write_mission(missions, profile)
-        with running_stack() as stack:
-            stack.write_config(missions_dir=str(missions), **overrides)
-            robot = BenchRobot(stack.dds, profile).start()
-            peer, amr = Peer(stack.env(), "holds"), Peer(stack.env(), "amr")
-            service = ProbedService(stack, env)
-            lease = dds.lease_domain()
-            try:
-                if events:
-                    estop_events(stack, robot, peer, amr, 5, first=MARKERS - 5)  # warm-up
-                pid = stack.pid("executive")
-                threads = thread_policies(pid, THREADS) if pid is not None else {}
-                first = 0
-                for hog in hog_modes:
-                    name = "cpu hog" if hog else "idle"
-                    with cpu_hog(hog):
-                        load = loadavg()
-                        estop: dict[str, Any] = {}
-                        if events:  # (--events 0: the stream alone)
-                            relay = floor.relay_events(floors, stack.env(), lease.domain, events)
-                            ours = estop_events(stack, robot, peer, amr, events, first)
-                            estop = _estop_figures(ours, relay)
-                        first += events
-                        _engaged(stack, robot, first)
-                        time.sleep(0.5)
-                        stream = stream_window(service, floors, seconds)
-                        stack.client.request("stop", timeout=WAIT_S)
-                    results[name] = {
-                        **estop,
-                        "stream": stream,
-                        "loadavg": load,
-                        "service_threads": threads,
-                    }
-                if blocked:
-                    load = loadavg()
-                    relay = floor.relay_events(floors, stack.env(), lease.domain, events)
-                    ours = blocked_events(stack, robot, peer, amr, blocked, first)
-                    results["python blocked"] = {**_estop_figures(ours, relay), "loadavg": load}
-            finally:
-                lease.release()
-                peer.close()
-                amr.close()
-                robot.close()
-    finally:
-        shutil.rmtree(missions, ignore_errors=True)
+    with estop_rig(overrides, env) as rig:
+        service = rig.service
+        assert service is not None
+        if events:
+            rig.events(5, first=MARKERS - 5)  # warm-up
+        threads = rig.threads(THREADS)
+        first = 0
+        for hog in hog_modes:
+            name = "cpu hog" if hog else "idle"
+            with cpu_hog(hog):
+                load = loadavg()
+                estop: dict[str, Any] = {}
+                if events:  # (--events 0: the stream alone)
+                    relay = relay_events(rig.stack.env(), rig.floor_domain, events, floors.relay_argv())  # fmt: skip
+                    estop = _estop_figures(rig.events(events, first), relay)
+                first += events
+                rig.engage(first)
+                time.sleep(0.5)
+                stream = stream_window(service, floors, seconds)
+                rig.stack.client.request("stop", timeout=WAIT_S)
+            results[name] = {**estop, "stream": stream, "loadavg": load, "service_threads": threads}
+        if blocked:
+            load = loadavg()
+            relay = relay_events(rig.stack.env(), rig.floor_domain, events, floors.relay_argv())
+            ours = rig.events(blocked, first, blocked=Blocker(rig.stack))
+            results["python blocked"] = {**_estop_figures(ours, relay), "loadavg": load}
     return results
 
 
@@ -305,9 +176,10 @@ def run(
     return results
 
 
-def verdicts(results: dict[str, Any], tick: dict[str, Any] | None = None) -> list[list[str]]:
+def verdicts(results: dict[str, Any]) -> list[list[str]]:
     """The issue's targets, with the CPU hog, as shipped: target, figure, verdict; and each
-    configuration's stream against its C loop (issue 22)."""
+    configuration's stream against its C loop (issue 22). The 100-node tree's tick is
+    ``bench.parts.tick``'s, when it ran before (``run_part`` keeps it)."""
     out = []
     for config, conditions in results["configs"].items():
         st = conditions.get("cpu hog", {}).get("stream")
@@ -359,8 +231,8 @@ def verdicts(results: dict[str, Any], tick: dict[str, Any] | None = None) -> lis
             ratio,
             ratio <= ESTOP_P99_OVER_RELAY,
         ))  # fmt: skip
-    if tick is not None and "100" in tick:
-        p99 = tick["100"]["loop_tick_ms"]["p99"]
+    if results.get(TICK100) is not None:
+        p99 = results[TICK100]["p99"]
         rows.append(
             (
                 "tick of 100 nodes, whole loop, p99 <= 1.5 ms",
@@ -371,7 +243,7 @@ def verdicts(results: dict[str, Any], tick: dict[str, Any] | None = None) -> lis
     return [[what, fmt(value), "met" if ok else "MISSED"] for what, value, ok in rows] + out
 
 
-def report(results: dict[str, Any], tick: dict[str, Any] | None = None) -> str:
+def report(results: dict[str, Any]) -> str:
     rows = []
     for config, conditions in results["configs"].items():
         for name, c in conditions.items():
@@ -418,7 +290,7 @@ def report(results: dict[str, Any], tick: dict[str, Any] | None = None) -> str:
             rows,
         )
     ]
-    v = verdicts(results, tick)
+    v = verdicts(results)
     if v:
         out += [
             "",
@@ -429,6 +301,24 @@ def report(results: dict[str, Any], tick: dict[str, Any] | None = None) -> str:
     if threads:
         out.append("service threads: " + ", ".join(f"{k} {v}" for k, v in sorted(threads.items())))
     return "\n".join(out)
+
+
+def rows(results: dict[str, Any]) -> list[list[str]]:
+    """The summary's rows: issue 14's targets, each against its floor."""
+    return [[what, "cpu hog, shipped", figure, "", "", verdict] for what, figure, verdict in verdicts(results)]  # fmt: skip
+
+
+def run_part(options: argparse.Namespace, earlier: Mapping[str, Any]) -> dict[str, Any]:
+    """``make bench``'s: shipped and before, idle and with a CPU hog, and blocked; the
+    smallest, the shipped service idle, a few events."""
+    if options.size == "smallest":
+        results = run(options.events or 3, 1, 1.0, (False,), before=False)
+    else:  # the full run's 150 events whatever --events says (the e-stop part's count)
+        q = options.size == "quick"
+        results = run((options.events or 50) if q else 150, 3 if q else 15, 4.0 if q else 10.0)
+    tick = (earlier.get("tick") or {}).get("100")
+    results[TICK100] = tick["loop_tick_ms"] if tick else None
+    return results
 
 
 COLOURS = {"idle": "tab:blue", "cpu hog": "tab:red", "python blocked": "tab:green"}
@@ -524,6 +414,9 @@ def _stream_plot(results: dict[str, Any], out: Path, machine: str) -> Path:
     fig.savefig(path)
     plt.close(fig)
     return path
+
+
+PART = Part("reflex", run_part, report, rows, plot)
 
 
 def main() -> int:

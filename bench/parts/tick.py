@@ -1,6 +1,6 @@
 """Tick time of 10-, 100- and 1000-node mission trees, in the running service.
 
-    python bench/tick.py [--seconds 6] [--sizes 10,100,1000]
+    python -m bench.parts.tick [--seconds 6] [--sizes 10,100,1000]
 
 Each tree is a mission file (``tree_<N>.yaml``) the service loads like any other: a
 ``parallel`` of branches, each a ``guard`` that re-checks ``check_battery`` every tick
@@ -25,21 +25,19 @@ import argparse
 import shutil
 import sys
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # run as a script: python bench/tick.py
-    sys.path.insert(0, str(ROOT))
-
-from bench.common import cli, fmt, summary, table  # noqa: E402
-from bench.robot import BenchRobot  # noqa: E402
-from bench.service_probe import ProbedService  # noqa: E402
-from executive.harness.stack import running_stack  # noqa: E402
-from executive.mission.build import build  # noqa: E402
-from executive.mission.builders import BUILDERS  # noqa: E402
-from executive.mission.loader import MissionLoader  # noqa: E402
-from executive.seam.profile import load_profile  # noqa: E402
+from bench.harness import cli, figure_row, fmt, summary, table
+from bench.parts import Part, sized
+from bench.robot import BenchRobot
+from bench.service_probe import ProbedService
+from executive.harness.stack import running_stack
+from executive.mission.build import build
+from executive.mission.builders import BUILDERS
+from executive.mission.loader import MissionLoader
+from executive.seam.profile import load_profile
 
 SIZES = (10, 100, 1000)
 BRANCH = 5  # nodes in one branch: guard, check_battery, sequence, log, wait
@@ -51,7 +49,7 @@ def mission_text(nodes: int) -> str:
     branches = (nodes - 1) // BRANCH
     pad = nodes - 1 - branches * BRANCH
     lines = [
-        f"# bench/tick.py: {nodes} nodes, {branches} branches that stay RUNNING",
+        f"# bench/parts/tick.py: {nodes} nodes, {branches} branches that stay RUNNING",
         f"mission: tree_{nodes}",
         "tree:",
         "  parallel:",
@@ -151,6 +149,26 @@ def report(results: dict[str, Any]) -> str:
         ),
         rows,
     )
+
+
+def rows(t: dict[str, Any]) -> list[list[str]]:
+    """The summary's rows: each tree's tick, against its target where it has one."""
+    out = []
+    for n, r in t.items():
+        if not n.isdigit():
+            continue
+        limit = TARGET_P99_MS.get(int(n))
+        target = f"p99 <= {limit} ms" if limit else ""
+        ok = r["tree_tick_ms"]["p99"] <= limit if limit else None
+        out.append(figure_row(f"tick, {n} nodes", f"loop p99 {fmt(r['loop_tick_ms']['p99'])}", r["tree_tick_ms"], target, ok))  # fmt: skip
+    return out
+
+
+def run_part(options: argparse.Namespace, earlier: Mapping[str, Any]) -> dict[str, Any]:
+    return run(sized(options, 6.0, 3.0, 1.0))
+
+
+PART = Part("tick", run_part, report, rows)
 
 
 def main() -> int:

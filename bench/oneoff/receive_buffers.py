@@ -1,8 +1,8 @@
 """CycloneDDS's receive buffers in the idle service and in the sim over service restarts.
 
-    python bench/receive_buffers.py                          # the shipped loopback config
-    python bench/receive_buffers.py --receive-buffer 1MiB    # CycloneDDS's default
-    python bench/receive_buffers.py --receive-buffer 64KiB --chunk 32KiB
+    python -m bench.oneoff.receive_buffers                          # the shipped loopback config
+    python -m bench.oneoff.receive_buffers --receive-buffer 1MiB    # CycloneDDS's default
+    python -m bench.oneoff.receive_buffers --receive-buffer 64KiB --chunk 32KiB
 
 Each receive thread of CycloneDDS keeps the messages it hands on in a buffer of
 ``Sizing/ReceiveBufferSize`` filled front to back, so the buffer's pages become resident
@@ -24,18 +24,13 @@ import re
 import signal
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # run as a script: python bench/receive_buffers.py
-    sys.path.insert(0, str(ROOT))
-
-from bench.common import cli, table  # noqa: E402
-from bench.soak import rss_by_mapping  # noqa: E402
-from executive.harness.stack import LOOPBACK_URI, running_stack  # noqa: E402
+from bench.harness import cli, table
+from bench.soak import rss_by_mapping
+from executive.harness.stack import LOOPBACK_URI, running_stack
 
 SIZE = re.compile(r"\d+(B|KiB|kB|MiB|MB)")
 EVERY_S = 15.0

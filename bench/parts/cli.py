@@ -1,7 +1,7 @@
 """The CLI's wall time: ``atom-executive --help``, ``status``, ``missions`` and ``watch``
 against a running service, beside a bare Python status reader of the same run.
 
-    python bench/cli.py [--runs 15]
+    python -m bench.parts.cli [--runs 15]
 
 A leased loopback domain with the simulated Atom (kinematic physics) and the service
 (``executive.harness.stack``), then, ``--runs`` times in turn (after one warm-up round
@@ -26,17 +26,14 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # run as a script: python bench/cli.py
-    sys.path.insert(0, str(ROOT))
-
-from bench.common import cli, fmt, summary, table  # noqa: E402
-from executive.cli import PARENT_ENV  # noqa: E402
-from executive.harness.stack import running_stack  # noqa: E402
+from bench.harness import ROOT, cli, fmt, summary, table
+from bench.parts import Part, sized
+from executive.cli import PARENT_ENV
+from executive.harness.stack import running_stack
 
 TARGET_RATIO = 2.0  # issue 22: status at most 2x the bare Python status reader
 FLOOR = "floor: bare status reader"
@@ -146,8 +143,8 @@ def run(runs: int = 15) -> dict[str, Any]:
     return results
 
 
-def summary_rows(results: dict[str, Any]) -> list[list[str]]:
-    """``bench/run.py``'s summary: benchmark, condition, median, p99, target, verdict (s)."""
+def rows(results: dict[str, Any]) -> list[list[str]]:
+    """``bench.run``'s summary: benchmark, condition, median, p99, target, verdict (s)."""
     walls, over, verdict = results["wall_s"], results["over_floor"], results["met"]
     floor = walls[FLOOR]
     condition = f"{results['runs']} runs, idle service"
@@ -193,6 +190,13 @@ def report(results: dict[str, Any]) -> str:
     headers = ("command", "median s", "p99 s", "max s", "over floor (median / max)", "target", "verdict")  # fmt: skip
     head = f"{results['runs']} runs each; floor median {fmt(floor['median'])} s"
     return head + "\n" + table(headers, rows)
+
+
+def run_part(options: argparse.Namespace, earlier: Mapping[str, Any]) -> dict[str, Any]:
+    return run(sized(options, 15, 5, 1))
+
+
+PART = Part("cli", run_part, report, rows)
 
 
 def main() -> int:

@@ -1,6 +1,6 @@
 """Serialization of the hot wire types: the precompiled codec against stock cyclonedds-python.
 
-    python bench/codec.py
+    python -m bench.parts.codec
 
 The joint commands (``UpperCmd_``, ``LowerCmd_``, ``HandsCmd_``) are encoded 1,500 times a
 second by the motion streamer, and the joint states (``UpperState_``, ``LowerState_``,
@@ -23,23 +23,20 @@ and walks the tail by hand, and its encode likewise.
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
-from collections.abc import Callable
-from pathlib import Path
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 from cyclonedds.idl._support import Endianness
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # run as a script: python bench/codec.py
-    sys.path.insert(0, str(ROOT))
-
-from bench.common import cli, fmt, summary, table  # noqa: E402
-from executive.robots.adam.interface import AdamInterface  # noqa: E402
-from executive.robots.atom.interface import Interface  # noqa: E402
-from executive.wire.codec import Codec  # noqa: E402
+from bench.harness import cli, figure_row, fmt, summary, table
+from bench.parts import Part, sized
+from executive.robots.adam.interface import AdamInterface
+from executive.robots.atom.interface import Interface
+from executive.wire.codec import Codec
 
 COMMANDS = ("UpperCmd_", "LowerCmd_", "HandsCmd_")
 STATES = ("UpperState_", "LowerState_", "HandsState_", "EmergencyState_", "MainNodesState_")
@@ -151,6 +148,24 @@ def report(results: dict[str, Any]) -> str:
         ),
         rows,
     )
+
+
+def rows(c: dict[str, Any]) -> list[list[str]]:
+    """The summary's rows: each type's codec time, the commands' against their target."""
+    out = []
+    for name, r in c.items():
+        is_cmd = name in COMMANDS
+        target = "<= 10 us" if is_cmd else ""
+        row = figure_row(f"{r['op']} {name} (us)", f"stock {fmt(r['stock_us']['median'], 1)} us", r["codec_us"], target, r["codec_us"]["p99"] <= TARGET_US if is_cmd else None, digits=2)  # fmt: skip
+        out.append(row)
+    return out
+
+
+def run_part(options: argparse.Namespace, earlier: Mapping[str, Any]) -> dict[str, Any]:
+    return run(*sized(options, (20_000, 1000), (5000, 300), (200, 20)))
+
+
+PART = Part("codec", run_part, report, rows)
 
 
 def main() -> int:

@@ -1,6 +1,6 @@
 """A plain cyclonedds-11 round trip on loopback: the floor under any Aurora figure.
 
-    .venv-aurora/bin/python bench/aurora_roundtrip.py [--samples 200] [--rate 100] [--json FILE]
+    .venv-aurora/bin/python bench/oneoff/aurora_roundtrip.py [--samples 200] [--rate 100] [--json FILE]
 
 Two processes of .venv-aurora (this one and a copy started with ``--pong``), one
 participant each, on a DDS domain leased as the tests lease theirs (the same lock files

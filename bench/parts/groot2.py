@@ -1,10 +1,10 @@
 """The Groot2 publisher's cost: the tick loop with a client polling statuses and without,
 and the publisher's CPU at idle with no client, each beside its floor of the same run.
 
-    python bench/groot2.py [--seconds 12] [--nodes 100]
+    python -m bench.parts.groot2 [--seconds 12] [--nodes 100]
 
 The service runs under ``bench.service_probe`` with ``groot2: {port}`` and
-``bench.robot.BenchRobot`` publishing the robot's state, a ``bench/tick.py`` mission of
+``bench.robot.BenchRobot`` publishing the robot's state, a ``bench/parts/tick.py`` mission of
 ``--nodes`` nodes running (every branch RUNNING, the full 50 Hz):
 
 - loop tick: ``Runtime.tick()``, the tick loop's whole iteration (the tree, the records,
@@ -29,26 +29,24 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import py_trees
 import zmq
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # run as a script: python bench/groot2.py
-    sys.path.insert(0, str(ROOT))
-
-from bench.common import cli, fmt, summary, table, thread_run_s  # noqa: E402
-from bench.robot import BenchRobot  # noqa: E402
-from bench.service_probe import ProbedService  # noqa: E402
-from bench.tick import write_missions  # noqa: E402
-from executive.harness.stack import running_stack  # noqa: E402
-from executive.mission.build import build  # noqa: E402
-from executive.mission.loader import MissionLoader  # noqa: E402
-from executive.mission.registry import LEAF_KINDS  # noqa: E402
-from executive.seam.profile import load_profile  # noqa: E402
-from executive.service import groot2  # noqa: E402
+from bench.harness import cli, fmt, summary, table, thread_run_s
+from bench.parts import Part, sized
+from bench.parts.tick import write_missions
+from bench.robot import BenchRobot
+from bench.service_probe import ProbedService
+from executive.harness.stack import running_stack
+from executive.mission.build import build
+from executive.mission.loader import MissionLoader
+from executive.mission.registry import LEAF_KINDS
+from executive.seam.profile import load_profile
+from executive.service import groot2
 
 POLL_HZ = 50.0
 TICK_HZ = 50.0
@@ -252,7 +250,7 @@ def run(seconds: float = 12.0, nodes: int = 100, idle_seconds: float = 10.0) -> 
     return results
 
 
-def summary_rows(r: dict[str, Any]) -> list[list[str]]:
+def rows(r: dict[str, Any]) -> list[list[str]]:
     """benchmark, condition, median, p99 (or the figure), target, verdict."""
     w, c, f = r["without_ms"], r["with_ms"], r["floor"]
     i = r["idle"]
@@ -323,6 +321,13 @@ def report(r: dict[str, Any]) -> str:
         f"{fmt(i['service_cpu_pct'], 2)} %)",
     ]
     return "\n".join(lines)
+
+
+def run_part(options: argparse.Namespace, earlier: Mapping[str, Any]) -> dict[str, Any]:
+    return run(*sized(options, (24.0, 100, 20.0), (6.0, 100, 5.0), (2.0, 100, 1.0)))
+
+
+PART = Part("groot2", run_part, report, rows)
 
 
 def main() -> int:

@@ -1,8 +1,8 @@
 """E-stop to hold with the e-stop published from C: the C robot against the real service.
 
-    python bench/estop_c.py [--events 30] [--variant seed] [--no-ddsperf]
+    python -m bench.parts.estop_c [--events 30] [--variant seed] [--no-ddsperf]
 
-Why beside ``bench/estop.py``: there the robot is Python and writes its e-stop through the
+Why beside ``bench/parts/estop.py``: there the robot is Python and writes its e-stop through the
 executive's own codec. The firmware is C (CycloneDDS 0.10, types by idlc), and until the
 C robot existed the executive was deaf to a C firmware's e-stop while every figure and
 test looked fine. Here the e-stop is a ``dds_write`` of idlc's ``EmergencyState_`` by
@@ -33,7 +33,7 @@ Per event: start the mission (signed); once the status shows it RUNNING, wait
 tick); ``estop soft on``; wait for the three holds and the cancel; wait for the status to
 show SAFE_STOP; ``estop soft off``; reset. Figures, ms from ``written``: *first hold*,
 *all 3 holds*, *AMR cancel*. The floor is ddsperf's C ping-pong (two hops, as e-stop in
-and hold out are), measured here when run alone and taken from ``bench/estop.py``'s idle
+and hold out are), measured here when run alone and taken from ``bench/parts/estop.py``'s idle
 condition by ``bench/run.py``.
 
 The C robot and its build come from ``tests/crobot`` (``tests.crobot.harness``): the same
@@ -48,26 +48,25 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # run as a script: python bench/estop_c.py
-    sys.path.insert(0, str(ROOT))
-
-from bench.common import cli, fmt, loadavg, summary, table  # noqa: E402
-from bench.estop import TARGETS, WAIT_S, _reset, ddsperf_pingpong  # noqa: E402
-from bench.robot import base_pose  # noqa: E402
-from executive.harness.stack import Stack, running_stack  # noqa: E402
-from executive.robots.atom.interface import Variant  # noqa: E402
-from executive.robots.atom.sim.record import Recording  # noqa: E402
-from executive.robots.atom.streams import STREAMS  # noqa: E402
-from executive.robots.simkit.record import StreamCommand  # noqa: E402
-from executive.seam.profile import RobotProfile, load_profile  # noqa: E402
-from executive.wire import dds  # noqa: E402
-from tests.crobot.harness import CRobot, build_crobot, crobot_args  # noqa: E402
+from bench.episode import WAIT_S, reset, write_mission
+from bench.harness import cli, figure_row, floor_row, fmt, loadavg, ratio, summary, table
+from bench.parts import Part, sized
+from bench.parts.estop import TARGETS, ddsperf_pingpong
+from bench.robot import base_pose
+from executive.harness.stack import Stack, running_stack
+from executive.robots.atom.interface import Variant
+from executive.robots.atom.sim.record import Recording
+from executive.robots.atom.streams import STREAMS
+from executive.robots.simkit.record import StreamCommand
+from executive.seam.profile import load_profile
+from executive.wire import dds
+from tests.crobot.harness import CRobot, build_crobot, crobot_args
 
 MISSION = "estop_c_bench"
 STREAM_NAMES = tuple(STREAMS)  # upper, lower, hands
@@ -75,41 +74,6 @@ SETTLE_S = 0.3  # after RUNNING: the move is well away from the start pose by th
 AMBIGUOUS_RAD = 1e-4  # a command this close to the held pose could pass for the hold
 WARMUP = 3
 RNG = np.random.default_rng(7)  # the phases: random, and the same every run
-
-
-def write_mission(directory: Path, profile: RobotProfile) -> None:
-    """``estop_c_bench``: the base to a tag while one move engages all three streams.
-
-    The move has no duration: the speed caps pace it from wherever the joints are, so
-    validation accepts it whatever the caps become, and the robot never arrives (its
-    joints do not follow), so the streams are still engaged at every e-stop."""
-    moves = {}
-    for topic, joint in (
-        ("upper", "right_shoulder_pitch"),
-        ("lower", "left_knee"),
-        ("hands", "right_index"),
-    ):
-        j = profile.joints[joint]
-        base = float(base_pose(profile, topic)[j.index])
-        moves[joint] = round(base + 0.3 * (j.upper - base), 3)
-    joints = ", ".join(f"{n}: {q}" for n, q in moves.items())
-    (directory / f"{MISSION}.yaml").write_text(
-        f"""# bench/estop_c.py: something to hold (all three joint streams) and a task to cancel.
-mission: {MISSION}
-description: Drive the base to a tag while one move engages upper, lower and hands.
-tree:
-  parallel:
-    name: Drive and move
-    children:
-      - navigate_to_tag:
-          tag: 3
-          timeout: 600
-      - move_joints:
-          name: Move away from the start pose
-          joints: {{{joints}}}
-          timeout: 600
-"""
-    )
 
 
 def _wait_probe(robot: CRobot) -> dict[str, Any]:
@@ -144,7 +108,7 @@ def estop_events(stack: Stack, robot: CRobot, events: int) -> list[dict[str, Any
         if stopped is None:
             raise RuntimeError(f"event {k}: the status never showed SAFE_STOP")
         out.append({"written": written, "hold": probe["hold"], "cancel": probe["cancel"]})
-        _reset(stack)
+        reset(stack)
     return out
 
 
@@ -204,7 +168,7 @@ def run(
 ) -> dict[str, Any]:
     """Build the C robot for ``variant``, start it and the service, ``warmup`` events not
     counted, then ``events``; the figures. ``floor``: a ddsperf ping-pong result already
-    measured (``bench/run.py`` passes ``bench/estop.py``'s), else measured here unless
+    measured (``bench/run.py`` passes ``bench/parts/estop.py``'s), else measured here unless
     ``use_ddsperf`` is false."""
     profile = load_profile()
     work = Path(tempfile.mkdtemp(prefix="bench-estop-c-"))
@@ -212,7 +176,7 @@ def run(
         exe = build_crobot(Variant.parse(variant), work / "build")
         missions = work / "missions"
         missions.mkdir()
-        write_mission(missions, profile)
+        write_mission(missions, profile, MISSION, duration=None)
         with running_stack(work / "stack") as stack:
             stack.write_config(missions_dir=str(missions), interface=variant)
             initial = {t: base_pose(profile, t) for t in STREAM_NAMES}
@@ -250,15 +214,12 @@ def run(
         "samples": {"hold": f["hold"], "hold_all": f["hold_all"], "cancel": f["cancel"]},
     }
     if floor:
-        results["hold_over_ddsperf"] = {
-            "median": hold["median"] / floor["median"],
-            "p99": hold["p99"] / floor["p99"],
-        }
+        results["hold_over_ddsperf"] = ratio(hold, floor)
     return results
 
 
 def met(results: dict[str, Any]) -> bool:
-    """The e-stop target of an idle machine (``bench/estop.py``'s), for the C robot too."""
+    """The e-stop target of an idle machine (``bench/parts/estop.py``'s), for the C robot too."""
     return results["hold_ms"]["median"] <= TARGETS["median"] and not results["lost"]
 
 
@@ -283,6 +244,39 @@ def report(results: dict[str, Any]) -> str:
     return (
         f"{text}\nlost {results['lost']}, ambiguous {results['ambiguous']} of {results['events']}"
     )
+
+
+def rows(e: dict[str, Any]) -> list[list[str]]:
+    """The e-stop from C beside the Python robot's rows: the same target, and the ratio to
+    the same floor (ddsperf's C ping-pong, as printed in the estop rows)."""
+    name = f"idle, C robot ({e['variant']})"
+    target = "median <= 0.5 ms" + (f"; {e['lost']} events lost" if e["lost"] else "")
+    out = [
+        figure_row("e-stop from C -> first hold", name, e["hold_ms"], target, met(e)),
+        figure_row("e-stop from C -> AMR cancel", name, e["cancel_ms"], "", None),
+    ]
+    if e.get("hold_over_ddsperf"):
+        out.append(floor_row("  over ddsperf ping-pong (C)", name, e["ddsperf_rtt_ms"], e["hold_over_ddsperf"], 0))  # fmt: skip
+    return out
+
+
+def c_floor(earlier: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The ddsperf ping-pong the estop part measured idle, for the C robot's ratio."""
+    conditions = (earlier.get("estop") or {}).get("conditions", {})
+    floor: dict[str, Any] | None = conditions.get("idle", {}).get("ddsperf_rtt_ms")
+    return floor
+
+
+def run_part(options: argparse.Namespace, earlier: Mapping[str, Any]) -> dict[str, Any]:
+    """After the estop part: its idle ddsperf figure is the floor (measured here when it
+    did not run; not in the smallest form)."""
+    events = options.c_events or sized(options, 30, 10, 2)
+    if options.size == "smallest":
+        return run(events, use_ddsperf=False, floor=c_floor(earlier), warmup=1)
+    return run(events, floor=c_floor(earlier))
+
+
+PART = Part("estop_c", run_part, report, rows)
 
 
 def main() -> int:

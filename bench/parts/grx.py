@@ -1,6 +1,6 @@
 """The Fourier GRX over zenoh: state to snapshot, and an error code to the safe stop.
 
-    python bench/grx.py [--events 30] [--warmup 3] [--json FILE]
+    python -m bench.parts.grx [--events 30] [--warmup 3] [--json FILE]
 
 Two processes on loopback zenoh (peer to peer, ``tcp/127.0.0.1`` on ports of this run,
 multicast and gossip scouting off, as ``executive/resources/zenoh-loopback.json5``):
@@ -45,7 +45,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -54,19 +54,16 @@ import numpy as np
 import structlog
 import zenoh
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # run as a script: python bench/grx.py
-    sys.path.insert(0, str(ROOT))
-
-from bench.common import cli, fmt, loadavg, summary, table  # noqa: E402
-from executive import logs  # noqa: E402
-from executive.core.runtime import Runtime  # noqa: E402
-from executive.core.tree import ExecState, Executive  # noqa: E402
-from executive.mission.store import MissionStore  # noqa: E402
-from executive.robots.grx import GrxAdapter  # noqa: E402
-from executive.robots.grx.demo import free_port, zenoh_config_file  # noqa: E402
-from executive.seam.profile import load_profile  # noqa: E402
-from executive.wire import dds  # noqa: E402
+from bench.harness import cli, figure_row, fmt, loadavg, summary, table
+from bench.parts import Part, sized
+from executive import logs
+from executive.core.runtime import Runtime
+from executive.core.tree import ExecState, Executive
+from executive.mission.store import MissionStore
+from executive.robots.grx import GrxAdapter
+from executive.robots.grx.demo import free_port, zenoh_config_file
+from executive.seam.profile import load_profile
+from executive.wire import dds
 
 WAIT_S = 5.0  # any one reaction or reply
 ERROR_CODE = 0x2310
@@ -362,7 +359,7 @@ def write_mission(directory: Path) -> None:
     """Walk forward for longer than any event lasts (the ``walk`` leaf alone: the plain
     robot runs no task protocol, and the leaf reads nothing of the robot's state)."""
     (directory / f"{MISSION}.yaml").write_text(
-        f"""# bench/grx.py: a joystick stream to stop.
+        f"""# bench/parts/grx.py: a joystick stream to stop.
 mission: {MISSION}
 description: Walk forward at half rate until stopped.
 tree:
@@ -585,6 +582,31 @@ def report(results: dict[str, Any]) -> str:
         f"non-zero after the zeros: {results['motion_after']}; "
         f"causes: {', '.join(results['reasons'])}; {results['seconds']} s"
     )
+
+
+def rows(g: dict[str, Any]) -> list[list[str]]:
+    """The GRX's two figures, each with its ratio to the plain zenoh floor of its run."""
+    name = "idle, GRX zenoh"
+    lost = f"; {g['lost']} events lost" if g["lost"] else ""
+    out = []
+    for label, key, ratio_key, floor in (
+        ("GRX state -> snapshot", "state_ms", "state_over_oneway", "one-way"),
+        ("GRX error code -> zero axes", "safe_stop_ms", "safe_stop_over_rtt", "round trip"),
+    ):
+        r = g[ratio_key]
+        row = figure_row(label, name, g[key], f"{r['median']:.1f}x / {r['p99']:.1f}x {floor}{lost}", None)  # fmt: skip
+        out.append([*row[:-1], "MISSED" if g["lost"] else "-"])
+    for label, key in (("  plain zenoh one-way", "oneway_ms"), ("  plain zenoh round trip", "rtt_ms")):  # fmt: skip
+        out.append(figure_row(label, name, g[key], "", None))
+    return out
+
+
+def run_part(options: argparse.Namespace, earlier: Mapping[str, Any]) -> dict[str, Any]:
+    events = options.grx_events or sized(options, 30, 10, 2)
+    return run(events, warmup=1) if options.size == "smallest" else run(events)
+
+
+PART = Part("grx", run_part, report, rows)
 
 
 def main() -> int:

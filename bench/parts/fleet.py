@@ -1,7 +1,7 @@
 """The fleet plane (issue 24): status to the fleet view through one router, and what the
 plane costs the service and what the router costs.
 
-    python bench/fleet.py [--seconds 15] [--rounds 2]
+    python -m bench.parts.fleet [--seconds 15] [--rounds 2]
 
 On a leased loopback domain: the simulated Atom (kinematic), the service, a router (``atom-executive
 router``, its own process on a free port of 127.0.0.1) and, in this process, the operator's
@@ -26,21 +26,18 @@ import argparse
 import json
 import sys
 import time
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # run as a script: python bench/fleet.py
-    sys.path.insert(0, str(ROOT))
-
-from bench.common import cli, fmt, loadavg, process_cpu_s, summary, table  # noqa: E402
-from executive.harness.fleet import (  # noqa: E402
+from bench.harness import cli, fmt, loadavg, process_cpu_s, summary, table
+from bench.parts import Part, sized
+from executive.harness.fleet import (
     fleet_client,
     fleet_mapping,
     free_port,
     start_router,
 )
-from executive.harness.stack import Stack, running_stack  # noqa: E402
+from executive.harness.stack import Stack, running_stack
 
 STATUS_HZ = 20.0  # the service's status heartbeat here: a new document every 50 ms
 SETTLE_S = 1.0
@@ -130,8 +127,8 @@ def run(seconds: float = 15.0, rounds: int = 2) -> dict[str, Any]:
     }
 
 
-def summary_rows(results: dict[str, Any]) -> list[list[str]]:
-    """``bench/run.py``'s summary: benchmark, condition, median, p99, target, verdict."""
+def rows(results: dict[str, Any]) -> list[list[str]]:
+    """``bench.run``'s summary: benchmark, condition, median, p99, target, verdict."""
     lat = results["latency_ms"]
     cond = "1 robot, 1 router, idle"
     return [
@@ -172,6 +169,13 @@ def report(results: dict[str, Any]) -> str:
         f"{results['status_hz']:g} Hz, load {results['loadavg_at_start']}"
     )
     return head + "\n" + table(("figure", "median", "p99", "max", "n"), rows)
+
+
+def run_part(options: argparse.Namespace, earlier: Mapping[str, Any]) -> dict[str, Any]:
+    return run(*sized(options, (15.0, 3), (5.0, 1), (1.0, 1)))
+
+
+PART = Part("fleet", run_part, report, rows)
 
 
 def main() -> int:

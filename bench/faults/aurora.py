@@ -1,6 +1,6 @@
 """A fault raised by the Aurora to the first hold reaching it, against a plain DDS round trip.
 
-    .venv/bin/python bench/aurora_fault.py [--trials 40] [--robot sim|vendor] [--json FILE]
+    .venv/bin/python -m bench.faults.aurora [--trials 40] [--robot sim|vendor] [--json FILE]
 
 The real service (``atom-executive run``, profile aurora) and its bridge process against the
 simulated Aurora (or the robot built from the vendor's wheel, ``--robot vendor``) on a leased
@@ -12,7 +12,7 @@ clock (its ``time.monotonic()``): when it raised the fault, when the first comma
 every group it carries (``group_motion_state`` 2) arrived. Every trial also checks that no
 moving command arrived after that hold.
 
-The floor under it is ``bench/aurora_roundtrip.py`` (two cyclonedds 11 processes, a
+The floor under it is ``bench/oneoff/aurora_roundtrip.py`` (two cyclonedds 11 processes, a
 ``RobotControlGroupCmd`` there and back), run in the same process tree right after, so both
 figures come from the same machine in the same minute. The fault's path has two DDS hops as
 well (the robot's state to the bridge, the bridge's hold to the robot) plus the robot's own
@@ -33,11 +33,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from executive.harness.stack import running_stack  # noqa: E402
-from executive.robots.aurora.demo import (  # noqa: E402
+from bench.harness import ROOT
+from executive.harness.stack import running_stack
+from executive.robots.aurora.demo import (
     SIM_PYTHON,
     Pendant,
     RobotProcess,
@@ -135,7 +133,12 @@ def recover(stack: Any, robot: RobotProcess, pendant: Pendant, kind: str) -> Non
 
 def roundtrip(samples: int) -> dict[str, Any]:
     out = subprocess.run(
-        [str(SIM_PYTHON), str(ROOT / "bench" / "aurora_roundtrip.py"), "--samples", str(samples)],
+        [
+            str(SIM_PYTHON),
+            str(ROOT / "bench" / "oneoff" / "aurora_roundtrip.py"),
+            "--samples",
+            str(samples),
+        ],
         capture_output=True,
         text=True,
         timeout=300,

@@ -1,6 +1,6 @@
 """The Aurora adapter's link alone: a group frame to the bridge's side and back.
 
-    .venv/bin/python bench/aurora_link.py [--samples 5000] [--json FILE]
+    .venv/bin/python -m bench.oneoff.aurora_link [--samples 5000] [--json FILE]
 
 Two processes on one ``executive.robots.aurora.ipc`` socket pair, as the adapter and its
 bridge have it: this one sends what a joint stream writes (a ``group`` frame with 7
@@ -22,10 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from executive.robots.aurora import ipc  # noqa: E402
+from executive.robots.aurora import ipc
 
 SIZES = {"left_leg": 6, "right_leg": 6, "waist": 3, "head": 2, "left_manipulator": 7}
 SIZES |= {"right_manipulator": 7, "left_hand": 6, "right_hand": 6}

@@ -1,8 +1,7 @@
-"""What ``bench/faults.py`` and ``bench/soak.py`` share: watching the service from outside.
+"""Watching the service from outside, as an operator or a test rig would: the fault matrix's eyes.
 
-Both run the simulated Atom and the service as separate processes (``executive.harness.stack``)
-and judge only by what can be seen from outside the service, as an operator or a test
-rig would:
+The rows run the simulated robot and the service as separate processes
+(``executive.harness.stack``) and judge only by what can be seen from outside the service:
 
 - ``RecordTail``: the sim's command record (``--record``), read as it grows. The record
   is the witness of what the executive *sent*: the time to hold and any motion after a
@@ -10,7 +9,6 @@ rig would:
 - ``RawRequests``: requests written exactly as given (garbled, unsigned, replayed...)
   with each reply awaited, beside the stack's well-behaved signed client.
 - ``run_events``: a run's record, ``<data_dir>/runs/<run_id>.jsonl``.
-- ``table``: the plain-text tables both print.
 """
 
 from __future__ import annotations
@@ -20,8 +18,8 @@ import math
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +29,6 @@ from cyclonedds.pub import DataWriter
 from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 
-from executive.harness.stack import service_time
 from executive.robots.atom.sim.client import SimClient
 from executive.robots.atom.sim.record import STREAM_TOPICS, Recording
 from executive.service.auth import new_nonce, sign
@@ -280,199 +277,3 @@ def left_running(events: Sequence[dict[str, Any]]) -> list[str]:
         if e.get("event") == "node":
             last[e["node"]] = e["status"]
     return [node for node, status in last.items() if status == "RUNNING"]
-
-
-# -- output ------------------------------------------------------------------------------
-
-
-@dataclass
-class Table:
-    headers: Sequence[str]
-    rows: list[Sequence[str]] = field(default_factory=list)
-    limit: int = 60  # widest a cell is printed
-
-    def add(self, cells: Iterable[Any]) -> None:
-        self.rows.append([str(c) for c in cells])
-
-    def render(self) -> str:
-        def cut(text: str) -> str:
-            return text if len(text) <= self.limit else text[: self.limit - 1] + "…"
-
-        rows = [[cut(c) for c in r] for r in self.rows]
-        widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(self.headers)]
-        line = "-+-".join("-" * w for w in widths)
-        out = [" | ".join(h.ljust(w) for h, w in zip(self.headers, widths, strict=True)), line]
-        out += [" | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
-        return "\n".join(out)
-
-
-def run_row(row: Any, label: str, body: Callable[[], None]) -> Any:
-    """One fault-matrix row (the Atom's in ``faults.py``, the GRX's in ``grx_faults.py``):
-    announce it, run ``body``, time it and print its verdict. A row that raises is a failed
-    row (reaction ERROR), not the end of the matrix."""
-    started = time.monotonic()
-    print(f"... {label}", flush=True)
-    try:
-        body()
-    except Exception as e:  # noqa: BLE001 - a row that breaks is a failed row, not a crash
-        row.expect(False, f"{type(e).__name__}: {e}")
-        if row.reaction == "-":
-            row.reaction = "ERROR"
-    row.seconds = time.monotonic() - started
-    print(
-        f"    {'ok' if row.ok else 'DEVIATES'} in {row.seconds:.1f} s"
-        + "".join(f"\n    ! {d}" for d in row.deviations),
-        flush=True,
-    )
-    return row
-
-
-def ms(value: float | None) -> str:
-    return "-" if value is None or math.isnan(value) else f"{value:.0f}"
-
-
-def recovery_document(client: Any, pid: int, timeout: float) -> dict[str, Any] | None:
-    """The status document of the service ``pid`` once its look at start for what a previous
-    instance left is done (``recovery.outcome`` not ``looking``); None on timeout."""
-    own, found = f":{pid}", []
-
-    def done(s: Any) -> bool:
-        if not s.executive_id.endswith(own) or not s.document:
-            return False
-        doc = json.loads(s.document)
-        if doc.get("recovery", {}).get("outcome", "looking") == "looking":
-            return False
-        found.append(doc)
-        return True
-
-    client.wait_status(done, timeout)
-    return found[0] if found else None
-
-
-def judge_recovery(row: Any, doc: dict[str, Any] | None, sent: str) -> None:
-    """The restarted service's ``recovery``: made safe, having sent ``sent`` ('' for a robot
-    with nothing to send); what it found and sent go in the row's details."""
-    recovery = None if doc is None else doc.get("recovery")
-    row.details["recovery"] = recovery
-    row.expect(recovery is not None, "no recovery in the restarted service's status")
-    if recovery is None:
-        return
-    row.expect(recovery["outcome"] == "made_safe", f"recovery: {recovery['outcome']}")
-    if sent:
-        row.expect(any(sent in s for s in recovery["sent"]), f"not sent: {sent!r}: {recovery}")
-    else:
-        row.expect(recovery["sent"] == [], f"sent to a robot with nothing to send: {recovery}")
-
-
-def judge_restart(
-    row: Any,
-    *,
-    killed: float,
-    spawned: float,
-    safe: float | None,
-    cpu_wait: float | None,
-    doc: dict[str, Any] | None,
-    ready: float | None,
-    bound: float,
-    seen: dict[str, float | None] | None = None,
-) -> None:
-    """A restart row's times to safe (``safe``: when the bench saw the robot safe, None if it
-    never did; ``cpu_wait``: the new process's ``cpu_wait_s`` then), each in the row's
-    details: from the kill, from the new process's first line of our code (its status'
-    ``recovery.started``, on the same CLOCK_MONOTONIC) and from its READY. The bound (the
-    profile's ``restart_safe_s``) holds on the part the service controls: from its first
-    line, less the time the machine kept its main thread from a CPU (``service_time``; the
-    interpreter's start before the first line is the machine's too). *Time to hold* is that
-    part. ``seen``: other moments the bench saw (monotonic), as seconds after the first line."""
-    recovery = (doc or {}).get("recovery") or {}
-    started = recovery.get("started")
-    first_line = None if safe is None or started is None else safe - float(started)
-    service = (
-        None
-        if safe is None or started is None
-        else service_time(spawned, float(started), safe, cpu_wait)
-    )
-    figures = {
-        "from_kill_s": None if safe is None else round(safe - killed, 3),
-        "from_first_line_s": None if first_line is None else round(first_line, 3),
-        "service_s": None if service is None else round(service, 3),
-        "cpu_wait_s": None if cpu_wait is None else round(cpu_wait, 3),
-        "from_ready_s": None if safe is None or ready is None else round(safe - ready, 3),
-        "first_line_after_kill_s": None if started is None else round(float(started) - killed, 3),
-        "first_sent_s": recovery.get("first_sent_s"),
-        "bound_s": bound,
-    }
-    for what, at in (seen or {}).items():
-        figures[what] = None if at is None or started is None else round(at - float(started), 3)
-    row.details["restart_to_safe"] = figures
-    row.hold_ms = None if service is None else service * 1e3
-    row.expect(safe is not None, "not made safe after the restart")
-    row.expect(ready is not None, "no READY=1 after the restart")
-    row.expect(
-        service is not None and service <= bound,
-        f"made safe {figures['service_s']} s of the restarted service's own time after its "
-        f"first line (bound {bound:g} s; {figures['from_first_line_s']} s on the wall)",
-    )
-
-
-SLOT = "Atom/Priorities/Mission Slot/"  # where every mission's node paths begin
-
-
-@dataclass
-class Row:
-    key: str
-    fault: str
-    reaction: str = "-"
-    reason: str = "-"
-    hold_ms: float | None = None
-    motion_after: int | None = None
-    latched: bool | None = None
-    reset_present: str = "-"
-    reset_clear: str = "-"
-    deviations: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    details: dict[str, Any] = field(default_factory=dict)
-    seconds: float = 0.0
-
-    def expect(self, ok: bool, what: str) -> bool:
-        """Record a deviation from what DESIGN.md requires unless ``ok``."""
-        if not ok:
-            self.deviations.append(what)
-        return ok
-
-    @property
-    def ok(self) -> bool:
-        return not self.deviations
-
-    def cells(self) -> list[str]:
-        latched = "-" if self.latched is None else ("yes" if self.latched else "no")
-        motion = "-" if self.motion_after is None else str(self.motion_after)
-        mark = "" if self.ok else " [DEVIATES]"
-        return [
-            self.fault + mark,
-            self.reaction,
-            self.reason.replace(SLOT, ".../"),
-            ms(self.hold_ms),
-            motion,
-            latched,
-            self.reset_present,
-            self.reset_clear,
-        ]
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "key": self.key,
-            "fault": self.fault,
-            "reaction": self.reaction,
-            "reason": self.reason,
-            "time_to_hold_ms": self.hold_ms,
-            "motion_after": self.motion_after,
-            "latched": self.latched,
-            "reset_while_present": self.reset_present,
-            "reset_after_clear": self.reset_clear,
-            "ok": self.ok,
-            "deviations": self.deviations,
-            "notes": self.notes,
-            "seconds": round(self.seconds, 2),
-            "details": self.details,
-        }

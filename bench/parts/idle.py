@@ -1,7 +1,7 @@
 """Idle CPU: the service running no mission beside each simulated robot, and each simulated
 robot, against a bare C loop publishing the same topics at the same rates (issue 22, 2 and 4).
 
-    python bench/idle.py [--seconds 20] [--robots atom,adam,grx]
+    python -m bench.parts.idle [--seconds 20] [--robots atom,adam,grx]
 
 For each robot, conditions on their own leased loopback domain (``running_stack``):
 
@@ -38,13 +38,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # run as a script: python bench/idle.py
-    sys.path.insert(0, str(ROOT))
-
-from bench.common import cli, fmt, loadavg, process_cpu_s, summary, table  # noqa: E402
-from executive.harness.stack import Stack, running_stack  # noqa: E402
-from executive.seam.profile import load_profile  # noqa: E402
+from bench.harness import ROOT, cli, fmt, loadavg, process_cpu_s, summary, table
+from bench.parts import Part, sized
+from executive.harness.stack import Stack, running_stack
+from executive.seam.profile import load_profile
 
 ROBOTS = ("atom", "adam", "grx")
 TARGETS = {"service": 5.0, "sim": 10.0}  # % of a core
@@ -268,8 +265,8 @@ def verdicts(results: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
-def summary_rows(results: dict[str, Any]) -> list[list[str]]:
-    """``bench/run.py``'s summary: benchmark, condition, median, p99, target, verdict."""
+def rows(results: dict[str, Any]) -> list[list[str]]:
+    """``bench.run``'s summary: benchmark, condition, median, p99, target, verdict."""
     rows = []
     for what, fig, before, floor, target, verdict in verdicts(results):
         median, _, p99 = fig.partition(" (p99 ")
@@ -303,6 +300,13 @@ def report(results: dict[str, Any]) -> str:
         f"{results['loadavg']} -> {results.get('loadavg_at_end')}; floor: the service beside "
         "the C robot (service rows), the C robot itself (simulated rows)"
     )
+
+
+def run_part(options: argparse.Namespace, earlier: Mapping[str, Any]) -> dict[str, Any]:
+    return run(sized(options, 20.0, 8.0, 1.0))
+
+
+PART = Part("idle", run_part, report, rows)
 
 
 def main() -> int:

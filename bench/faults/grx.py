@@ -1,6 +1,6 @@
 """The fault matrix's GRX rows: the real service against the simulated GRX over zenoh.
 
-``bench/faults.py`` runs these after the Atom's rows (``--only grx-error`` ...). Each row
+``python -m bench.faults`` runs these after the Atom's rows (``--only grx-error`` ...). Each row
 boots, when the schema changes, the simulated GRX (``python -m executive.robots.grx.sim``)
 and the service (``profile: grx``, ``zenoh_config:`` a copy of the loopback config on this
 run's ports) with ``executive.robots.grx.demo``'s helpers in an ``executive.harness.stack`` work
@@ -36,29 +36,25 @@ restarted service's ``recovery`` must say what it found.
 
 from __future__ import annotations
 
-import signal
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.fault_tools import (
+from bench.faults.rows import (
+    TIMEOUT,
     Row,
-    judge_recovery,
-    judge_restart,
-    left_running,
-    recovery_document,
-    run_events,
-    run_result,
+    judge_run_record,
+    kill_and_restart,
+    make_ready,
     run_row,
 )
-from executive.harness.stack import Stack, cpu_wait_s, running_stack
+from bench.harness import reset_until_accepted
+from executive.harness.stack import Stack, running_stack
 from executive.robots.grx.demo import Watcher, start
 from executive.robots.grx.sim.process import SimProcess
 from executive.seam.profile import load_profile
 
-TIMEOUT = 10.0  # s: any one reaction, reply or state change
 AXES = ("virtual_joystick_axis_left", "virtual_joystick_axis_right")
 SAFE_TASK = 960  # the grx profile's safe_task: ready
 
@@ -86,6 +82,7 @@ KILLED = Fault(
 )
 FAULTS += (KILLED,)
 KEYS = [f.key for f in FAULTS]
+LISTING = [f"{f.key:18s} {f.label} [grx, {f.schema}]" for f in FAULTS]
 ZERO = [[0.0, 0.0], [0.0, 0.0]]
 
 
@@ -120,29 +117,22 @@ class GrxBench:
             self.sim.close()
             self.sim = None
 
-    def ready(self) -> None:
-        """No mission, no latch left over from the previous row."""
-        client = self.stack.client
-        if client.status(TIMEOUT).state == "RUNNING":
-            client.request("stop")
-        if client.status().safety != "CLEAR":
-            reset_until_accepted(self.stack, TIMEOUT)
-        if client.wait_status(lambda s: s.state != "RUNNING" and s.safety == "CLEAR", TIMEOUT) is None:  # fmt: skip
-            raise RuntimeError(f"not ready for the next row: {client.status().state}")
-
-
-def reset_until_accepted(stack: Stack, timeout: float) -> tuple[bool, int, float]:
-    """Reset, again every 0.1 s while refused: (accepted, attempts, send time)."""
-    deadline = time.monotonic() + timeout
-    attempts = 0
-    while True:
-        attempts += 1
-        sent = time.monotonic()
-        if stack.client.request("reset", timeout=TIMEOUT).code == 0:
-            return True, attempts, sent
-        if time.monotonic() >= deadline:
-            return False, attempts, sent
-        time.sleep(0.1)
+    def walk(self, row: Row) -> str:
+        """From a clean start, ``walk_square`` with 20 s legs until the plain peer sees
+        non-zero joystick axes; its run id."""
+        make_ready(self.stack.client)
+        assert self.watcher is not None
+        watcher, t_start = self.watcher, time.monotonic()
+        reply = self.stack.client.request(
+            "start", {"mission": "walk_square", "params": {"leg_seconds": 20.0}}
+        )
+        if reply.code != 0:
+            raise RuntimeError(f"start walk_square refused: {reply.message}")
+        walking = self.stack.wait_for(
+            lambda: any(moving(f) for _, f in watcher.since(t_start, "grx")), 10
+        )
+        row.expect(walking, "the service never streamed non-zero axes")
+        return str(reply.message)
 
 
 def fault_row(g: GrxBench, row: Row, fault: Fault) -> None:
@@ -153,15 +143,7 @@ def fault_row(g: GrxBench, row: Row, fault: Fault) -> None:
         f"SAFE_STOP ({fault.code}); zero axes, none non-zero after; the safe task (ready); "
         "start refused; reset refused while present, accepted after clearing; IDLE"
     )
-    g.ready()
-    t_start = time.monotonic()
-    reply = client.request("start", {"mission": "walk_square", "params": {"leg_seconds": 20.0}})
-    if reply.code != 0:
-        raise RuntimeError(f"start walk_square refused: {reply.message}")
-    run_id = str(reply.message)
-    watcher = g.watcher
-    walking = st.wait_for(lambda: any(moving(f) for _, f in watcher.since(t_start, "grx")), 10)
-    row.expect(walking, "the service never streamed non-zero axes")
+    run_id = g.walk(row)
     g.sim.cmd(fault.inject)
     t_fault = time.monotonic()  # the sim's model has it; published within 20 ms
     status = client.wait_status(
@@ -178,7 +160,7 @@ def fault_row(g: GrxBench, row: Row, fault: Fault) -> None:
     row.latched = client.status().safety == "SAFE_STOP"
     row.expect(row.latched, "the SAFE_STOP did not stay latched")
     judge_stop(g, row, t_fault)
-    judge_run_record(st, row, run_id)
+    judge_run_record(row, st.data_dir, run_id, "SAFE_STOP")
     judge_latch(g, row, fault)
 
 
@@ -194,34 +176,39 @@ def killed_row(g: GrxBench, row: Row) -> None:
         "watch has looked) and has accepted the safe task (ready); it stands still after, no "
         "non-zero axes reach it; recovery made_safe, naming the walk it found"
     )
-    g.ready()
-    t_start = time.monotonic()
-    reply = st.client.request("start", {"mission": "walk_square", "params": {"leg_seconds": 20.0}})
-    if reply.code != 0:
-        raise RuntimeError(f"start walk_square refused: {reply.message}")
+    g.walk(row)
     watcher = g.watcher
-    walking = st.wait_for(lambda: any(moving(f) for _, f in watcher.since(t_start, "grx")), 10)
-    row.expect(walking, "the service never streamed non-zero axes")
     time.sleep(0.3)
-    old = st.pid("executive")
     notify = st.notify_socket()
-    t_kill = time.monotonic()
-    st.stop("executive", signal.SIGKILL)
-    killed = sim.cmd("status")
-    row.expect(killed["axes"] != ZERO, f"not walking when killed: {killed['axes']}")
-    accepted = len(killed["accepted"])
-    spawned = time.monotonic()
-    proc = st.start_service(wait=False, env=notify.env())
-    stopped: list[float] = []  # when the sim first held zero axes
+    killed: dict[str, Any] = {}
+    seen: dict[str, float | None] = {"zero_axes_seen_s": None}  # the sim first held zero axes
 
-    def safe() -> bool:
-        s = sim.cmd("status")
-        if s["axes"] == ZERO and not stopped:
-            stopped.append(time.monotonic())
-        return s["axes"] == ZERO and SAFE_TASK in s["accepted"][accepted:]
+    def at_kill() -> None:
+        killed.update(sim.cmd("status"))
+        row.expect(killed["axes"] != ZERO, f"not walking when killed: {killed['axes']}")
 
-    made_safe = st.wait_for(safe, bound + 30.0)
-    t_safe, waited = (time.monotonic(), cpu_wait_s(proc.pid)) if made_safe else (None, None)
+    def safe(pid: int, timeout: float) -> bool:  # zero axes, the safe task accepted
+        accepted = len(killed["accepted"])
+
+        def held() -> bool:
+            s = sim.cmd("status")
+            if s["axes"] == ZERO and seen["zero_axes_seen_s"] is None:
+                seen["zero_axes_seen_s"] = time.monotonic()
+            return s["axes"] == ZERO and SAFE_TASK in s["accepted"][accepted:]
+
+        return st.wait_for(held, timeout)
+
+    restarted = kill_and_restart(
+        row,
+        st,
+        notify,
+        made_safe=safe,
+        bound=bound,
+        sent="safe task ready (960)",
+        at_kill=at_kill,
+        seen=seen,
+    )
+    doc, old = restarted.doc, restarted.old
     at_safe = sim.cmd("status")
     row.details["walked_after_kill_m"] = round(
         sum((a - b) ** 2 for a, b in zip(at_safe["pose"][:2], killed["pose"][:2], strict=True))
@@ -233,20 +220,6 @@ def killed_row(g: GrxBench, row: Row) -> None:
     row.motion_after = later["nonzero_axes_received"] - at_safe["nonzero_axes_received"]
     row.expect(later["pose"] == at_safe["pose"], f"moved after safe: {later['pose']}")
     row.expect(row.motion_after == 0, f"{row.motion_after} non-zero axes after safe")
-    doc = recovery_document(st.client, proc.pid, TIMEOUT)
-    ready = notify.wait_for("READY=1", after=t_kill, timeout=TIMEOUT)
-    judge_restart(
-        row,
-        killed=t_kill,
-        spawned=spawned,
-        safe=t_safe,
-        cpu_wait=waited,
-        doc=doc,
-        ready=ready,
-        bound=bound,
-        seen={"zero_axes_seen_s": stopped[0] if stopped else None},
-    )
-    judge_recovery(row, doc, "safe task ready (960)")
     found = (doc or {}).get("recovery", {}).get("found", [])
     row.expect(any("walk (965)" in f for f in found), f"the walk not reported: {found}")
     row.reaction = f"restarted {doc['state'] if doc else '?'}; made safe"
@@ -293,7 +266,7 @@ def judge_latch(g: GrxBench, row: Row, fault: Fault) -> None:
     if fault.clear is not None:
         row.expect(reply.code != 0, f"reset accepted with the cause present: {reply.message}")
         g.sim.cmd(fault.clear)
-        accepted, attempts, t_reset = reset_until_accepted(st, 5.0)
+        accepted, attempts, t_reset = reset_until_accepted(st.client, 5.0)
         row.reset_clear = f"accepted -> IDLE ({attempts} tries)" if accepted else "REFUSED"
         row.expect(accepted, "reset refused after the cause was cleared")
     elif reply.code == 0:
@@ -301,7 +274,7 @@ def judge_latch(g: GrxBench, row: Row, fault: Fault) -> None:
         row.notes.append("one garbage map: the next decodes 20 ms later, nothing is present")
         row.reset_clear = "(already reset) IDLE"
     else:
-        accepted, attempts, t_reset = reset_until_accepted(st, 5.0)
+        accepted, attempts, t_reset = reset_until_accepted(st.client, 5.0)
         row.reset_clear = f"accepted -> IDLE ({attempts} tries)" if accepted else "REFUSED"
         row.expect(accepted, "reset refused after the garbage map")
     idle = client.wait_status(lambda s: s.state == "IDLE" and s.safety == "CLEAR", TIMEOUT)
@@ -312,25 +285,8 @@ def judge_latch(g: GrxBench, row: Row, fault: Fault) -> None:
     row.expect(not resumed, f"{len(resumed)} non-zero axes after the reset")
 
 
-def judge_run_record(st: Stack, row: Row, run_id: str) -> None:
-    """The run's record ends SAFE_STOP, and no node of it is left RUNNING."""
-    deadline = time.monotonic() + TIMEOUT
-    while (end := run_result(events := run_events(st.data_dir, run_id))) is None:
-        if time.monotonic() > deadline:
-            break
-        time.sleep(0.05)
-    row.details["run_record"] = end
-    row.expect(end is not None and end.get("result") == "SAFE_STOP", f"run record: {end}")
-    still = left_running(events)
-    row.expect(not still, f"left RUNNING after the run ended: {still}")
-
-
 def run_rows(
-    only: list[str] | None,
-    new_row: Callable[[str, str], Row],
-    workdir: Path | None = None,
-    *,
-    keep: bool = False,
+    only: list[str] | None, workdir: Path | None = None, *, keep: bool = False
 ) -> list[Row]:
     """The GRX rows (``only``: these keys; None: all), in a stack of their own."""
     selected = [f for f in FAULTS if only is None or f.key in only]
@@ -341,7 +297,7 @@ def run_rows(
         g = GrxBench(stack)
         try:
             for fault in selected:
-                row = new_row(fault.key, fault.label)
+                row = Row(fault.key, fault.label)
 
                 def attempt(fault: Fault = fault, row: Row = row) -> None:
                     if g.schema != fault.schema:

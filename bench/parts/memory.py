@@ -1,6 +1,6 @@
 """The service's resident memory after 1,000 mission runs, against after 10.
 
-    python bench/memory.py [--runs 1000]
+    python -m bench.parts.memory [--runs 1000]
 
 The real service (``atom-executive run``) with a missions directory of one tiny but real
 mission, ``tiny``: a ``log``, then a ``move_joints`` of one finger paced at 1.5 rad/s, about
@@ -26,19 +26,17 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # run as a script: python bench/memory.py
-    sys.path.insert(0, str(ROOT))
-
-from bench.common import cli, table  # noqa: E402
-from bench.robot import BenchRobot, base_pose  # noqa: E402
-from executive.harness.stack import Stack, running_stack  # noqa: E402
-from executive.seam.profile import RobotProfile, load_profile  # noqa: E402
+from bench.harness import check, cli, table
+from bench.parts import Part, sized
+from bench.robot import BenchRobot, base_pose
+from executive.harness.stack import Stack, running_stack
+from executive.seam.profile import RobotProfile, load_profile
 
 TARGET_MB = 150.0
 DONE = ("SUCCEEDED", "FAILED", "ABORTED", "SAFE_STOP")
@@ -49,7 +47,7 @@ def write_mission(directory: Path, profile: RobotProfile) -> float:
     j = profile.joints["right_index"]
     base = float(base_pose(profile, "hands")[j.index])
     (directory / "tiny.yaml").write_text(
-        f"""# bench/memory.py: a tiny but real mission, run 1,000 times.
+        f"""# bench/parts/memory.py: a tiny but real mission, run 1,000 times.
 mission: tiny
 description: Log a line, then move one finger a little.
 params:
@@ -147,6 +145,23 @@ def report(r: dict[str, Any]) -> str:
         ["time", f"{r['seconds']} s"],
     ]
     return table(("memory", "value"), rows)
+
+
+FLAT_KIB_PER_RUN = 1.0  # "flat": the second half's slope stays under this
+
+
+def rows(m: dict[str, Any]) -> list[list[str]]:
+    """The summary's row: the RSS after every run, at most the target and flat."""
+    slope = m["slope_kib_per_run_second_half"]
+    ok = m["rss_mb_after_all"] <= TARGET_MB and slope <= FLAT_KIB_PER_RUN
+    return [[f"RSS after {m['runs']} runs (MB)", f"after 10: {m['rss_mb_after_10']:.1f}", f"{m['rss_mb_after_all']:.1f}", f"{slope:+.2f} KiB/run", f"<= {TARGET_MB:.0f} MB, flat", check(ok)]]  # fmt: skip
+
+
+def run_part(options: argparse.Namespace, earlier: Mapping[str, Any]) -> dict[str, Any]:
+    return run(options.runs or sized(options, 1000, 100, 20), sized(options, 120.0, 10.0, 1.0))
+
+
+PART = Part("memory", run_part, report, rows)
 
 
 def main() -> int:

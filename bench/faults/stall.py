@@ -21,46 +21,25 @@ interpreter blocked:
   most ``RENEW_S`` before it);
 - no motion from the hold on (``Recording.motion_commands``), through the latch and reset.
 
-``atom_stall_row`` is in ``bench/faults.py`` (it needs the matrix's stack); the Adam's row
-runs in a stack of its own here (``adam_stall_row``).
+The Atom's row is ``bench.faults.atom.stall_row`` (in the matrix's stack), the Adam's
+``bench.faults.adam.stall_row`` (in a stack of its own).
 """
 
 from __future__ import annotations
 
 import itertools
-import json
 import math
-import os
-import signal
-import time
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
+from bench.faults.rows import Row
 from executive.core.safety import STALL_S
-from executive.harness.stack import LogTail, log_time, running_stack
 from executive.motion import native
-from executive.seam.profile import RobotProfile, load_profile
-from executive.service import faultpoints
+from executive.seam.profile import RobotProfile
 
-ROOT = Path(__file__).resolve().parents[1]
 # a stream silent this long while blocked went silent (the Python stream: the whole block).
 # The record shows what the sim took: it polls a depth-1 reader, so a starved sim (this
 # 2-core machine under load) shows gaps of its own; the longest is in the details
 SILENT_S = 0.25
-
-
-class RowLike(Protocol):
-    reaction: str
-    reason: str
-    hold_ms: float | None
-    motion_after: int | None
-    latched: bool | None
-    reset_present: str
-    reset_clear: str
-    details: dict[str, Any]
-    notes: list[str]
-
-    def expect(self, ok: bool, what: str) -> bool: ...
 
 
 def hold_bound_s(profile: RobotProfile) -> float:
@@ -69,7 +48,7 @@ def hold_bound_s(profile: RobotProfile) -> float:
 
 
 def judge_stall(
-    row: RowLike,
+    row: Row,
     rec: Any,
     profile: RobotProfile,
     t_blocked: float,
@@ -149,7 +128,7 @@ def judge_stall(
     return stalled
 
 
-def latched_or_noted(row: RowLike, state: str) -> bool:
+def latched_or_noted(row: Row, state: str) -> bool:
     """After a stall the executive latches SAFE_STOP (internal) when its stall detection
     sees it (``core.runtime``); when the block ends inside a tick and both the tick thread
     and the supervisor run at once after it, neither does, and the run ends FAILED on its
@@ -162,75 +141,3 @@ def latched_or_noted(row: RowLike, state: str) -> bool:
         "missed a block that ended inside a tick; the stream held regardless"
     )
     return False
-
-
-def adam_stall_row(row: RowLike, workdir: Path | None, keep: bool) -> None:
-    """The real service (profile adam-pro, ``gil-hog`` armed) and the simulated Adam Pro
-    in a stack of their own: the interpreter blocked for 3 s mid-wave."""
-    from executive.robots.adam.sim.client import client_for
-    from executive.robots.adam.sim.record import BODY_TOPIC, Recording
-
-    profile = load_profile("adam-pro")
-    row.details["expected"] = (
-        f"rt/lowcmd and rt/handcmd streamed while blocked and held within "
-        f"{hold_bound_s(profile) * 1e3:.0f} ms; no motion after; SAFE_STOP (internal: the "
-        "stall) once Python runs; reset accepted; IDLE"
-    )
-    row.details["stream_mode"] = native.mode(profile.stream_mode)
-    with running_stack(workdir, keep=keep) as st:
-        st.write_config(
-            profile="adam-pro", interface="sdk-1.2", missions_dir=str(ROOT / "missions" / "adam")
-        )
-        st.start_sim(
-            *("--profile", "adam-pro", "--interface", "sdk-1.2", "--seed", "2"),
-            record=True,
-            sim_ready=lambda s, pid: client_for(s.dds).wait_status(lambda x: x.pid == pid, 30)
-            is not None,
-        )
-
-        proc = st.start_service(env={faultpoints.ENV: "gil-hog"})
-        log = LogTail(st.log_path("executive"))
-        reply = st.client.request("start", {"mission": "arms_wave", "params": {"waves": 5}})
-        if reply.code != 0:
-            raise RuntimeError(f"start arms_wave refused: {reply.message}")
-
-        def waving() -> bool:  # the body's target changing in the last 0.3 s sent
-            rec = Recording.load(st.record_path)
-            return any(not c.repeat for c in rec.commands(BODY_TOPIC, after=time.monotonic() - 0.3))
-
-        row.expect(st.wait_for(waving, 15.0, every=0.1), "the body never moved")
-        log.skip()
-        t_signal = time.monotonic()
-        os.kill(proc.pid, signal.SIGUSR2)
-        events: list[dict[str, Any]] = []
-
-        def seen(event: str, after: float, timeout: float) -> float | None:
-            deadline = time.monotonic() + timeout
-            while time.monotonic() < deadline:
-                events.extend(log.read())
-                for e in events:
-                    t = log_time(e)
-                    if e.get("event") == event and t is not None and t > after:
-                        return t
-                time.sleep(0.05)
-            return None
-
-        t_blocked = seen("fault point: the interpreter is blocked", t_signal - 0.5, 5.0)
-        t_free = seen("fault point: the interpreter runs again", t_signal, 10.0)
-        row.expect(t_blocked is not None and t_free is not None, "the interpreter never blocked")
-        status = st.client.wait_status(lambda s: s.state == "SAFE_STOP", 10.0)
-        status = status or st.client.status()
-        row.reaction = f"{row.details['stream_mode']} stream; {status.state} after"
-        row.reason, row.latched = status.safety_reason, status.safety == "SAFE_STOP"
-        time.sleep(0.5)  # the sim's record is flushed at 10 Hz
-        reply = st.client.request("reset")
-        row.reset_clear = "accepted" if reply.code == 0 else f"REFUSED: {reply.message}"
-        row.expect(reply.code == 0, f"reset after the stall: {reply.message}")
-        time.sleep(1.0)
-        if t_blocked is not None and t_free is not None:
-            rec = Recording.load(st.record_path)
-            if judge_stall(row, rec, profile, t_blocked, t_free):
-                latched_or_noted(row, status.state)
-        row.details["log"] = [
-            json.dumps(e)[:300] for e in events if "native" in json.dumps(e) or "held" in str(e)
-        ][:8]

@@ -1,9 +1,9 @@
 """The 500 Hz command stream in the running service: lateness, missed periods, CPU share.
 
-    python bench/stream.py [--seconds 20] [--hog]
+    python -m bench.parts.stream [--seconds 20] [--hog]
 
 The real service (``bench.service_probe``: ``atom-executive run`` with its inner figures
-readable) runs ``estop_bench`` (``bench/estop.py``: a two-minute move that engages the
+readable) runs ``estop_bench`` (``bench/episode.py``: a two-minute move that engages the
 upper, lower and hands streams, beside a base task), while ``bench.robot.BenchRobot``
 publishes the robot's state at the profile's rates (upper and lower 500 Hz, hands
 100 Hz...). So the streamer thread shares the process, and the GIL, with everything the
@@ -21,31 +21,27 @@ Over the window, from the streamer's own ``StreamStats``:
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
-import tempfile
 import time
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # run as a script: python bench/stream.py
-    sys.path.insert(0, str(ROOT))
-
-from bench.common import (  # noqa: E402
+from bench.episode import engage, estop_stack
+from bench.harness import (
+    check,
     cli,
     cpu_hog,
+    figure_row,
     fmt,
     loadavg,
     service_scheduling,
     summary,
     table,
+    with_realtime,
 )
-from bench.estop import STREAM_NAMES, write_mission  # noqa: E402
-from bench.robot import BenchRobot  # noqa: E402
-from bench.service_probe import ProbedService  # noqa: E402
-from executive.harness.stack import running_stack  # noqa: E402
-from executive.seam.profile import load_profile  # noqa: E402
+from bench.parts import Part, sized
+from bench.service_probe import ProbedService
+from executive.seam.profile import load_profile
 
 TARGETS = {"p99_ms": 0.25, "missed": 0, "cpu_percent": 15.0}
 
@@ -59,36 +55,17 @@ def run(
     profile = load_profile()
     results: dict[str, Any] = {"seconds": seconds, "rate_hz": profile.command_hz}
     config, env = service_scheduling(realtime)
-    missions = Path(tempfile.mkdtemp(prefix="bench-stream-missions-"))
-    try:
-        write_mission(missions, profile)
-        with running_stack() as stack:
-            stack.write_config(missions_dir=str(missions), **config)
-            robot = BenchRobot(stack.dds, profile).start()
-            try:
-                service = ProbedService(stack, env)
-                reply = stack.client.request("start", {"mission": "estop_bench"}, timeout=10)
-                if reply.code != 0:
-                    raise RuntimeError(f"start refused: {reply.message}")
-                seen: set[str] = set()
-                deadline = time.monotonic() + 10
-                while seen != set(STREAM_NAMES) and time.monotonic() < deadline:
-                    seen |= robot.commands_seen()
-                    time.sleep(0.01)
-                if seen != set(STREAM_NAMES):
-                    raise RuntimeError(f"streams never engaged (saw {sorted(seen)})")
-                for hog in hog_modes:
-                    with cpu_hog(hog):
-                        time.sleep(0.5)
-                        load = loadavg()
-                        window = service.window(seconds)
-                    name = ("cpu hog" if hog else "idle") + (", realtime" if realtime else "")
-                    results[name] = _figures(window, load)
-                stack.client.request("stop", timeout=10)
-            finally:
-                robot.close()
-    finally:
-        shutil.rmtree(missions, ignore_errors=True)
+    with estop_stack(config) as (stack, robot):
+        service = ProbedService(stack, env)
+        engage(stack, robot, 0, timeout=10)
+        for hog in hog_modes:
+            with cpu_hog(hog):
+                time.sleep(0.5)
+                load = loadavg()
+                window = service.window(seconds)
+            name = ("cpu hog" if hog else "idle") + (", realtime" if realtime else "")
+            results[name] = _figures(window, load)
+        stack.client.request("stop", timeout=10)
     return results
 
 
@@ -163,6 +140,32 @@ def report(results: dict[str, Any]) -> str:
         ),
         rows,
     )
+
+
+def rows(st: dict[str, Any]) -> list[list[str]]:
+    """The summary's rows: lateness, missed periods and the streamer's CPU per condition,
+    judged where no CPU hog runs."""
+    out = []
+    for name, r in st.items():
+        if not isinstance(r, dict) or "lateness_ms" not in r:
+            continue
+        judged = "hog" not in name
+        s, cpu = r["lateness_ms"], r["streamer_cpu_percent"]
+        out.append(figure_row("stream 500 Hz lateness", name, s, "p99 <= 0.25 ms", s["p99"] <= TARGETS["p99_ms"] if judged else None))  # fmt: skip
+        out.append(["stream missed periods", name, f"{r['missed']} of {r['expected_periods']}", "", "0 in the run", check(r["missed"] == 0 if judged else None)])  # fmt: skip
+        out.append(["streamer CPU, % of a core", name, f"{cpu:.1f}", "", "<= 15 %", check(cpu <= TARGETS["cpu_percent"] if judged else None)])  # fmt: skip
+    return out
+
+
+def run_part(options: argparse.Namespace, earlier: Mapping[str, Any]) -> dict[str, Any]:
+    """``make bench``'s: idle and with a CPU hog, at both schedulings; the smallest, idle."""
+    if options.size == "smallest":
+        return run(1.0, (False,))
+    seconds = sized(options, 20.0, 5.0, 1.0)
+    return with_realtime(lambda rt: run(seconds, (False, True), rt))
+
+
+PART = Part("stream", run_part, report, rows)
 
 
 def main() -> int:
