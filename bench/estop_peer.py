@@ -17,7 +17,7 @@ publisher's stamp), then matches the samples, and hands its line to a printing t
     H <stream> <k> <t_ns>     the first command on <stream> carrying marker k (a hold)
     A <command_type> <t_ns>   every AMR command (the bench pairs CANCEL_TASKs to e-stops)
 
-``bench/floor_c/peer.c`` speaks this protocol in C, and ``bench.estop.Peer`` runs it
+``bench/floor_c/peer.c`` speaks this protocol in C, and ``bench.episode.Peer`` runs it
 instead once ``bench.floor.build`` has built it (``tests/integration/test_bench_peer``:
 the same lines on the same traffic).
 

@@ -1,4 +1,4 @@
-"""The plots of ``docs/benchmarks.md``, from a results file of ``bench/run.py``.
+"""The plots of ``docs/benchmarks.md``, from a results file of ``python -m bench.run``.
 
     python -m bench.plots [bench/results/latest.json] [--out docs/img]
 
