@@ -122,7 +122,7 @@ sim: venv
 	$(BIN)/atom-executive sim
 
 demo: venv aurora-env
-	$(BIN)/python -m executive.harness.demo $(if $(PROFILE),--profile $(PROFILE))
+	$(BIN)/python -m executive.demos $(if $(PROFILE),--profile $(PROFILE))
 
 clean:
 	rm -rf $(VENV) $(AURORA_VENV) $(AURORA_VENDOR_VENV) .pytest_cache .mypy_cache .ruff_cache

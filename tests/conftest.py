@@ -61,6 +61,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.path.name in SERIAL_FILES:
             item.add_marker(pytest.mark.serial)
+        # a test on a leased domain opens DDS participants: not make test-fast's (whatever
+        # its file is marked)
+        if "dds_domain" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.dds)
 
 
 @pytest.fixture

@@ -11,8 +11,9 @@ import pytest
 import yaml
 
 from executive.cli import main
-from executive.operator.authoring import did_you_mean, format_missions, not_found
+from executive.operator.authoring import format_missions
 from executive.service.auth import Authenticator, load_keys, new_nonce, sign, write_key_file
+from executive.suggest import did_you_mean, not_found
 
 ROOT = Path(__file__).resolve().parents[1]
 HOSTILE = "\x1b[2J\x1b[Hstate: IDLE\x07"

@@ -1,11 +1,10 @@
-"""Each robot's demo lives with its robot; the harness's demo module is robot-neutral.
+"""Each robot's demo is ``executive/demos/<robot>.py``; the dispatch is robot-neutral.
 
-``make demo [PROFILE=...]`` runs ``python -m executive.harness.demo``, which picks the
-profile's robot and runs ``executive/robots/<robot>/demo.py``'s ``main(profile)``. The
-Atom's demo used to be the harness module itself (issue 22: "the Atom's demo lives in
-``executive/harness/`` while the Adam's and the GRX's live with their robots"). Read from
-the source, so a robot's import never has to load here; ``tests/integration/test_demo.py``
-runs every demo for real.
+``make demo [PROFILE=...]`` runs ``python -m executive.demos``, which picks the
+profile's robot and runs ``executive/demos/<robot>.py``'s ``main(profile)``. The demos
+drive the service and the operator's tools, so they live above both, not in the robots'
+folders (issue 33). Read from the source, so a robot's import never has to load here;
+``tests/integration/test_demo.py`` runs every demo for real.
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ import pytest
 from executive.seam.registry import SPECS
 
 ROOT = Path(__file__).resolve().parents[1]
-HARNESS_DEMO = ROOT / "executive" / "harness" / "demo.py"
+DEMOS = ROOT / "executive" / "demos"
 
 
 def imports(path: Path) -> set[str]:
@@ -32,8 +31,8 @@ def imports(path: Path) -> set[str]:
     return found
 
 
-@pytest.mark.parametrize("module", [HARNESS_DEMO, HARNESS_DEMO.with_name("demokit.py")])
-def test_the_harness_demo_imports_no_robot(module: Path) -> None:
+@pytest.mark.parametrize("module", [DEMOS / "__main__.py", DEMOS / "kit.py"])
+def test_the_demo_dispatch_and_kit_import_no_robot(module: Path) -> None:
     robots = sorted(
         m
         for m in imports(module)
@@ -45,7 +44,7 @@ def test_the_harness_demo_imports_no_robot(module: Path) -> None:
 
 @pytest.mark.parametrize("robot", sorted(SPECS))
 def test_every_robot_has_its_demo_with_main_of_a_profile(robot: str) -> None:
-    path = ROOT / "executive" / "robots" / robot / "demo.py"
+    path = DEMOS / f"{robot}.py"
     assert path.is_file(), f"{robot}: no {path.relative_to(ROOT)}"
     tree = ast.parse(path.read_text(), str(path))
     mains = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "main"]

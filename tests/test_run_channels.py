@@ -21,15 +21,15 @@ import py_trees
 import pytest
 from mcap.reader import make_reader
 
+from executive.core.taps import CommandTap, chain_publish
 from executive.records.foxglove_live import LiveView, start_live
-from executive.records.mcaprecord import McapRecorder
+from executive.records.mcaprecord import FoxgloveConfig, McapRecorder
 from executive.records.runchannels import Channel, Message, RunChannels, catalogue
-from executive.records.taps import CommandTap, chain_publish
 from executive.robots.atom.interface import Interface
 from executive.robots.atom.state import AtomState
 from executive.seam.ports import RobotCommands, Stamped
 from executive.seam.profile import load_profile
-from executive.service.config import ConfigError, FoxgloveConfig, load_config, parse_config
+from executive.service.config import ConfigError, load_config, parse_config
 from executive.wire.codec import Codec
 from tests.foxglove_ws import FoxgloveClient
 

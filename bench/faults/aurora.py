@@ -34,8 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.harness import ROOT
-from executive.harness.stack import running_stack
-from executive.robots.aurora.demo import (
+from executive.harness.aurora import (
     SIM_PYTHON,
     Pendant,
     RobotProcess,
@@ -43,6 +42,7 @@ from executive.robots.aurora.demo import (
     sim,
     start,
 )
+from executive.harness.stack import running_stack
 
 
 def vendor(stack: Any) -> RobotProcess:

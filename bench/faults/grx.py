@@ -3,7 +3,7 @@
 ``python -m bench.faults`` runs these after the Atom's rows (``--only grx-error`` ...). Each row
 boots, when the schema changes, the simulated GRX (``python -m executive.robots.grx.sim``)
 and the service (``profile: grx``, ``zenoh_config:`` a copy of the loopback config on this
-run's ports) with ``executive.robots.grx.demo``'s helpers in an ``executive.harness.stack`` work
+run's ports) with ``executive.harness.grx``'s helpers in an ``executive.harness.stack`` work
 directory; a plain zenoh + msgpack peer (``demo.Watcher``: no schema or adapter code)
 connects to the service's listening port and stamps every map the service puts on the
 client keys.
@@ -50,8 +50,8 @@ from bench.faults.rows import (
     run_row,
 )
 from bench.harness import reset_until_accepted
+from executive.harness.grx import Watcher, start
 from executive.harness.stack import Stack, running_stack
-from executive.robots.grx.demo import Watcher, start
 from executive.robots.grx.sim.process import SimProcess
 from executive.seam.profile import load_profile
 

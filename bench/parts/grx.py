@@ -59,9 +59,9 @@ from bench.parts import Part, sized
 from executive import logs
 from executive.core.runtime import Runtime
 from executive.core.tree import ExecState, Executive
+from executive.harness.grx import free_port, zenoh_config_file
 from executive.mission.store import MissionStore
 from executive.robots.grx import GrxAdapter
-from executive.robots.grx.demo import free_port, zenoh_config_file
 from executive.seam.profile import load_profile
 from executive.wire import dds
 

@@ -204,7 +204,7 @@ def adam(seconds: float, work: Path) -> dict[str, Any]:
 
 
 def grx(seconds: float, work: Path) -> dict[str, Any]:
-    from executive.robots.grx.demo import start
+    from executive.harness.grx import start
 
     with running_stack(work / "grx-sim") as stack:
         sim = start(stack)

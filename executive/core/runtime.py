@@ -22,11 +22,11 @@ from cyclonedds.domain import DomainParticipant
 
 from behaviours.context import RobotContext
 from executive.core.safety import STALL_S, SafetyConfig, SafetyMonitor
+from executive.core.taps import CommandTap
 from executive.core.ticker import Ticker
 from executive.core.tree import Executive
 from executive.motion import native
 from executive.motion.streamer import MotionStreamer
-from executive.records.taps import CommandTap
 from executive.seam.ports import RobotAdapter
 from executive.seam.profile import RobotProfile
 from executive.seam.registry import open_adapter

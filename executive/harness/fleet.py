@@ -91,8 +91,8 @@ def three_robots(
     (``KINDS``: atom-1, adam-1, grx-1), each on the fleet plane through the router on
     ``port``, each with ``key`` as its operator's; all end with ``scope``. ``safety``: the
     services' ``safety`` config (a test on a loaded machine relaxes the silence limit)."""
+    from executive.harness.grx import start as start_grx
     from executive.robots.adam.sim.client import client_for
-    from executive.robots.grx.demo import start as start_grx
 
     extra: dict[str, Any] = {} if safety is None else {"safety": safety}
     stacks = {r: scope.enter_context(running_stack(work / r)) for r in KINDS}

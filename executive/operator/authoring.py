@@ -17,16 +17,16 @@ name may hold anything).
 from __future__ import annotations
 
 import argparse
-import difflib
 import secrets
 import sys
 import textwrap
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from executive.suggest import not_found
 from executive.text import printable
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
@@ -41,88 +41,7 @@ def _say(text: object = "", *, file: Any = None) -> None:
     print(text, file=file or sys.stdout)
 
 
-def did_you_mean(name: str, known: Iterable[str]) -> str:
-    """`` (did you mean 'a'?)``, `` (did you mean 'a' or 'b'?)`` or "": the known names
-    close to ``name`` (difflib), for any message about a name that was not found."""
-    close = difflib.get_close_matches(name, sorted(set(known)), n=3, cutoff=0.6)
-    if not close:
-        return ""
-    # the best, and only those about as close: 'right_opn' is 'right_open', not also
-    # 'right_point' and 'right_pinch'
-    best = _ratio(name, close[0])
-    close = sorted(
-        (c for c in close if _ratio(name, c) >= best - 0.05), key=lambda c: (-_ratio(name, c), c)
-    )
-    shown = [repr(c) for c in close]
-    listed = shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]
-    return f" (did you mean {listed}?)"
-
-
-def _ratio(a: str, b: str) -> float:
-    return difflib.SequenceMatcher(None, a, b).ratio()
-
-
-def not_found(what: str, name: str, known: Iterable[str]) -> str:
-    """``no mission 'x' (did you mean 'y'?)``, or ``... (known: a, b)`` when nothing is
-    close and the list is short."""
-    names = sorted(set(known))
-    hint = did_you_mean(name, names)
-    if not hint and names and len(names) <= 12:
-        hint = f" (known: {', '.join(names)})"
-    return f"no {what} {name!r}{hint}"
-
-
 # -- missions ---------------------------------------------------------------------------------
-
-
-def _value(value: Any) -> Any:
-    """A default as JSON carries it (an unresolved ``${x}`` as its text)."""
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    if isinstance(value, Mapping):
-        return {str(k): _value(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_value(v) for v in value]
-    return str(value)
-
-
-def describe_mission(name: str, mission: Any) -> dict[str, Any]:
-    """A mission's name, description and parameters (name, type, default or required,
-    description, bounds) as JSON-ready data; ``mission`` is a validated ``Mission``."""
-    params = []
-    for decl in mission.params.values():
-        entry: dict[str, Any] = {
-            "name": decl.name,
-            "type": getattr(decl.type, "value", str(decl.type)),
-            "required": bool(decl.required),
-        }
-        if not decl.required:
-            entry["default"] = _value(decl.default)
-        if decl.description:
-            entry["description"] = decl.description
-        for bound in ("minimum", "maximum"):
-            if getattr(decl, bound, None) is not None:
-                entry[bound] = getattr(decl, bound)
-        params.append(entry)
-    return {"name": name, "description": mission.description, "params": params}
-
-
-def describe_missions(directory: Path, profile: Any, names: Sequence[str]) -> list[dict[str, Any]]:
-    """``describe_mission`` of each ``directory/<name>.yaml``; a file that does not load
-    is listed with its first problem instead of a description; subtree files (no
-    missions of their own) are left out."""
-    from executive.mission.loader import MissionLoader
-
-    loader = MissionLoader(profile, directory)
-    out = []
-    for name in names:
-        result = loader.check(directory / f"{name}.yaml")
-        if result.mission is None:
-            first = next(iter(result.errors), None)
-            out.append({"name": name, "problem": str(first) if first else "not a mission"})
-        elif result.mission.kind == "mission":
-            out.append(describe_mission(name, result.mission))
-    return out
 
 
 def format_missions(entries: Iterable[Any], width: int = 88) -> str:

@@ -109,7 +109,8 @@ def _fail(message: object) -> None:
 
 def _local_missions(args: argparse.Namespace) -> int:
     """``missions --dir DIR``: the mission files of a directory, described, no service."""
-    from executive.operator.authoring import describe_missions, format_missions
+    from executive.mission.catalogue import describe_missions
+    from executive.operator.authoring import format_missions
     from executive.seam.profile import DEFAULT_PROFILE, ProfileError, load_profile
 
     directory = Path(args.dir)

@@ -67,7 +67,7 @@ class Preview:
 def find(missions_dir: Path, profile: RobotProfile, name: str, kind: str | None = None) -> Preview:
     """``name`` from the library of ``missions_dir`` (poses first, then gestures)."""
     from executive.mission.loader import MissionLoader
-    from executive.operator.authoring import not_found
+    from executive.suggest import not_found
 
     root = missions_dir.resolve()
     if not ((root / "poses").is_dir() or (root / "gestures").is_dir()):

@@ -32,6 +32,7 @@ import collections
 import contextlib
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -50,7 +51,6 @@ from executive.records.runchannels import (
     catalogue,
 )
 from executive.seam.profile import RobotProfile
-from executive.service.config import FoxgloveConfig
 
 log = structlog.get_logger(__name__)
 
@@ -63,6 +63,16 @@ QUEUE_ITEMS = 16384  # ~20 s of a busy run's messages
 WRITE_PERIOD_S = 0.1  # the writer's batches
 LOG_INTERVAL = 10.0
 PROFILE = "atom-executive"  # the MCAP header's profile: our own JSON channels
+
+
+@dataclass(frozen=True)
+class FoxgloveConfig:
+    """The opt-in live view (``executive.records.foxglove_live``; the service config's
+    ``foxglove``): off, and on loopback when on."""
+
+    enabled: bool = False
+    host: str = "127.0.0.1"  # the view is unauthenticated: another address is a choice
+    port: int = 8765  # Foxglove's default; 0 picks a free port (tests)
 
 
 class McapRecorder:

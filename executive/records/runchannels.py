@@ -75,12 +75,12 @@ import structlog
 from behaviours.state import SNAPSHOT_KEY
 from behaviours.state import snapshot as read_snapshot
 from executive import __version__
+from executive.core.taps import CommandTap, chain_publish
 from executive.core.tree import Executive, MissionRun
 from executive.motion.streamer import MotionStreamer
 from executive.motion.trajectory import FloatArray
 from executive.records import bodychannels
 from executive.records.batches import Batches
-from executive.records.taps import CommandTap, chain_publish
 from executive.seam.ports import BaseState, RobotSnapshot, Stamped
 from executive.seam.profile import RobotProfile
 

@@ -31,6 +31,7 @@ from typing import Any
 import yaml
 
 from executive.core.safety import SafetyConfig
+from executive.records.mcaprecord import FoxgloveConfig
 from executive.seam import registry
 from executive.seam.profile import DEFAULT_PROFILE, ProfileError, builtin_profiles, load_profile
 from executive.service import files
@@ -44,15 +45,6 @@ class ConfigError(ValueError):
         self.problems = problems
         # one line per problem, whatever the file held (a key with a newline or an escape)
         super().__init__("\n".join(printable(f"{source}: {p}") for p in problems))
-
-
-@dataclass(frozen=True)
-class FoxgloveConfig:
-    """The opt-in live view (executive.records.foxglove_live): off, and on loopback when on."""
-
-    enabled: bool = False
-    host: str = "127.0.0.1"  # the view is unauthenticated: another address is a choice
-    port: int = 8765  # Foxglove's default; 0 picks a free port (tests)
 
 
 @dataclass(frozen=True)

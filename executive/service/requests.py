@@ -46,7 +46,7 @@ from cyclonedds.topic import Topic
 
 from executive.core.tree import Executive
 from executive.logs import RateLimitedLog
-from executive.operator.authoring import describe_missions, not_found
+from executive.mission.catalogue import describe_missions
 from executive.service.auth import Authenticator
 from executive.service.protocol import (
     MUTATING,
@@ -56,6 +56,7 @@ from executive.service.protocol import (
     Answer,
     Code,
 )
+from executive.suggest import not_found
 from executive.wire.codec import raw_take
 from executive.wire.gen.own.atom_executive.msg import Reply_, Request_
 
@@ -294,7 +295,7 @@ class RequestServer:
 
     def _verb_list_missions(self, args: dict[str, Any]) -> Answer:
         """The mission names; with ``{"detail": true}`` each mission's description and
-        parameters (``executive.operator.authoring.describe_mission``) instead of its bare name."""
+        parameters (``executive.mission.catalogue.describe_mission``) instead of its bare name."""
         names = self.library.names()
         if args.get("detail") is True:
             return Answer(Code.OK, f"{len(names)} missions", self._details(names))

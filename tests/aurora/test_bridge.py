@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from executive.robots.aurora.demo import SIM_PYTHON, RobotProcess
+from executive.harness.aurora import SIM_PYTHON, RobotProcess
 from executive.robots.aurora.interface import RESPAWNS, SEND_TIMEOUT_S, AuroraAdapter, open
 from executive.seam.profile import load_profile
 from tests.sim.conftest import wait_until

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import subprocess
 
-from executive.robots.aurora.demo import SIM_PYTHON
+from executive.harness.aurora import SIM_PYTHON
 
 PROBE = """
 import types

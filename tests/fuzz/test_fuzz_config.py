@@ -25,11 +25,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from executive.core.safety import SafetyConfig
+from executive.records.mcaprecord import FoxgloveConfig
 from executive.service.config import (
     RANGES,
     ConfigError,
     FleetConfig,
-    FoxgloveConfig,
     ServiceConfig,
     load_config,
 )

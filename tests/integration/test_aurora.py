@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from executive.harness.aurora import RobotProcess, bridge_pid, sim, start
 from executive.harness.stack import ROOT, Stack, running_stack
-from executive.robots.aurora.demo import RobotProcess, bridge_pid, sim, start
 from executive.seam.profile import load_profile
 from executive.wire import dds
 

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
+from executive.harness.aurora import RobotProcess, bridge_pid, start
 from executive.harness.stack import Stack, running_stack
 from executive.operator.lines import motion
-from executive.robots.aurora.demo import RobotProcess, bridge_pid, start
 
 pytestmark = pytest.mark.dds
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from executive.harness.aurora import Pendant, RobotProcess, bridge_pid, sim, start
 from executive.harness.stack import Stack, running_stack
-from executive.robots.aurora.demo import Pendant, RobotProcess, bridge_pid, sim, start
 
 pytestmark = pytest.mark.dds
 

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.dds
 
 def test_the_demo_passes_every_check_and_leaves_no_process() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "executive.harness.demo"],
+        [sys.executable, "-m", "executive.demos"],
         capture_output=True,
         text=True,
         timeout=180,
@@ -42,7 +42,7 @@ def test_the_other_robots_demos_pass_every_check(profile: str, least: int) -> No
     """``make demo PROFILE=adam-pro``, ``PROFILE=grx`` and ``PROFILE=aurora`` (README): each robot's mission
     through the service against its simulator, then a fault mid-motion and the reset."""
     done = subprocess.run(
-        [sys.executable, "-m", "executive.harness.demo", "--profile", profile],
+        [sys.executable, "-m", "executive.demos", "--profile", profile],
         capture_output=True,
         text=True,
         timeout=180,

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from executive.harness.grx import Watcher, start
 from executive.harness.stack import Stack, running_stack
-from executive.robots.grx.demo import Watcher, start
 from executive.robots.grx.sim.process import SimProcess
 
 pytestmark = pytest.mark.dds

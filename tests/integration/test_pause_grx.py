@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
+from executive.harness.grx import Watcher
 from executive.harness.stack import Stack
 from executive.operator.lines import status_document
-from executive.robots.grx.demo import Watcher
 from executive.robots.grx.sim.process import SimProcess
 from tests.integration.test_grx import grx, nonzero, start_mission  # noqa: F401 - the fixture
 

@@ -37,6 +37,7 @@ from typing import Any
 
 import pytest
 
+from executive.harness.grx import start as start_grx
 from executive.harness.stack import (
     ROOT,
     NotifySocket,
@@ -49,7 +50,6 @@ from executive.robots.adam.sim.client import client_for
 from executive.robots.atom.commands import AtomCommands
 from executive.robots.atom.sim.record import Recording
 from executive.robots.atom.topics import TOPICS, AtomIO
-from executive.robots.grx.demo import start as start_grx
 from executive.seam.profile import load_profile
 from executive.service.recovery import WHY
 from executive.wire import dds

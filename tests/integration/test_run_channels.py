@@ -27,9 +27,8 @@ from mcap.reader import make_reader
 
 from executive.core.tree import ExecState
 from executive.records.foxglove_live import LiveView
-from executive.records.mcaprecord import McapRecorder, record_runs
+from executive.records.mcaprecord import FoxgloveConfig, McapRecorder, record_runs
 from executive.records.runchannels import RunChannels
-from executive.service.config import FoxgloveConfig
 from executive.service.status import active_node
 from tests.foxglove_ws import FoxgloveClient
 from tests.integration.conftest import Live

@@ -45,11 +45,11 @@ import yaml
 
 from behaviours.conditions.robot import WaitForButton
 from executive.core.tree import ExecState
+from executive.harness.aurora import start as start_aurora
+from executive.harness.grx import start as start_grx
 from executive.harness.stack import Stack, running_stack
 from executive.mission.store import MissionStore
 from executive.robots.adam.sim.client import client_for
-from executive.robots.aurora.demo import start as start_aurora
-from executive.robots.grx.demo import start as start_grx
 from tests.integration.conftest import ROOT, Live
 
 pytestmark = pytest.mark.dds

@@ -1,6 +1,6 @@
 """``SimProcess``: the simulated GRX as a child process, driven over its stdin and stdout.
 
-Used by the GRX demo (``executive.robots.grx.demo``), its tests and the bench::
+Used by the GRX demo (``executive.demos.grx``), its tests and the bench::
 
     with SimProcess(free_port(), "--task-seconds", "0.2") as sim:
         sim.cmd("error 0x2310")          # {"ok": true}, once the sim's model has it

@@ -9,7 +9,7 @@ it should, and cleans up its processes whatever happens.
 
 The Atom's demo lives with the Atom, as the Adam's and the GRX's with theirs; what every
 robot's demo shares (the checks, the live tree, the dispatch by profile that ``make demo
-[PROFILE=...]`` runs) is ``executive/harness/demo.py``.
+[PROFILE=...]`` runs) is ``executive/demos/__main__.py``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import shutil
 import time
 from pathlib import Path
 
-from executive.harness.demokit import (
+from executive.demos.kit import (
     Demo,
     accepted,
     groot2_hints,

@@ -20,7 +20,7 @@ import time
 from contextlib import ExitStack
 from pathlib import Path
 
-from executive.harness.demokit import Demo, say
+from executive.demos.kit import Demo, say
 from executive.harness.fleet import KINDS, fleet_client, free_port, start_router, three_robots
 from executive.harness.stack import running_stack
 from executive.operator.fleet import FleetClient, plain

@@ -1,8 +1,8 @@
 """What every demo is made of: the checks and the live tree (``Demo``), ``say``, ``accepted``
 and the service's real-time report.
 
-Each robot's demo (``executive/robots/<robot>/demo.py``) and the fleet's
-(``executive/harness/fleet_demo.py``) build on these; ``executive.harness.demo`` only
+Each robot's demo (``executive/demos/<robot>.py``) and the fleet's
+(``executive/demos/fleet.py``) build on these; ``executive.demos`` only
 chooses which demo ``make demo`` runs.
 """
 

@@ -1,6 +1,6 @@
 """``make demo PROFILE=adam-pro``: the executive waving the simulated PND Adam's arm.
 
-As the Atom's demo (``executive/robots/atom/demo.py``), everything runs for real on a leased loopback
+As the Atom's demo (``executive/demos/atom.py``), everything runs for real on a leased loopback
 DDS domain, as separate processes: the simulated Adam (``atom-executive sim --profile P``)
 and the service (``atom-executive run``, ``profile: P``, ``missions_dir: missions/adam``).
 This script plays the operator (signed requests) and the trouble (a motor fault in the
@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from executive.harness.demokit import Demo, accepted, say
+from executive.demos.kit import Demo, accepted, say
 from executive.harness.stack import ROOT, LogTail, Stack, log_time, running_stack
 from executive.robots.adam.sim.client import AdamSimClient, client_for
 from executive.robots.adam.sim.record import BODY_TOPIC, HAND_TOPIC, Recording
