@@ -29,8 +29,8 @@ from cyclonedds.topic import Topic
 
 from executive.robots.atom.interface import Interface
 from executive.robots.atom.streams import STREAMS
-from executive.robots.atom.topics import TOPICS, AtomIO
-from executive.seam.profile import STATE_TOPICS, RobotProfile
+from executive.robots.atom.topics import STATE_TOPICS, TOPICS, AtomIO
+from executive.seam.profile import RobotProfile
 from executive.wire import dds
 from executive.wire.codec import Codec, raw_take
 from executive.wire.robot_io import Side

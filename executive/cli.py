@@ -218,8 +218,8 @@ def _die_with_parent() -> None:
 
 
 def _robot_sim(argv: Sequence[str]) -> int | None:
-    """``sim --profile P`` for a robot other than the Atom: that robot's simulator (each
-    robot's sim has its own options; ``executive/robots/<robot>/sim``). None: the Atom's."""
+    """``sim --profile P`` for a robot other than the Atom: that robot's simulator (its
+    spec's ``sim``: each robot's sim has its own options). None: the Atom's."""
     if not argv or argv[0] != "sim":
         return None
     rest = list(argv[1:])
@@ -234,6 +234,7 @@ def _robot_sim(argv: Sequence[str]) -> int | None:
     if name is None:
         return None
     from executive.seam.profile import ProfileError, load_profile
+    from executive.seam.registry import part
 
     try:
         robot = load_profile(name).robot
@@ -241,11 +242,15 @@ def _robot_sim(argv: Sequence[str]) -> int | None:
         return None  # the Atom's sim reports it, naming the key
     if robot == "atom":
         return None
-    # a robot's simulator package has main(argv), in its cli module where it has one
-    package = f"executive.robots.{robot}.sim"
-    has_cli = importlib.util.find_spec(f"{package}.cli") is not None
-    module = importlib.import_module(f"{package}.cli" if has_cli else package)
-    result: int = module.main(rest)
+    main = part(robot, "sim")
+    if main is None:
+        print(  # noqa: T201 - CLI output
+            f"atom-executive: robot {robot!r} has no simulator to run here "
+            "(docs/robots.md says how to run it)",
+            file=sys.stderr,
+        )
+        return 2
+    result: int = main(rest)
     return result
 
 

@@ -13,7 +13,7 @@ from behaviours.context import RobotContext
 from executive.core.safety import SafetyMonitor
 from executive.core.tree import Executive
 from executive.motion.streamer import MotionStreamer
-from executive.robots import atom
+from executive.robots.atom import adapter as atom
 from executive.robots.atom.topics import AtomIO
 from executive.seam.profile import load_profile
 from executive.wire import dds

@@ -16,8 +16,9 @@ import pytest
 import yaml
 
 from executive.mission.loader import MissionLoader
-from executive.robots.adam import AdamAdapter, battery_percent, check_options
+from executive.robots.adam.adapter import AdamAdapter
 from executive.robots.adam.interface import AdamInterface
+from executive.robots.adam.settings import battery_percent, check_options
 from executive.robots.simkit import battery as pack
 from executive.seam import registry
 from executive.seam.ports import Stamped

@@ -18,7 +18,7 @@ from cyclonedds.pub import DataWriter
 from cyclonedds.topic import Topic
 
 from executive.core.tree import ExecState, Executive
-from executive.robots.atom import COMMAND_TOPICS
+from executive.robots.atom.adapter import COMMAND_TOPICS
 from executive.robots.atom.interface import Interface
 from executive.robots.atom.topics import TOPICS
 from executive.service.peers import (

@@ -17,9 +17,9 @@ from executive.core.safety import (
 )
 from executive.robots.atom.interface import Interface, Variant
 from executive.robots.atom.state import AtomState, estop_flags
-from executive.robots.atom.topics import TOPICS
+from executive.robots.atom.topics import STATE_TOPICS, TOPICS
 from executive.seam.ports import ReaderHealth, RobotSnapshot, Stamped
-from executive.seam.profile import STATE_TOPICS, load_profile
+from executive.seam.profile import load_profile
 from executive.wire.codec import Codec
 
 IFACE = Interface()

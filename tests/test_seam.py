@@ -25,11 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from executive.robots.adam.interface import MOTOR_COUNTS, AdamInterface
-from executive.robots.adam.interface import TOPICS as ADAM_TOPICS
-from executive.robots.atom.interface import Interface
-from executive.robots.atom.topics import TOPICS as ATOM_TOPICS
-from executive.seam.registry import SPECS
+from executive.seam.registry import SPECS, part
 
 ROOT = Path(__file__).resolve().parents[1]
 # the layers above the seam, whole: a module added to one of them is checked without a list to edit
@@ -87,47 +83,17 @@ def _words(tree: ast.AST) -> Iterator[str]:
             yield node.id
 
 
-def _fields(dtype: object) -> Iterator[str]:
-    names = getattr(dtype, "names", None) or ()
-    for name in names:
-        yield name
-        yield from _fields(dtype[name].base)  # type: ignore[index]
-
-
 def wire_words() -> set[str]:
-    """Every robot topic name and every wire field name with an underscore (``q``, ``mode``
-    and their like are everybody's words), minus the ports' own vocabulary."""
-    from executive.wire.codec import Codec
-
-    words = {spec.name for spec in ATOM_TOPICS.values()} | set(ADAM_TOPICS)
-    words |= set(ATOM_TOPICS)  # the Atom's topic keys: upper_state, amr_cmd ...
-    atom = Interface()
-    for spec in ATOM_TOPICS.values():
-        words |= set(_fields(Codec(getattr(atom, spec.type_name), max_string=64).dtype))
-    adam = AdamInterface()
-    for type_name in ADAM_TOPICS.values():
-        words |= set(_fields(adam.codec(type_name, MOTOR_COUNTS["pro"]).dtype))
-    words |= aurora_words()
+    """Every robot's topic names and wire field names with an underscore (``q``, ``mode``
+    and their like are everybody's words), as each robot's own ``wire_words`` gives them
+    (its spec names it), minus the ports' own vocabulary."""
+    words: set[str] = set()
+    for name in SPECS:
+        found = part(name, "wire_words")
+        assert found is not None, f"robot {name} names no wire_words: the check would skip it"
+        words |= set(found())
     ports = ast.parse((ROOT / "executive" / "seam" / "ports.py").read_text())
     return {w for w in words if "_" in w or "/" in w} - set(_words(ports)) - NEUTRAL
-
-
-def aurora_words() -> set[str]:
-    """The Fourier Aurora's topics (its wire's tables) and every member of its types (its
-    IDL): read as text, since the wire module is cyclonedds 11's and never loads here."""
-    tables = ast.parse((ROOT / "executive/robots/aurora/wire/topics.py").read_text())
-    topics = {
-        key.value
-        for node in ast.walk(tables)
-        if isinstance(node, ast.Dict)
-        for key in node.keys
-        if isinstance(key, ast.Constant) and isinstance(key.value, str)
-    }
-    idl = (ROOT / "idl/fourier_aurora/fourier_aurora.idl").read_text()
-    # its own module's: std_msgs' Header (frame_id, stamp) is every ROS-shaped wire's
-    idl = re.sub(r"//[^\n]*", "", idl.split("module fourier_msgs", 1)[1])
-    members = set(re.findall(r"[\w:<>]+\s+(\w+)\s*;", idl))
-    return topics | members
 
 
 @pytest.mark.parametrize("path", ABOVE, ids=lambda p: str(p.relative_to(ROOT)))
@@ -156,6 +122,8 @@ def test_the_word_list_is_the_robots_wire() -> None:
         "robot_control_group_cmd",
         "group_motion_state",
         "allow_upper_body_override",
+        "flag_heart_beat",  # the GRX's
+        "virtual_joystick_axis_left",
     ):
         assert expected in words
 
@@ -181,7 +149,7 @@ def test_the_wire_layer_names_no_robot(path: Path) -> None:
         if name.startswith("executive.robots.") and not name.startswith("executive.seam.ports")
     ]
     assert not robots, f"{path.name} imports a robot: {robots}"
-    topics = {spec.name for spec in ATOM_TOPICS.values()} | set(ADAM_TOPICS) | set(ATOM_TOPICS)
+    topics = wire_words()
     found = sorted(set(_words(tree)) & topics)
     assert not found, f"{path.name} names a robot's topics: {found}"
 

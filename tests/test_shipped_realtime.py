@@ -11,7 +11,7 @@ import pytest
 import structlog
 
 from executive.motion.streamer import MotionStreamer
-from executive.robots import atom
+from executive.robots.atom import adapter as atom
 from executive.seam.profile import load_profile
 from executive.service.config import ServiceConfig, parse_config
 from executive.wire import dds

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from executive.harness.stack import running_stack
-from executive.robots.atom import AtomTypeWatch as TypeWatch
+from executive.robots.atom.adapter import AtomTypeWatch as TypeWatch
 from executive.robots.atom.interface import Interface, Variant
 from executive.robots.atom.topics import AtomIO
 

@@ -61,7 +61,7 @@ from executive.core.runtime import Runtime
 from executive.core.tree import ExecState, Executive
 from executive.harness.grx import free_port, zenoh_config_file
 from executive.mission.store import MissionStore
-from executive.robots.grx import GrxAdapter
+from executive.robots.grx.adapter import GrxAdapter
 from executive.seam.profile import load_profile
 from executive.wire import dds
 

@@ -18,14 +18,7 @@ import shutil
 import time
 from pathlib import Path
 
-from executive.demos.kit import (
-    Demo,
-    accepted,
-    groot2_hints,
-    groot2_port,
-    realtime_report,
-    say,
-)
+from executive.demos.kit import Demo, accepted, groot2_hints, groot2_port, realtime_report, say
 from executive.harness.stack import ROOT, Stack, running_stack
 from executive.robots.atom.sim.client import SimClient
 from executive.robots.atom.sim.record import Recording

@@ -17,12 +17,7 @@ import sys
 import time
 
 from executive.demos.kit import Demo, accepted, say
-from executive.harness.aurora import (
-    Pendant,
-    RobotProcess,
-    leave_fsm9,
-    start,
-)
+from executive.harness.aurora import Pendant, RobotProcess, leave_fsm9, start
 from executive.harness.stack import Stack, running_stack
 
 

@@ -38,8 +38,6 @@ STREAM_MODES = ("python", "native")  # stream_mode: who samples and writes each 
 # stream_deadman_s when a profile gives none: the gap after which the Python thread, too,
 # stops and resumes its moves where they were (streamer.SHIFT_AFTER_S)
 STREAM_DEADMAN_S = 0.1
-# the Atom's state topics; kept while the code below the seam still imports it from here
-STATE_TOPICS = registry.SPECS["atom"].sources
 _TOP_KEYS = {
     "extends",
     "max_pause_s",

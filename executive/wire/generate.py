@@ -4,17 +4,13 @@ The generated modules are committed (so the service needs no compiler at run tim
 ``--check`` regenerates them into a scratch folder and fails on any difference, so the
 Python types can never drift from the ``.idl`` sources the C side is built from.
 
-Layout: ``executive/wire/gen/default`` holds every type in ``idl/dobot_atom``; each folder
-in ``idl/variants/<name>`` becomes ``executive/wire/gen/<name>`` holding the variant's
-types plus the default files they include (idlc's Python backend does not emit included
-files, and the variant package must be self-contained). The executive's own types
-(``idl/atom_executive``: simulator faults, status, requests) become
+Layout: each robot names its generated packages in its spec (``RobotSpec.idl``: package ->
+folders of ``idl/``): ``executive/wire/gen/<package>`` holds every type of those folders plus
+whatever they include (idlc's Python backend does not emit included files, and a variant's
+package must be self-contained; the Atom's ``default`` is ``idl/dobot_atom``, each of its
+variants ``idl/variants/<name>``, the Adam's ``adam_<variant>`` its folder and ``common/``).
+The executive's own types (``idl/atom_executive``: simulator faults, status, requests) become
 ``executive/wire/gen/own``.
-
-The PND Adam (``idl/pnd_adam``) has two interface variants, each a folder beside the
-shared ``common/`` folder: ``idl/pnd_adam/<variant>`` becomes
-``executive/wire/gen/adam_<variant>`` holding the variant's types, every ``common/`` type
-and whatever they include (``executive.robots.adam.interface`` picks the package).
 """
 
 from __future__ import annotations
@@ -32,8 +28,6 @@ ROOT = Path(__file__).resolve().parents[2]
 IDL_DIR = ROOT / "idl"
 GEN_DIR = Path(__file__).resolve().parent / "gen"
 PREFIX = "executive.wire.gen"
-# idl/pnd_adam/<folder> -> generated package; each also gets every file of idl/pnd_adam/common
-ADAM_VARIANTS = {"seed": "adam_seed", "sdk12": "adam_sdk12"}
 _INCLUDE = re.compile(r'^\s*#include\s+"([^"]+)"', re.MULTILINE)
 
 
@@ -59,18 +53,19 @@ def _with_includes(files: list[Path]) -> list[Path]:
 
 def packages() -> dict[str, list[Path]]:
     """Generated package name -> the .idl files it is generated from."""
-    pkgs = {"default": sorted((IDL_DIR / "dobot_atom").glob("*.idl"))}
+    from executive.seam.registry import SPECS
+
+    pkgs: dict[str, list[Path]] = {}
     own = sorted((IDL_DIR / "atom_executive").glob("*.idl"))
     if own:
         pkgs["own"] = _with_includes(own)
-    for variant in sorted(p for p in (IDL_DIR / "variants").iterdir() if p.is_dir()):
-        pkgs[variant.name] = _with_includes(sorted(variant.glob("*.idl")))
-    adam = IDL_DIR / "pnd_adam"
-    for folder, package in ADAM_VARIANTS.items():
-        if (adam / folder).is_dir():
-            files = sorted((adam / folder).glob("*.idl")) + sorted((adam / "common").glob("*.idl"))
+    for robot in SPECS.values():
+        for package, folders in robot.idl.items():
+            if package in pkgs:
+                raise ValueError(f"generated package {package!r} named twice ({robot.name})")
+            files = [f for folder in folders for f in sorted((IDL_DIR / folder).glob("*.idl"))]
             pkgs[package] = _with_includes(files)
-    return pkgs
+    return dict(sorted(pkgs.items()))
 
 
 def generate(out: Path) -> None:

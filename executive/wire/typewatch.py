@@ -11,7 +11,7 @@ to start missions until the config names the robot's variant.
 
 Robot-neutral: the adapter gives the topics (topic name -> type name), our type id per
 type name and its robot's known variants (variant name -> type id per type name); the
-Atom's are its topic table and presets (``executive.robots.atom.AtomTypeWatch``), the
+Atom's are its topic table and presets (``executive.robots.atom.adapter.AtomTypeWatch``), the
 Adam's its four topics and two variants (``executive.robots.adam``).
 
 Only other processes are judged: a second participant in this same process is discovered

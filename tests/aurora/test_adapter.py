@@ -1,4 +1,4 @@
-"""The Aurora adapter's start (executive/robots/aurora/interface.py): a missing bridge
+"""The Aurora adapter's start (executive/robots/aurora/adapter.py): a missing bridge
 interpreter is refused saying how to get one, before any process is started."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from executive.robots.aurora.interface import PYTHON_ENV, BridgeError, bridge_python, open
+from executive.robots.aurora.adapter import PYTHON_ENV, BridgeError, bridge_python, open
 from executive.seam.profile import load_profile
 
 

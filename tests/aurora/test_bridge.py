@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from executive.harness.aurora import SIM_PYTHON, RobotProcess
-from executive.robots.aurora.interface import RESPAWNS, SEND_TIMEOUT_S, AuroraAdapter, open
+from executive.robots.aurora.adapter import RESPAWNS, SEND_TIMEOUT_S, AuroraAdapter, open
 from executive.seam.profile import load_profile
 from tests.sim.conftest import wait_until
 

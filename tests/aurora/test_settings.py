@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from executive.robots.aurora.settings import KEYS, AuroraSettings, check
+from executive.robots.aurora.settings import KEYS, AuroraSettings
+from executive.robots.aurora.settings import check_options as check
 
 GOOD: dict[str, Any] = {
     "interface": "client-0.1.8",

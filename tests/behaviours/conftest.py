@@ -19,9 +19,9 @@ from behaviours.state import SNAPSHOT_KEY
 from executive.motion.trajectory import Trajectory
 from executive.robots.atom.interface import Interface
 from executive.robots.atom.state import AtomState
-from executive.robots.atom.topics import TOPICS
+from executive.robots.atom.topics import STATE_TOPICS, TOPICS
 from executive.seam.ports import Stamped
-from executive.seam.profile import STATE_TOPICS, load_profile
+from executive.seam.profile import load_profile
 from executive.wire.codec import Codec
 
 PROFILE = load_profile()

@@ -4,7 +4,7 @@ interface variant, and the C robot reading what the adapter's own streams write.
 The C peer (``cadam.c``, built by Debian's idlc from ``idl/pnd_adam``) writes a burst of
 ``LowState_``/``HandState_`` samples on ``rt/lowstate``/``rt/handstate`` and then listens:
 it cannot play robot long enough for the service's freshness checks, so the adapter runs
-in-process (``executive.robots.adam.open``) with its readers' QoS unchanged (the C peer
+in-process (``executive.robots.adam.adapter.open``) with its readers' QoS unchanged (the C peer
 publishes once its writers have matched a reader, ``CADAM_WAIT_FOR_READERS``) and its
 snapshot is compared with the C side's own account of its last sample: joint positions by
 profile name, hand counts, and a servo error for every motor whose ``state`` C set.
@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from executive.robots import adam
+from executive.robots.adam import adapter as adam
 from executive.seam.profile import load_profile
 from executive.wire import dds
 from tests.cadam.harness import SAMPLES

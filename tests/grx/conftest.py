@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 import zenoh
 
-from executive.robots import grx
+from executive.robots.grx import adapter as grx
+from executive.robots.grx.settings import settings_of
 from executive.robots.grx.sim.process import SimProcess, free_port
 from executive.seam.profile import load_profile
 
@@ -105,7 +106,7 @@ def open_adapter() -> Iterator[Callable[..., grx.GrxAdapter]]:
         adapter = grx.open(
             PROFILE,
             zenoh_overrides=connect_to(port),
-            settings=replace(grx.settings_of(PROFILE), **settings),
+            settings=replace(settings_of(PROFILE), **settings),
         )
         opened.append(adapter)
         return adapter

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from executive.robots import grx
+from executive.robots.grx import adapter as grx
 from tests.grx.conftest import PROFILE, SimProcess, connect_to, wait_for
 
 pytestmark = pytest.mark.dds  # real zenoh sessions on loopback

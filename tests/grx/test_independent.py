@@ -17,7 +17,7 @@ import msgpack
 import pytest
 import zenoh
 
-from executive.robots.grx import GrxAdapter
+from executive.robots.grx.adapter import GrxAdapter
 from tests.grx.conftest import wait_for
 
 pytestmark = pytest.mark.dds  # real zenoh sessions on loopback

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from executive.robots.grx import schema as wire
-from executive.robots.grx import settings_of
+from executive.robots.grx import interface as wire
+from executive.robots.grx.settings import settings_of
 from executive.robots.grx.sim.model import CommandError, GrxModel
 from executive.robots.grx.state import GrxState
 from executive.seam.profile import load_profile

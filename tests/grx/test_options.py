@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from executive.mission.loader import MissionLoader
-from executive.robots.grx import check_options, settings_of
+from executive.robots.grx.settings import check_options, settings_of
 from executive.seam.profile import PROFILES_DIR, ProfileError, load_profile
 
 DATA = yaml.safe_load((PROFILES_DIR / "grx.yaml").read_text())

@@ -125,7 +125,7 @@ def test_m4_estop_and_battery(port, open_adapter):
 def test_sim_and_adapter_on_the_shipped_symmetric_config(port, open_adapter) -> None:
     """Both ends with the shipped file (listen and connect on one port), whoever starts
     first listens: here the adapter, then the sim connects to it."""
-    from executive.robots import grx
+    from executive.robots.grx import adapter as grx
     from executive.seam.profile import load_profile
 
     both = {

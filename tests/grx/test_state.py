@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from executive.robots.grx import schema as wire
+from executive.robots.grx import interface as wire
 from executive.robots.grx.state import GrxState
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from executive.harness.stack import ROOT, Stack, running_stack
-from executive.robots import adam
+from executive.robots.adam import adapter as adam
 from executive.robots.adam.interface import TOPICS
 from executive.robots.adam.sim.client import client_for
 from executive.seam.profile import load_profile

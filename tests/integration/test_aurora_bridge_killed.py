@@ -1,5 +1,5 @@
 """The Aurora's wire child (the bridge) killed mid-move: the service makes the robot safe
-through a fresh child (executive/robots/aurora/interface.py, "A dead bridge").
+through a fresh child (executive/robots/aurora/adapter.py, "A dead bridge").
 
 Real processes on the test's own loopback DDS domain: the service (``atom-executive run``,
 profile aurora), its bridge child on cyclonedds 11, the simulated Aurora as its own

@@ -14,7 +14,7 @@ import pytest
 
 from executive.records.runchannels import RunChannels
 from executive.robots import native
-from executive.robots.atom import POLLED, AtomAdapter
+from executive.robots.atom.adapter import POLLED, AtomAdapter
 from executive.seam.profile import load_profile
 from executive.service.status import StatusPublisher
 from tests.integration.conftest import Live

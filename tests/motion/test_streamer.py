@@ -19,7 +19,7 @@ import pytest
 from executive.motion import realtime
 from executive.motion.streamer import HeldError, MotionStreamer
 from executive.motion.trajectory import plan
-from executive.robots import atom
+from executive.robots.atom import adapter as atom
 from executive.robots.atom.topics import AtomIO
 from executive.seam.profile import load_profile
 from executive.wire import dds

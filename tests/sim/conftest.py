@@ -25,8 +25,8 @@ from cyclonedds.internal import DDS, dds_c_t
 from executive.robots.atom.interface import Interface, Variant
 from executive.robots.atom.sim.client import SimClient
 from executive.robots.atom.sim.record import Recording
-from executive.robots.atom.topics import AtomIO
-from executive.seam.profile import STATE_TOPICS, RobotProfile, load_profile
+from executive.robots.atom.topics import STATE_TOPICS, AtomIO
+from executive.seam.profile import RobotProfile, load_profile
 from executive.wire import dds
 from executive.wire.robot_io import Side
 

@@ -109,3 +109,20 @@ class AdamInterface:
                 raise ValueError(f"{name} needs the motor count (e.g. {MOTOR_COUNTS})")
             lengths[SEQUENCES[name]] = motors
         return Codec(getattr(self, name), sequence_lengths=lengths, max_string=max_string)
+
+
+def wire_words() -> set[str]:
+    """The Adam's wire as words: its topics and every field of every type (the current SDK's
+    variant, the Pro's motors): what nothing above the seam may name (tests/test_seam.py)."""
+
+    def fields(dtype: Any) -> set[str]:
+        found: set[str] = set()
+        for name in getattr(dtype, "names", None) or ():
+            found |= {name} | fields(dtype[name].base)
+        return found
+
+    adam = AdamInterface()
+    words = set(TOPICS)
+    for type_name in TOPICS.values():
+        words |= fields(adam.codec(type_name, MOTOR_COUNTS["pro"]).dtype)
+    return words

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping
 from cyclonedds.domain import DomainParticipant
 
 from executive.robots.atom.interface import Interface
+from executive.robots.atom.robot import ROBOT
 from executive.wire.robot_io import Kind, RobotIO, Side, TopicSpec
 
 # The 14 topics of the seeds (DESIGN.md 3), keyed by a short name used across the code.
@@ -29,6 +30,10 @@ TOPICS: dict[str, TopicSpec] = {
     "amr_cmd": TopicSpec("rt/amr/cmd", "AMRCommand_", Kind.EVENT),
     "remote_control": TopicSpec("rt/remote/control", "RemoteControl_", Kind.EVENT),
 }
+
+
+# the state the Atom publishes, in the spec's order (its safety sources)
+STATE_TOPICS: tuple[str, ...] = ROBOT.sources
 
 
 class AtomIO(RobotIO):
@@ -56,3 +61,21 @@ class AtomIO(RobotIO):
 
 
 __all__ = ["TOPICS", "AtomIO"]
+
+
+def wire_words() -> set[str]:
+    """The Atom's wire as words: its topics' names and keys, and every field of every type
+    (the default variant's, as the codec lays them out): what nothing above the seam may
+    name (tests/test_seam.py)."""
+    from executive.wire.codec import Codec
+
+    def fields(dtype: object) -> Iterable[str]:
+        for name in getattr(dtype, "names", None) or ():
+            yield name
+            yield from fields(dtype[name].base)  # type: ignore[index]
+
+    words = {spec.name for spec in TOPICS.values()} | set(TOPICS)
+    atom = Interface()
+    for spec in TOPICS.values():
+        words |= set(fields(Codec(getattr(atom, spec.type_name), max_string=64).dtype))
+    return words

@@ -1,6 +1,6 @@
 """The Aurora's own profile options: the ``aurora:`` mapping of an Aurora profile.
 
-``check(options, profile)`` is what ``executive.robots.aurora.check_options`` returns when a
+``check_options(options, profile)`` is what the registry's ``check_options`` returns when a
 profile loads (each problem ``key: message``, relative to ``aurora:``); ``AuroraSettings``
 is built from a mapping that passed it. Every key is required and explained in
 ``executive/robots/profiles/aurora.yaml``. Standard library only: the bridge (the child
@@ -61,7 +61,7 @@ class AuroraSettings:
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> AuroraSettings:
-        problems = check(options, None)
+        problems = check_options(options, None)
         if problems:
             raise ValueError("aurora options: " + "; ".join(problems))
         mv = options["max_velocity"]
@@ -97,7 +97,7 @@ def check_interface(text: str) -> str | None:
     return f"unknown Aurora interface {text!r}; known: {', '.join(INTERFACES)}"
 
 
-def check(options: Mapping[str, Any], profile: Mapping[str, Any] | None) -> list[str]:
+def check_options(options: Mapping[str, Any], profile: Mapping[str, Any] | None) -> list[str]:
     """Problems with an ``aurora:`` mapping (``key: message``); with the whole profile's
     data, also that the FSM names it gives are whole-body states of its ``fsm:``."""
     p = [

@@ -28,7 +28,7 @@ from typing import Any
 
 import zenoh
 
-from executive.robots.grx import schema as wire
+from executive.robots.grx import interface as wire
 from executive.robots.grx.settings import GrxSettings
 from executive.seam.ports import NoCommands, Stamped, Velocity
 

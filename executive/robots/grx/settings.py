@@ -1,6 +1,6 @@
 """The GRX's own profile options: the ``grx:`` mapping of a GRX profile, as ``GrxSettings``.
 
-``check(options, profile)`` is what ``executive.robots.grx.check_options`` returns when a
+``check_options(options, profile)`` is what the registry's ``check_options`` returns when a
 profile loads (each problem ``key: message``, relative to ``grx:``); ``from_options`` builds
 the settings from a mapping that passed it. Every key is required: the values live in the
 profile (``executive/robots/profiles/grx.yaml`` spells them out and says why each is what it is),
@@ -13,9 +13,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from executive.robots.grx import schema as wire
+from executive.robots.grx import interface as wire
+
+if TYPE_CHECKING:
+    from executive.seam.profile import RobotProfile
 
 # (stick, index, sign): which joystick axis carries a rate, and its sign
 Axis = tuple[str, int, float]
@@ -50,7 +53,7 @@ class GrxSettings:
     @classmethod
     def from_options(cls, options: Mapping[str, Any]) -> GrxSettings:
         """The settings of a ``grx:`` mapping; ValueError listing its problems, if any."""
-        problems = check(options, None)
+        problems = check_options(options, None)
         if problems:
             raise ValueError("grx options: " + "; ".join(problems))
         axes = options["axes"]
@@ -92,7 +95,7 @@ def _axis(raw: Mapping[str, Any]) -> Axis:
     return (str(raw["stick"]), int(raw["index"]), -1.0 if raw.get("invert") else 1.0)
 
 
-def check(options: Mapping[str, Any], profile: Mapping[str, Any] | None) -> list[str]:
+def check_options(options: Mapping[str, Any], profile: Mapping[str, Any] | None) -> list[str]:
     """Problems with a ``grx:`` mapping, ``key: message`` each. With ``profile`` (the whole
     profile's data) the fsm names are checked against its ``fsm:`` and the battery
     capability against the schema."""
@@ -201,3 +204,8 @@ def _check_axes(axes: Any) -> list[str]:
             p.append(f"axes.{name}: the same stick axis as {seen[where]}")
         seen[where] = name
     return p
+
+
+def settings_of(profile: RobotProfile) -> GrxSettings:
+    """The settings in ``profile``'s ``grx:`` mapping (checked when the profile loaded)."""
+    return GrxSettings.from_options(profile.options)

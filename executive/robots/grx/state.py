@@ -34,7 +34,7 @@ from typing import Any
 import structlog
 
 from executive.logs import RateLimitedLog
-from executive.robots.grx import schema as wire
+from executive.robots.grx import interface as wire
 from executive.seam.ports import ReaderHealth, RobotSnapshot, Source, Stamped
 
 _log = RateLimitedLog(structlog.get_logger(__name__))  # first at once, then counted

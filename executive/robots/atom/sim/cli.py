@@ -23,9 +23,10 @@ from typing import Any
 
 from executive.robots.atom.interface import DEFAULT_PRESET, PRESETS, VariantError
 from executive.robots.atom.sim.faults import HELP as FAULT_HELP
+from executive.robots.atom.topics import STATE_TOPICS
 from executive.robots.simkit import cli as kit
 from executive.robots.simkit.faults import FaultError
-from executive.seam.profile import STATE_TOPICS, ProfileError, builtin_profiles
+from executive.seam.profile import ProfileError, builtin_profiles
 
 # --help shows the module docstring (with its examples), without the reST quoting.
 DESCRIPTION = (__doc__ or "").replace("``", "")

@@ -24,9 +24,8 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from executive.robots.atom.gamepad import BUTTONS, STICKS
-from executive.robots.atom.topics import TOPICS
+from executive.robots.atom.topics import STATE_TOPICS, TOPICS
 from executive.robots.simkit.faults import FaultError, FaultSpec, canonical_kind
-from executive.seam.profile import STATE_TOPICS
 
 ESTOP_FLAGS: dict[str, str] = {  # kind -> EmergencyState_ field
     "estop-soft": "soft_emergency_triggered",

@@ -65,7 +65,7 @@ from executive.robots.atom.sim.faults import (
 )
 from executive.robots.atom.sim.servos import MainNodes, axis_targets, node_joint
 from executive.robots.atom.sim.topics import FAULT_TOPIC, STATUS_TOPIC, types
-from executive.robots.atom.topics import TOPICS, AtomIO
+from executive.robots.atom.topics import STATE_TOPICS, TOPICS, AtomIO
 from executive.robots.simkit.battery import Battery
 from executive.robots.simkit.faults import FaultSpec
 from executive.robots.simkit.joints import JointGroup, StreamCounters, Verdict, command_floats
@@ -73,7 +73,7 @@ from executive.robots.simkit.node import RawReader, SimNode, state_rates
 from executive.robots.simkit.physics import TIMESTEP, ContactEvent, Physics, load_scene
 from executive.robots.simkit.scheduler import Scheduler
 from executive.seam.body import BodySpec, NoBody
-from executive.seam.profile import STATE_TOPICS, RobotProfile, load_profile
+from executive.seam.profile import RobotProfile, load_profile
 from executive.wire.codec import Codec, Record, raw_write
 from executive.wire.robot_io import Side
 

@@ -38,7 +38,7 @@ from typing import Any, TextIO
 
 import zenoh
 
-from executive.robots.grx import schema as wire
+from executive.robots.grx import interface as wire
 from executive.robots.grx.settings import GrxSettings
 from executive.robots.grx.sim.model import HELP, CommandError, GrxModel
 from executive.seam.profile import ProfileError, load_profile

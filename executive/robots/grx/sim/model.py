@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from executive.robots.grx import schema as wire
+from executive.robots.grx import interface as wire
 from executive.robots.grx.settings import GrxSettings
 
 MOTION_FREE = ("servo_on", "servo_off", "clear_fault", "servo_reboot")  # need no servo on

@@ -756,7 +756,7 @@ def bridge_python() -> Path:
     return Path(raw) if raw else DEFAULT_PYTHON
 
 
-def open(  # the name executive.robots.aurora.open calls
+def open(  # the name executive.seam.registry.open_adapter calls
     profile: RobotProfile,
     *,
     participant: Any = None,

@@ -161,3 +161,24 @@ def describe_errors(codes: tuple[int, ...], as_list: bool) -> tuple[str, ...]:
     if not as_list:
         return tuple(f"{ERROR_CODES}=0x{c & 0xFFFFFFFF:04x}" for c in codes if c)
     return tuple(f"{ERROR_CODES}[{i}]=0x{c & 0xFFFFFFFF:04x}" for i, c in enumerate(codes) if c)
+
+
+def check_interface(text: str) -> str | None:
+    """Why ``text`` is not a GRX interface variant (a schema name)."""
+    return None if text in SCHEMAS else f"unknown GRX schema {text!r}; known: {', '.join(SCHEMAS)}"
+
+
+def wire_words() -> set[str]:
+    """The GRX's wire as words: its keys and every field name (this module's string
+    constants and the schemas' names): what nothing above the seam may name
+    (tests/test_seam.py)."""
+    words = {server_key(c) for c in CATEGORIES} | {client_key(c) for c in CATEGORIES}
+    for name, value in globals().items():
+        if name.isupper() and isinstance(value, str):
+            words.add(value)
+    for schema in SCHEMAS.values():
+        for value in vars(schema).values():
+            words |= {
+                v for v in (value if isinstance(value, tuple) else (value,)) if isinstance(v, str)
+            }
+    return words
