@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from executive.robots.simkit import realtime
 from executive.wire import dds
 
 pytest_plugins = ["tests.rigs"]  # the in-process executive rig fixture
@@ -23,6 +24,10 @@ LOOPBACK_CONFIG = ROOT / "executive" / "resources" / "cyclonedds-loopback.xml"
 
 # Every process a test starts inherits these: loopback only, whatever the caller had set.
 os.environ["CYCLONEDDS_URI"] = LOOPBACK_CONFIG.as_uri()
+# ... and the simulated robots run as robots do, on a computer of their own: SCHED_FIFO, so
+# three workers and CPU hogs beside them do not silence their state (executive.robots.simkit
+# .realtime). Below the service's real-time threads (its stream 80, its reflex 81).
+os.environ.setdefault(realtime.ENV, "30")
 
 # ... and the signals as systemd hands them to the service: default. A shell that starts
 # the run in the background (a script's `make test &`) leaves SIGINT and SIGQUIT ignored,

@@ -14,11 +14,12 @@ import signal
 import subprocess
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 from executive.harness.stack import ROOT, Stack
+from executive.robots.simkit import realtime
 
 MISSIONS = ROOT / "missions" / "aurora"
 
@@ -42,7 +43,7 @@ class RobotProcess:
         self.record_path = record
         self._log: IO[bytes] = log.open("ab")
         self.proc = subprocess.Popen(
-            [*argv, "--record", str(record)],
+            realtime.command([*argv, "--record", str(record)]),  # as a robot runs: its own CPU
             stdout=subprocess.PIPE,
             stderr=self._log,
             env={**os.environ, **(env or {})},
@@ -97,14 +98,17 @@ def sim(stack: Stack, *args: str) -> RobotProcess:
 
 @dataclass(frozen=True)
 class Record:
-    """A robot's record: the commands it took (time, topic, fields, result) and its faults."""
+    """A robot's record: the commands it took (time, topic, fields, result) and its faults;
+    ``sent``: each command's writer's timestamp where the robot recorded one (the sim does,
+    on the same monotonic clock), else when it was taken."""
 
     commands: list[tuple[float, str, dict[str, Any], str]]
     faults: list[tuple[float, str]]
+    sent: list[float] = field(default_factory=list)
 
     @classmethod
     def read(cls, path: Path) -> Record:
-        commands, faults = [], []
+        commands, faults, sent = [], [], []
         for raw in path.read_text(encoding="utf-8").splitlines():
             try:
                 line = json.loads(raw)
@@ -112,6 +116,7 @@ class Record:
                 continue  # a line being written
             if "topic" in line:
                 commands.append((line["t"], line["topic"], line["fields"], str(line["result"])))
+                sent.append(line["t"] if line.get("sent") is None else line["sent"])
             elif "fault" in line:
                 fault = line["fault"]
                 if isinstance(fault, dict):  # the sim's: {action, kind, ...}
@@ -119,21 +124,26 @@ class Record:
                         faults.append((line["t"], str(fault["kind"])))
                 else:  # the vendor robot's: the kind
                     faults.append((line["t"], str(fault)))
-        return cls(commands, faults)
+        return cls(commands, faults, sent)
 
-    def groups(self, after: float = 0.0) -> list[tuple[float, list[dict[str, Any]]]]:
-        """Group commands taken after ``after``: (time, each group's command)."""
+    def groups(
+        self, after: float = 0.0, clock: str = "taken"
+    ) -> list[tuple[float, list[dict[str, Any]]]]:
+        """Group commands after ``after`` on ``clock`` ("taken" by the robot, or "sent" by
+        its writer): (that time, each group's command)."""
+        times = self.sent if clock == "sent" else [t for t, *_ in self.commands]
         return [
             (t, f["group_cmd"])
-            for t, topic, f, _ in self.commands
+            for t, (_, topic, f, _) in zip(times, self.commands, strict=True)
             if topic == GROUP_CMD and t > after
         ]
 
-    def moving(self, after: float = 0.0) -> list[float]:
-        """When a command carrying a moving group arrived (after ``after``)."""
+    def moving(self, after: float = 0.0, clock: str = "taken") -> list[float]:
+        """When a command carrying a moving group arrived (``clock`` "sent": was written)
+        after ``after``."""
         return [
             t
-            for t, cmds in self.groups(after)
+            for t, cmds in self.groups(after, clock)
             if any(c["group_motion_state"] == MOVING for c in cmds)
         ]
 

@@ -29,6 +29,7 @@ from cyclonedds.topic import Topic
 from cyclonedds.util import duration
 
 from executive.robots.adam.interface import AdamInterface
+from executive.robots.simkit import realtime
 from executive.wire import dds
 from executive.wire.codec import LENGTH_FIELD, raw_take, raw_write
 
@@ -196,7 +197,7 @@ def exchange(
     args = [str(exe), "run", str(domain), str(c_motors), str(SAMPLES), str(timeout)]
     with out_path.open("w") as out_file, err_path.open("w") as err_file:
         proc = subprocess.Popen(
-            args + ([representation] if representation else []),
+            realtime.command(args + ([representation] if representation else [])),
             stdin=subprocess.PIPE,
             stdout=out_file,  # a file, not a pipe nobody drains (tests/wire/c_interop.py)
             stderr=err_file,

@@ -31,6 +31,7 @@ import pytest
 
 from executive.robots.atom.interface import AXES, Variant
 from executive.robots.atom.sim.record import Recording
+from executive.robots.simkit import realtime
 from executive.seam.profile import RobotProfile, load_profile
 from tests.wire.c_interop import IDL_DIR, _run, idl_files
 
@@ -180,7 +181,7 @@ class CRobot:
         cmd = [str(self.exe), str(self.domain), "--record", str(self.record_path), *self.args]
         with self.log_path.open("w") as log:
             self.proc = subprocess.Popen(
-                cmd,
+                realtime.command(cmd),  # the robot's firmware: its own CPU, not the tests'
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=log,

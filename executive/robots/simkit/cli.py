@@ -27,6 +27,7 @@ from typing import Any, Protocol
 import structlog
 from cyclonedds.domain import DomainParticipant
 
+from executive.robots.simkit import realtime
 from executive.robots.simkit.faults import FaultError, FaultSpec, parse_clear, parse_fault
 from executive.wire import dds
 
@@ -209,8 +210,11 @@ def serve(
     """Start a sim on ``domain`` and run it until SIGINT or SIGTERM; 2 if it cannot start.
 
     ``errors``: what ``start`` raises for a bad configuration (said on stderr as
-    ``prog: why``); ``name``: the sim in the log (``the simulated Atom``).
+    ``prog: why``); ``name``: the sim in the log (``the simulated Atom``). Real-time where
+    the environment asks, before the participant's threads exist (``simkit.realtime``).
     """
+    if scheduling := realtime.take():
+        log.info("scheduling", policy=scheduling)
     with dds.open_participant(domain) as participant:
         try:
             sim = start(participant)

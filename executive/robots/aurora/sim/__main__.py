@@ -19,6 +19,7 @@ from executive.robots.aurora.wire.config import (
     VENDOR_DOMAIN,
     WireConfig,
 )
+from executive.robots.simkit import realtime
 
 DOMAIN_ENV = "ATOM_DDS_DOMAIN"  # what the tests' domain lease exports (executive.wire.dds)
 
@@ -48,6 +49,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
+    realtime.take()  # where the environment asks, before cyclonedds's threads exist
     try:
         config = WireConfig(
             domain=args.domain,

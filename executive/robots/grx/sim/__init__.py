@@ -41,6 +41,7 @@ import zenoh
 from executive.robots.grx import interface as wire
 from executive.robots.grx.settings import GrxSettings
 from executive.robots.grx.sim.model import HELP, CommandError, GrxModel
+from executive.robots.simkit import realtime
 from executive.seam.profile import ProfileError, load_profile
 from executive.wire.zenoh_session import ConfigError, close_session, load_config, open_session
 
@@ -240,7 +241,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def serve(args: argparse.Namespace) -> int:
-    """Run the sim until SIGINT, SIGTERM or a ``quit`` line; 2 on a bad profile or config."""
+    """Run the sim until SIGINT, SIGTERM or a ``quit`` line; 2 on a bad profile or config.
+    Real-time where the environment asks, before zenoh's threads exist (``simkit.realtime``)."""
+    realtime.take()
     try:
         profile = load_profile(args.profile)
         config = load_config(args.zenoh_config, args.cfg)
