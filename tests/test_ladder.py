@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 LADDER = (
     "executive",  # the package's face: its version, nothing else
     "executive.text",
+    "executive.clock",
     "executive.suggest",
     "executive.logs",
     "executive.seam",  # what a robot is: ports, profile, body, frames, the registry

@@ -36,6 +36,7 @@ import yaml
 from cyclonedds.domain import DomainParticipant
 
 from executive.cli import PARENT_ENV
+from executive.clock import wall_to_monotonic
 from executive.robots.atom.sim.client import SimClient
 from executive.service.auth import write_key_file
 from executive.service.client import ExecutiveClient
@@ -43,12 +44,6 @@ from executive.wire import dds
 
 ROOT = Path(__file__).resolve().parents[2]
 LOOPBACK_URI = (ROOT / "executive" / "resources" / "cyclonedds-loopback.xml").as_uri()
-
-
-def wall_to_monotonic(wall: float) -> float:
-    """A ``time.time()`` stamp on ``time.monotonic()``'s clock (as the sim maps source
-    timestamps): CLOCK_MONOTONIC is system-wide, so other processes' times compare."""
-    return wall - (time.time() - time.monotonic())
 
 
 def log_time(event: Mapping[str, Any]) -> float | None:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from executive.clock import wall_to_monotonic
 from executive.harness.stack import Stack, running_stack
 from executive.operator.lines import status_document
 from executive.robots.atom.sim.record import Recording
@@ -47,7 +48,7 @@ def test_a_pause_past_max_pause_s_ends_the_run_aborted_saying_why(tmp_path: Path
         paused = client.wait_status(lambda s: (status_document(s) or {}).get("paused"), 5)
         assert paused is not None and paused.state == "RUNNING"
         since = (status_document(paused) or {})["paused"]["since"]  # when the service paused
-        took_effect = datetime.fromisoformat(since).timestamp() - (time.time() - time.monotonic())
+        took_effect = wall_to_monotonic(datetime.fromisoformat(since).timestamp())
         ended = client.wait_status(lambda s: s.state != "RUNNING", MAX_PAUSE_S + 10)
         over = time.monotonic()
         assert ended is not None and ended.state == "ABORTED", client.status()

@@ -22,6 +22,7 @@ from cyclonedds.core import Policy, Qos
 from cyclonedds.sub import DataReader
 from cyclonedds.util import duration
 
+from executive.clock import wall_offset
 from executive.motion import native
 from executive.motion.streamer import HeldError
 from executive.motion.trajectory import Trajectory, plan
@@ -57,7 +58,7 @@ class Wire:
                 Policy.History.KeepLast(20000), Policy.Reliability.Reliable(duration(seconds=1))
             ),
         )
-        self.offset = time.time() - time.monotonic()
+        self.offset = wall_offset()  # (two bare reads were off by a preemption)
 
     def take(self) -> list[Sent]:
         out = []

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import math
 import os
-import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -39,6 +38,7 @@ from cyclonedds.pub import DataWriter
 from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 
+from executive.clock import wall_offset
 from executive.robots.simkit.faults import (
     KINDS,
     FaultBook,
@@ -215,7 +215,7 @@ class SimNode:
             if not taken:
                 continue
             if offset is None:  # source timestamps are wall-clock ns: map them to monotonic
-                offset = time.time() - time.monotonic()
+                offset = wall_offset()
             for cmd, source_ns in taken:
                 handle(now, source_ns * 1e-9 - offset, cmd)
 
