@@ -41,8 +41,8 @@ system-deps:
 	  fi; \
 	fi
 
-# setup.py and the native core's C source too: the editable install compiles the extension once
-$(VENV)/.installed: pyproject.toml setup.py executive/robots/native/_reflex.c | system-deps
+# setup.py and the native core's C units too: the editable install compiles the extension once
+$(VENV)/.installed: pyproject.toml setup.py $(wildcard executive/robots/native/*.[ch]) | system-deps
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found (Python 3.11 is required)"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	mkdir -p $(CDDS_HOME)/lib $(CDDS_HOME)/bin

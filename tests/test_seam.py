@@ -171,8 +171,15 @@ def test_the_native_core_names_no_robot(path: Path) -> None:
 
 
 def test_the_native_core_c_names_no_robots_wire() -> None:
-    """Every identifier, string and comment word of the C extension: a robot's topic or
-    field reaches it only as a handle or an offset its adapter computed."""
-    source = (NATIVE / "_reflex.c").read_text(encoding="utf-8")
-    found = sorted(set(re.findall(r"[A-Za-z_][\w/]*", source)) & wire_words())
-    assert not found, f"_reflex.c names the robots' wire: {found}"
+    """Every identifier, string and comment word of the C extension, each unit and its
+    header: a robot's topic or field reaches it only as a handle or an offset its adapter
+    computed."""
+    units = sorted(NATIVE.glob("*.[ch]"))
+    assert NATIVE / "reflex.h" in units, "the C units are not where this test looks"
+    words = wire_words()
+    found = {
+        path.name: sorted(set(re.findall(r"[A-Za-z_][\w/]*", path.read_text("utf-8"))) & words)
+        for path in units
+    }
+    found = {name: named for name, named in found.items() if named}
+    assert not found, f"the C units name the robots' wire: {found}"

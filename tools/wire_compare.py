@@ -5,8 +5,9 @@
 For each revision: a detached git worktree under /tmp (the working tree of this checkout is
 never touched), that revision's code run with ``PYTHONPATH=<worktree>`` (checked: the
 capture prints ``executive.__file__``; the venv's editable finder sits after the path
-finder, so PYTHONPATH wins), the C reflex's built ``.so`` copied in when ``_reflex.c`` is
-identical. Then, per revision, in that revision's code:
+finder, so PYTHONPATH wins), the C reflex's built ``.so`` copied in when its C source (one
+``_reflex.c``, or the units behind ``reflex.h``) is identical. Then, per revision, in that
+revision's code:
 
 - ``capture``: the simulated Atom and the service as processes (``executive.harness.stack``, as
   the demo runs them; same sim seed), a separate participant holding a raw reader on every
@@ -26,7 +27,6 @@ test) and its markdown report: ``docs/wire-before-after.md``.
 from __future__ import annotations
 
 import argparse
-import filecmp
 import importlib
 import itertools
 import json
@@ -695,20 +695,26 @@ def git(*args: str) -> str:
     ).stdout.strip()
 
 
+def c_source(directory: Path) -> dict[str, bytes]:
+    """The C extension's source files in ``directory`` by name: one ``_reflex.c``, or (since
+    issue 33) its units and their header; empty where there is none."""
+    return {p.name: p.read_bytes() for p in sorted(directory.glob("*.[ch]"))}
+
+
 def worktree(rev: str) -> Path:
     sha = git("rev-parse", "--verify", f"{rev}^{{commit}}")
     path = Path("/tmp") / f"wire-compare-{sha[:10]}"
     if not path.exists():
         git("worktree", "add", "--detach", str(path), sha)
     # the C reflex: built once in this checkout; the same source makes the same .so
-    home = next((d for d in REFLEX_DIRS if (path / d / "_reflex.c").exists()), REFLEX_DIRS[0])
-    src = path / home / "_reflex.c"
+    home = next((d for d in REFLEX_DIRS if c_source(path / d)), REFLEX_DIRS[0])
+    src = c_source(path / home)
     built = sorted((MAIN / REFLEX_DIRS[0]).glob("_reflex*.so"))
-    if built and src.exists() and filecmp.cmp(src, MAIN / REFLEX_DIRS[0] / "_reflex.c", False):
+    if built and src and src == c_source(MAIN / REFLEX_DIRS[0]):
         for so in built:
             shutil.copy2(so, path / home / so.name)
     else:
-        print(f"{rev}: _reflex.c differs from this checkout's: the Python fallback runs")
+        print(f"{rev}: its C reflex differs from this checkout's: the Python fallback runs")
     return path
 
 
@@ -738,7 +744,7 @@ def report(args: argparse.Namespace, revs: dict[str, str], result: dict[str, Any
         "",
         f"- before: `{revs['before']}` ({args.before}), after: `{revs['after']}` ({args.after})",
         "- each revision in its own git worktree under /tmp, run with `PYTHONPATH=<worktree>`"
-        " (the capture checks `executive.__file__`); the C reflex `.so` copied in (`_reflex.c`"
+        " (the capture checks `executive.__file__`); the C reflex `.so` copied in (its C source"
         " identical)",
         f"- each: `atom-executive sim --amr-speed 3.0 --seed {args.seed}` and `atom-executive run`"
         " (executive/harness/stack.py), a separate participant with a raw reader (serialized bytes,"
