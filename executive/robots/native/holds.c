@@ -74,12 +74,9 @@ PyObject *Core_store_hold(Core *self, PyObject *args) {
 }
 
 PyObject *Core_load_hold(Core *self, PyObject *args) {
-  int slot;
   unsigned char buf[MAX_SAMPLE];
-  core *c = live(self);
-  if (c == NULL || !PyArg_ParseTuple(args, "i", &slot))
-    return NULL;
-  stream_slot *s = slot_of(c, slot);
+  core *c;
+  stream_slot *s = slot_arg(self, args, &c);
   if (s == NULL)
     return NULL;
   int64_t len = hold_load(&s->hold, buf, NULL);

@@ -224,11 +224,8 @@ out:
 }
 
 PyObject *Core_sent(Core *self, PyObject *args) {
-  int slot;
-  core *c = live(self);
-  if (c == NULL || !PyArg_ParseTuple(args, "i", &slot))
-    return NULL;
-  stream_slot *s = slot_of(c, slot);
+  core *c;
+  stream_slot *s = slot_arg(self, args, &c);
   if (s == NULL)
     return NULL;
   double q[MAX_JOINTS];

@@ -259,6 +259,16 @@ static inline stream_slot *slot_of(core *c, int slot) {
   return &c->streams[slot];
 }
 
+/* The stream slot a method's one argument names, on a live core (``*c``): NULL with the
+ * error set. */
+static inline stream_slot *slot_arg(Core *self, PyObject *args, core **c) {
+  int slot;
+  *c = live(self);
+  if (*c == NULL || !PyArg_ParseTuple(args, "i", &slot))
+    return NULL;
+  return slot_of(*c, slot);
+}
+
 static inline PyObject *bytes_or_none(const unsigned char *p, int64_t len) {
   if (len <= 0)
     Py_RETURN_NONE;

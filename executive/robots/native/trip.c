@@ -265,11 +265,8 @@ PyObject *Core_measure(Core *self, PyObject *args) {
 }
 
 PyObject *Core_fired(Core *self, PyObject *args) {
-  int slot;
-  core *c = live(self);
-  if (c == NULL || !PyArg_ParseTuple(args, "i", &slot))
-    return NULL;
-  stream_slot *s = slot_of(c, slot);
+  core *c;
+  stream_slot *s = slot_arg(self, args, &c);
   if (s == NULL)
     return NULL;
   unsigned char fired[MAX_SAMPLE];
