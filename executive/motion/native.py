@@ -3,7 +3,7 @@
 Python waited for the GIL every 2 ms: the stream's lateness p99 was 4-5 times a C
 SCHED_FIFO loop's of the same run, and a blocked interpreter stopped the stream. With
 ``stream_mode: native`` (the profile; ``ATOM_EXECUTIVE_STREAM`` overrides it) the
-extension's thread (``executive/robots/native/_reflex.c``, the native streamer) samples and
+extension's thread (``executive/robots/native/stream.c``, the native streamer) samples and
 writes every engaged stream each period, under the same gate as the e-stop reflex's
 hold; the motion streamer hands it *plans* when they change and every ``RENEW_S``:
 

@@ -2,9 +2,10 @@
 
 An e-stop sample used to wait for the GIL: a Python listener, then three Python writes.
 A tick holding the GIL (a long call, a collection) delayed every e-stop by as long, and a
-hung interpreter held nothing. The extension (``_reflex.c``) needs no Python. Robot-neutral:
-the adapter names its e-stop topic, its joint streams' writers and what to cancel (the
-Atom's: ``executive.robots.atom.reflex``); nothing here knows a robot's wire.
+hung interpreter held nothing. The extension (``_reflex``: C units behind ``reflex.h``,
+which lists them) needs no Python. Robot-neutral: the adapter names its e-stop topic, its
+joint streams' writers and what to cancel (the Atom's: ``executive.robots.atom.reflex``);
+nothing here knows a robot's wire.
 
 - the reflex (``install``): its own reader on the robot's e-stop topic with a C listener;
   a sample with any flag set, or one it cannot read (short, or an encapsulation a

@@ -1,4 +1,4 @@
-"""Types of the C extension ``_reflex.c`` (the native core); see ``__init__.py``."""
+"""Types of the C extension ``_reflex`` (the native core: ``reflex.h``); see ``__init__.py``."""
 
 from collections.abc import Callable, Sequence
 from typing import Any
