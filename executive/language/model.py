@@ -49,11 +49,16 @@ def is_complete(value: Any) -> bool:
 
 @dataclass(frozen=True, kw_only=True)
 class Node:
-    """A node of the tree. ``where`` is its kind key in the file, ``path`` its field path."""
+    """A node of the tree. ``where`` is its kind key in the file, ``path`` its field path.
+    ``written``: the fields whose value involved ``${`` as the file writes them (``name:
+    Wave ${waves} times``, ``times: ${waves}``; an include's values as ``with.NAME``), so
+    a translation can keep the parameters (``executive.mission.btcpp``); how a value is
+    spelled, not what it is, so nodes compare without it."""
 
     name: str
     where: Location
     path: str
+    written: Mapping[str, str] = field(default_factory=lambda: frozen({}), compare=False)
 
     def children(self) -> tuple[Node, ...]:
         return ()

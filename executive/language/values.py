@@ -41,11 +41,16 @@ EXPECTED: dict[FieldType, str] = {
 @dataclass(frozen=True, slots=True)
 class Val:
     """A checked value and where it was written. ``note`` says where a substituted value
-    came from and is appended to any message about it."""
+    came from and is appended to any message about it; ``written`` how a value that
+    involved ``${`` was written."""
 
     value: Any
     where: Location
     note: str = ""
+    # the text as the file writes it when it holds "${" (a parameter reference, text with
+    # references, a "$${" escape): what a translation that keeps the parameters writes
+    # (``executive.mission.btcpp``); None for a plain value
+    written: str | None = None
 
 
 class Names(Protocol):

@@ -422,6 +422,7 @@ class _Compiler:
             args=frozen(args),
             spots=frozen({n: v.where for n, v in body.vals.items()}),
             fields=frozen({n: v.value for n, v in body.vals.items()}),
+            written=_written(body.vals),
         )
 
     def _composite(
@@ -463,6 +464,7 @@ class _Compiler:
             memory=memory,
             policy=policy,
             nodes=tuple(c for c in children if c is not None),
+            written=_written(body.vals),
         )
         before = self.diags.error_count()
         tree_checks.check_composite(node, self.diags)
@@ -489,6 +491,7 @@ class _Compiler:
                 path=kpath,
                 condition=condition,
                 child=child,
+                written=_written(body.vals),
             )
             before = self.diags.error_count()
             tree_checks.check_guard(guard, self.diags)
@@ -501,6 +504,7 @@ class _Compiler:
             kind=kind.name,
             child=child,
             args=frozen(args),
+            written=_written(body.vals),
         )
 
     # -- includes -------------------------------------------------------------------------
@@ -556,6 +560,9 @@ class _Compiler:
             document=doc.name,
             args=doc.args,
             root=doc.root,
+            written=frozen(
+                {**_written(body.vals), **_written(args, "with.")}  # an include's values
+            ),
         )
 
 
@@ -568,6 +575,11 @@ def _missing(kind: NodeKind, name: str) -> str:
         )
     desc = f" ({expected(f)})" if f is not None else ""
     return f"missing {name}{desc}"
+
+
+def _written(vals: Mapping[str, Val], prefix: str = "") -> Mapping[str, str]:
+    """The values among ``vals`` that involved ``${``, as the file writes them."""
+    return frozen({prefix + n: v.written for n, v in vals.items() if v.written is not None})
 
 
 def _decorator_name(kind: str, args: Mapping[str, Any]) -> str:

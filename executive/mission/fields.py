@@ -64,7 +64,7 @@ class FieldReader:
             if problem is not None:
                 self.diags.error(y.where, path, problem)
                 return None
-            return Val(v, y.where)
+            return Val(v, y.where, written=raw)
         if m is None:
             self.diags.error(
                 y.where, path, "a parameter reference must be the whole value, as in ${name}"
@@ -74,7 +74,7 @@ class FieldReader:
         if binding is None:
             return None
         if isinstance(binding.value, Unresolved):
-            return Val(binding.value, y.where)
+            return Val(binding.value, y.where, written=raw)
         note = self.scope.note(binding)
         value = binding.value
         if f.type is FieldType.STRING:
@@ -83,7 +83,7 @@ class FieldReader:
         if problem is not None:
             self.diags.error(y.where, path, problem + note)
             return None
-        return Val(v, y.where, note)
+        return Val(v, y.where, note, raw)
 
     def _targets(self, y: YNode, path: str) -> Val | None:
         if not isinstance(y, YMap) or not y.entries:
