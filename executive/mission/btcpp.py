@@ -1,13 +1,16 @@
 """Missions as BehaviorTree.CPP XML (``BTCPP_format="4"``), both ways.
 
 BehaviorTree.CPP's XML is the format most behaviour trees are written in, and Groot2 the
-editor that opens it. ``export`` writes a mission as that XML: its tree as the service
-runs it (includes expanded, parameters resolved; a value nobody gave, in a subtree file
-exported on its own, is a ``{param}`` port as BehaviorTree.CPP writes a blackboard
-reference) and a ``<TreeNodesModel>`` of our leaf kinds with their ports, so Groot2 draws
-and edits it. ``import`` reads such XML (as Groot2 saves it) back into a mission file
-that the loader then validates; an element or a port we do not know is an error naming
-its XML line.
+editor that opens it. ``export`` writes a mission as that XML: its tree with its includes
+expanded, and a ``<TreeNodesModel>`` of our leaf kinds with their ports, so Groot2 draws
+and edits it. The mission's parameters are its main tree's ports (a ``<SubTree ID=...>``
+model, where BehaviorTree.CPP reads a tree's ports and Groot2 shows and edits them; our
+type and range end each port's description, ``declaration_text``), and a field that is a
+parameter is written as the file writes it: ``{param}``, BehaviorTree.CPP's blackboard
+reference, or text with its ``${param}`` (``Terms``). ``--resolved`` (and the live view)
+writes every field's value instead: the tree the service runs. ``import`` reads such XML
+(as Groot2 saves it) back into a mission file that the loader then validates; an element
+or a port we do not know is an error naming its XML line.
 
 Control nodes map by meaning (``docs/missions.md``, "Missions in BehaviorTree.CPP XML"):
 
@@ -31,8 +34,10 @@ checkpoint ``recover``                     a ``<BehaviorTree>`` named by the por
 
 What has no counterpart is refused, never approximated: a ``parallel`` with
 ``memory: false`` (BehaviorTree.CPP's Parallel never ticks a finished child again), a
-time that is no whole number of milliseconds, BehaviorTree.CPP's own nodes we do not
-have (``Switch2``, ``Script``, ``KeepRunningUntilFailure`` ...).
+time that is no whole number of milliseconds or a parameter in seconds where
+BehaviorTree.CPP takes milliseconds, a parameter inside a joint map, a parameter named as
+BehaviorTree.CPP reserves, BehaviorTree.CPP's own nodes we do not have (``Switch2``,
+``Script``, ``KeepRunningUntilFailure`` ...).
 
 The same element for a node serves the live view (``executive.service.groot2``): a mission
 running in the service and its export are one tree to a Groot2 client. Elements are made
@@ -53,18 +58,21 @@ from typing import Any
 
 import py_trees
 
-from executive.language.kinds import Field, FieldType, NodeKind
+from executive.language.kinds import PARAM_TYPES, Field, FieldType, NodeKind
 from executive.language.leaf import LeafKind
 from executive.language.model import (
     Composite,
     Decorator,
     Guard,
     Leaf,
+    Mission,
     Node,
+    ParamDecl,
     Subtree,
     Unresolved,
 )
 from executive.language.values import Val
+from executive.mission.params import TOKEN, WHOLE_REF, as_text
 from executive.mission.registry import KINDS, LEAVES
 
 FORMAT = "4"
@@ -75,6 +83,14 @@ DESCRIPTION_ATTR = "_description"  # a mission's description, on its <BehaviorTr
 # BehaviorTree.CPP forbids these in a model name (a tree ID): xml_parsing.cpp's
 # validateModelName, basic_types.cpp's findForbiddenChar
 _FORBIDDEN_IN_ID = re.compile(r"[\s<>&\"'/\\:*?|.\x00-\x1f\x7f]")
+# names BehaviorTree.CPP reserves, which no port may have (basic_types.cpp's
+# IsReservedAttribute: the pre- and post-conditions, name, ID, _autoremap)
+RESERVED_PORTS = frozenset(
+    {"name", "ID", "_autoremap", "_failureIf", "_skipIf", "_successIf", "_while"}
+    | {"_onSuccess", "_onFailure", "_post", "_onHalted"}
+)
+# what BehaviorTree.CPP reads as a blackboard reference (TreeNode::isBlackboardPointer)
+POINTER = re.compile(r"^\s*\{(.*)\}\s*$", re.S)
 
 
 class TranslationError(ValueError):
@@ -141,6 +157,66 @@ def port_text(value: Any) -> str:
     if isinstance(value, list):
         return ";".join(port_text(v) for v in value)
     return str(value)
+
+
+def escape(text: str) -> str:
+    """Literal text as a mission file writes it (``${`` as ``$${``): the XML's texts are
+    the file's, so an import reads a literal ``${`` back as one, not as a reference."""
+    return text.replace("${", "$${")
+
+
+def has_refs(text: str) -> bool:
+    """Whether ``text`` (as a mission file writes it) refers to a parameter."""
+    return any(m.group(1) is not None for m in TOKEN.finditer(text))
+
+
+@dataclass(frozen=True)
+class Terms:
+    """One file instance's parameters in the exported tree's terms: each parameter's value
+    in force, and how the export writes it: ``${p}`` (the main tree's port ``p``), text
+    with such references (a string parameter), or None (by its value). The mission's own
+    parameters are its ports; an included file's are what its ``with`` gave them, in the
+    including file's terms (BehaviorTree.CPP's subtree remapping), or their values."""
+
+    values: Mapping[str, Any]
+    texts: Mapping[str, str | None]
+
+    @classmethod
+    def of(cls, mission: Mission) -> Terms:
+        return cls(mission.args, {p: "${" + p + "}" for p in mission.params})
+
+    def text(self, written: str) -> str:
+        """A value as its file writes it (``Serve at tag ${table_tag}``) in these terms:
+        each reference the main tree's port or its value (as text, as a file's ``${``
+        is replaced in text)."""
+        out: list[str] = []
+        pos = 0
+        for m in TOKEN.finditer(written):
+            out.append(written[pos : m.start()])
+            pos = m.end()
+            name = m.group(1)
+            if name is None:  # "$${" (a loaded file has no other)
+                out.append(m.group(0))
+                continue
+            mapped = self.texts.get(name)
+            value = self.values.get(name)
+            if mapped is not None:
+                out.append(mapped)
+            elif isinstance(value, Unresolved):
+                out.append("${" + value.param + "}")
+            else:
+                out.append(escape(as_text(value)))
+        out.append(written[pos:])
+        return "".join(out)
+
+    def included(self, sub: Subtree) -> Terms:
+        """The terms of the file ``sub`` includes, from its ``with`` in these."""
+        texts: dict[str, str | None] = {}
+        for name in sub.args:
+            written = sub.written.get(f"with.{name}")
+            text = self.text(written) if written is not None else None
+            texts[name] = text if text is not None and has_refs(text) else None
+        return Terms(sub.args, texts)
 
 
 def _number(text: str, integer: bool) -> float | int:
@@ -248,14 +324,26 @@ def number(root: Element, first: int = 1) -> list[Element]:
 
 class Maker:
     """py_trees nodes (built from a mission) to elements; collects a checkpoint's
-    ``recover`` trees as further trees."""
+    ``recover`` trees as further trees.
 
-    def __init__(self, others: dict[str, Element], base: str, live: bool = False) -> None:
+    With ``terms`` (an export that keeps the parameters: ``Terms.of(mission)``) a field
+    that is a parameter is written as the file writes it, in the main tree's terms: a
+    port reference ``{p}``, or text with ``${p}``; without, every field is its value (the
+    live view, ``export --resolved``)."""
+
+    def __init__(
+        self,
+        others: dict[str, Element],
+        base: str,
+        live: bool = False,
+        terms: Terms | None = None,
+    ) -> None:
         self.others = others
         self.base = base  # includes are said relative to this directory (the mission's)
         # the live view shows whatever runs: what an export refuses is drawn with our own
         # models (``REACTIVE_PARALLEL``), a node not built from a mission by its class
         self.live = live
+        self.terms = terms
 
     def element(self, node: py_trees.behaviour.Behaviour) -> Element:
         source: Node | None = getattr(node, "source", None)
@@ -264,22 +352,64 @@ class Maker:
             if not self.live:
                 raise TranslationError(f"{node.name!r}: not built from a mission")
             return self.generic(node)
+        if len(includes) > 1:
+            raise TranslationError(f"{node.name!r}: an include whose tree is only another include")
+        outer = self.terms
+        if includes and outer is not None:
+            self.terms = outer.included(includes[0])
         try:
             e = self._of(node, source)
         except TranslationError:
             if not self.live:
                 raise
             return self.generic(node)
-        if len(includes) > 1:
-            raise TranslationError(f"{node.name!r}: an include whose tree is only another include")
-        for inc in includes:
+        finally:
+            self.terms = outer
+        for inc in includes:  # said in the including file's terms
+            if "name" in inc.written or node.name != source.name:
+                e.attrs["name"] = self.name(node.name, inc)
+            # else named after its tree's root, as that is written (in the file's terms)
             e.attrs[INCLUDE_ATTR] = os.path.relpath(inc.file, self.base)
             for k, v in inc.args.items():
-                e.attrs[WITH_PREFIX + k] = port_text(v)
+                e.attrs[WITH_PREFIX + k] = self.port(v, inc.written.get(f"with.{k}"))
         return e
 
+    # -- what a field is in the XML ------------------------------------------------------
+
+    def text(self, value: Any) -> str:
+        """A value as a port string; a literal text as the file writes it (an export)."""
+        text = port_text(value)
+        if self.live or not isinstance(plain(value), str):
+            return text
+        if POINTER.match(text):
+            raise TranslationError(
+                f"the text {text!r} is what BehaviorTree.CPP reads as a blackboard reference"
+            )
+        return escape(text)
+
+    def port(self, value: Any, written: str | None) -> str:
+        """A field's port string: where it is a parameter (``written``), as the file writes
+        it in the main tree's terms (``{p}``, or text with ``${p}``), else its value."""
+        if written is None or self.terms is None:
+            return self.text(value)
+        whole = WHOLE_REF.match(written)
+        text = self.terms.texts.get(whole.group(1)) if whole else self.terms.text(written)
+        if text is None:  # a parameter given a value: by its value
+            return self.text(value)
+        ref = WHOLE_REF.match(text)
+        return "{" + ref.group(1) + "}" if ref else text
+
+    def name(self, resolved: str, source: Node) -> str:
+        """A node's name: as its file writes it where it holds a parameter."""
+        written = source.written.get("name")
+        if written is None or self.terms is None:
+            return resolved if self.live else escape(resolved)
+        return self.terms.text(written)
+
+    # -- elements --------------------------------------------------------------------------
+
     def _of(self, node: py_trees.behaviour.Behaviour, source: Node) -> Element:
-        name = {"name": node.name}
+        name = {"name": self.name(node.name, source)}
         kids = list(node.children)
         if isinstance(source, Leaf):
             return Element(LEAF_IDS[source.kind], {**name, **self._ports(source)}, node=node)
@@ -290,7 +420,7 @@ class Maker:
         if isinstance(source, Decorator):
             if source.kind == "delay":  # built as Sequence[its wait, child]
                 kids = kids[1:]
-            return Element(*_decorator(source, name), self._all(kids), node)
+            return Element(*self._decorator(source, name), self._all(kids), node)
         raise TranslationError(f"{source.path}: no BehaviorTree.CPP counterpart")
 
     def _all(self, nodes: Sequence[py_trees.behaviour.Behaviour]) -> list[Element]:
@@ -335,8 +465,15 @@ class Maker:
                 if isinstance(sub, Node):
                     out[f.name] = self._extra_tree(leaf, sub)
                 continue
-            if f.name in leaf.fields:
-                out[f.name] = port_text(leaf.fields[f.name])
+            if f.name not in leaf.fields:
+                continue
+            value = leaf.fields[f.name]
+            if self.terms is not None and f.type is FieldType.JOINT_TARGETS:
+                _no_parameter_inside(leaf, f.name, value)
+            try:
+                out[f.name] = self.port(value, leaf.written.get(f.name))
+            except TranslationError as e:
+                raise TranslationError(f"{leaf.path}.{f.name}: {e}") from None
         return out
 
     def _extra_tree(self, leaf: Leaf, sub: Node) -> str:
@@ -351,6 +488,44 @@ class Maker:
         self.others[tid] = Element("?", {})  # reserved while its own extras are made
         self.others[tid] = self.element(build_node(sub))
         return tid
+
+    def _decorator(self, d: Decorator, name: dict[str, str]) -> tuple[str, dict[str, str]]:
+        a = d.args
+
+        def port(key: str) -> str:
+            return self.port(a[key], d.written.get(key))
+
+        if d.kind in ("timeout", "delay"):
+            if self.terms is not None and "seconds" in d.written:
+                raise TranslationError(
+                    f"{d.path}.seconds: the parameter {d.written['seconds']} is in seconds, and "
+                    f"BehaviorTree.CPP's {'Timeout' if d.kind == 'timeout' else 'Delay'} takes "
+                    "milliseconds (no counterpart; export --resolved writes its value)"
+                )
+            port_name = "msec" if d.kind == "timeout" else "delay_msec"
+            tag = "Timeout" if d.kind == "timeout" else "Delay"
+            return tag, {**name, port_name: _millis(a["seconds"], f"{d.path}: {d.kind}")}
+        if d.kind == "retry":
+            return "RetryUntilSuccessful", {**name, "num_attempts": port("attempts")}
+        if d.kind == "repeat":
+            return "Repeat", {**name, "num_cycles": port("times")}
+        if d.kind == "inverter":
+            return "Inverter", name
+        raise TranslationError(f"{d.path}: {d.kind} has no BehaviorTree.CPP counterpart")
+
+
+def _no_parameter_inside(leaf: Leaf, field_name: str, targets: Any) -> None:
+    """A joint's target that is a parameter has no port of its own to refer from."""
+    if not isinstance(targets, Mapping):
+        return
+    for joint, entry in targets.items():
+        val = entry[1] if isinstance(entry, tuple) else entry
+        if isinstance(val, Val) and val.written is not None:
+            raise TranslationError(
+                f"{leaf.path}.{field_name}.{joint}: a parameter inside {field_name} has no "
+                "BehaviorTree.CPP counterpart (a port is one value or one blackboard "
+                "entry; export --resolved writes its value)"
+            )
 
 
 def _composite(c: Composite, name: dict[str, str]) -> tuple[str, dict[str, str]]:
@@ -368,33 +543,21 @@ def _composite(c: Composite, name: dict[str, str]) -> tuple[str, dict[str, str]]
     return "Parallel", {**name, "success_count": "-1", "failure_count": "1"}
 
 
-def _decorator(d: Decorator, name: dict[str, str]) -> tuple[str, dict[str, str]]:
-    a = d.args
-    if d.kind == "retry":
-        return "RetryUntilSuccessful", {**name, "num_attempts": port_text(a["attempts"])}
-    if d.kind == "repeat":
-        return "Repeat", {**name, "num_cycles": port_text(a["times"])}
-    if d.kind == "timeout":
-        return "Timeout", {**name, "msec": _millis(a["seconds"], f"{d.path}: timeout")}
-    if d.kind == "delay":
-        return "Delay", {**name, "delay_msec": _millis(a["seconds"], f"{d.path}: delay")}
-    if d.kind == "inverter":
-        return "Inverter", name
-    raise TranslationError(f"{d.path}: {d.kind} has no BehaviorTree.CPP counterpart")
-
-
 def mission_elements(
     root: py_trees.behaviour.Behaviour,
     others: dict[str, Element],
     mission_file: str,
     *,
     live: bool = False,
+    terms: Terms | None = None,
 ) -> Element:
     """The element tree of a mission built by ``executive.mission.build`` (its root);
     a checkpoint's ``recover`` trees go to ``others``, includes are said relative to the
-    directory of ``mission_file``. TranslationError if a node has no BehaviorTree.CPP
-    counterpart, unless ``live`` (the service's view: then drawn with our own models)."""
-    return Maker(others, os.path.dirname(mission_file) or ".", live).element(root)
+    directory of ``mission_file``. ``terms``: the parameters kept as the main tree's
+    ports (``Terms.of(mission)``), else every field by its value. TranslationError if
+    a node has no BehaviorTree.CPP counterpart, unless ``live`` (the service's view: then
+    drawn with our own models)."""
+    return Maker(others, os.path.dirname(mission_file) or ".", live, terms).element(root)
 
 
 # -- the node models -------------------------------------------------------------------
@@ -409,11 +572,12 @@ _PORT_TYPES = {
 
 @dataclass(frozen=True)
 class Model:
-    """A ``<TreeNodesModel>`` entry: element type, ID, ports (name, type, default, doc)."""
+    """A ``<TreeNodesModel>`` entry: element type, ID, ports (name, type, default or None,
+    doc)."""
 
-    type: str  # Action, Condition, Control, Decorator
+    type: str  # Action, Condition, Control, Decorator; SubTree (a tree's own ports)
     id: str
-    ports: tuple[tuple[str, str, str, str], ...] = ()
+    ports: tuple[tuple[str, str, str | None, str], ...] = ()
     doc: str = ""
 
 
@@ -432,14 +596,14 @@ DECORATOR = Model("Decorator", "Decorator", doc="A py_trees decorator with no co
 
 def leaf_model(kind: LeafKind | NodeKind) -> Model:
     """A leaf kind's model: every field but ``name`` an input port."""
-    ports = []
+    ports: list[tuple[str, str, str | None, str]] = []
     for f in kind.fields:
         if f.name == "name":
             continue
         if f.type is FieldType.NODE:
-            ports.append((f.name, "std::string", "", f"ID of a BehaviorTree: {f.doc}"))
+            ports.append((f.name, "std::string", None, f"ID of a BehaviorTree: {f.doc}"))
             continue
-        default = "" if f.default is None else port_text(f.default)
+        default = None if f.default is None else port_text(f.default)
         doc = f.doc + (" (required)" if f.required else "")
         ports.append((f.name, _PORT_TYPES.get(f.type, "std::string"), default, doc))
     return Model(
@@ -452,11 +616,82 @@ def leaf_models() -> list[Model]:
     return [leaf_model(k) for k in LEAVES]
 
 
+# -- the mission's parameters: its tree's ports ------------------------------------------
+
+# a parameter's declaration, at the end of its port's description (which BehaviorTree.CPP
+# writes and Groot2 keeps as the port's text): our type and range, and the value the tree
+# was exported with (what its default names and an included tree's values were drawn
+# with: an import tells a default edited in Groot2 from an edited tree by it)
+DECLARATION = re.compile(
+    r"\[(?P<type>[a-z_]+)(?:, min (?P<min>[^,;\]]+))?(?:, max (?P<max>[^,;\]]+))?"
+    r"(?:; exported with (?P<exported>.*))?\]\s*\Z",
+    re.S,
+)
+PARAM_TYPE_NAMES = frozenset(t.value for t in PARAM_TYPES)
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """A port's description read back: the parameter's type, range, description and the
+    value the tree was exported with (its text; None if it had none)."""
+
+    type: FieldType
+    minimum: str | None
+    maximum: str | None
+    description: str
+    exported: str | None
+
+
+def declaration_text(decl: ParamDecl, exported: Any) -> str:
+    """A parameter's port description: its own, then ``[type, min M, max N; exported
+    with V]``."""
+    block = decl.type.value
+    if decl.minimum is not None:
+        block += f", min {port_text(decl.minimum)}"
+    if decl.maximum is not None:
+        block += f", max {port_text(decl.maximum)}"
+    if not isinstance(exported, Unresolved):
+        block += f"; exported with {port_text(exported)}"
+    return f"{decl.description} [{block}]".strip()
+
+
+def read_declaration(text: str) -> Declaration | None:
+    """The declaration at the end of a port's description; None if it has none."""
+    for at in reversed([m.start() for m in re.finditer(r"\[", text)]):
+        m = DECLARATION.match(text, at)
+        if m is not None and m.group("type") in PARAM_TYPE_NAMES:
+            return Declaration(
+                FieldType(m.group("type")),
+                m.group("min"),
+                m.group("max"),
+                text[:at].strip(),
+                m.group("exported"),
+            )
+    return None
+
+
+def params_model(mission: Mission) -> Model:
+    """The mission's parameters as its tree's ports: a ``<SubTree ID="...">`` model, where
+    BehaviorTree.CPP reads (and Groot2 shows and edits) a tree's ports and their
+    defaults. TranslationError for a name BehaviorTree.CPP reserves."""
+    ports: list[tuple[str, str, str | None, str]] = []
+    for name, decl in mission.params.items():
+        if name in RESERVED_PORTS:
+            raise TranslationError(
+                f"parameter {name!r}: BehaviorTree.CPP reserves the name, no port may have it "
+                "(rename the parameter, or export --resolved)"
+            )
+        default = None if decl.required else port_text(decl.default)
+        doc = declaration_text(decl, mission.args.get(name, Unresolved(name)))
+        ports.append((name, _PORT_TYPES.get(decl.type, "std::string"), default, doc))
+    return Model("SubTree", tree_id(mission.name), tuple(ports))
+
+
 def _model_xml(m: Model) -> ET.Element:
     e = ET.Element(m.type, {"ID": m.id})
     for name, type_, default, doc in m.ports:
         attrs = {"name": name, "type": type_}
-        if default:
+        if default is not None:
             attrs["default"] = default
         p = ET.SubElement(e, "input_port", attrs)
         p.text = doc

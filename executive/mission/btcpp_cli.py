@@ -5,9 +5,12 @@
     atom-executive export missions/deliver_drink.yaml --format btcpp -o deliver_drink.xml
     atom-executive import deliver_drink.xml -o missions/deliver_drink_edited.yaml
 
-Export loads the mission as a start would (``--param`` as ``start --param``), so the XML
-is the tree the robot would run; import writes the YAML only once it loads as a mission
-(``executive.mission.btcpp_import``). Exit status: 0 done, 1 refused (what cannot be
+Export writes the mission as its file states it: a field that is a parameter is a port
+reference ``{param}`` (BehaviorTree.CPP's blackboard entry; text with a parameter keeps its
+``${param}``), and the parameters are the main tree's ports, declared in its ``<SubTree>``
+model (``executive.mission.btcpp``). ``--resolved`` writes the tree the robot would run
+instead, every field its value (``--param`` as ``start --param``). Import writes the YAML
+only once it loads as a mission (``executive.mission.btcpp_import``). Exit status: 0 done, 1 refused (what cannot be
 translated, or does not validate: each problem as ``file:line: ...``), 2 bad usage.
 """
 
@@ -25,20 +28,26 @@ from executive.text import printable
 EXIT_OK, EXIT_REFUSED, EXIT_USAGE = 0, 1, 2
 
 
-def export_trees(mission: Mission) -> btcpp.Trees:
+def export_trees(mission: Mission, *, params: bool = True) -> btcpp.Trees:
     """The trees of ``mission`` as BehaviorTree.CPP elements (built with placeholder
-    leaves: the same py_trees tree the service builds, never ticked)."""
+    leaves: the same py_trees tree the service builds, never ticked); with ``params``
+    its parameters are ports (``{param}``), else every field is its value."""
     from executive.mission.build import build, placeholder_builders
 
     root = build(mission, placeholder_builders(), for_display=not mission.complete)
     others: dict[str, btcpp.Element] = {}
-    main = btcpp.mission_elements(root, others, mission.file)
+    terms = btcpp.Terms.of(mission) if params else None
+    main = btcpp.mission_elements(root, others, mission.file, terms=terms)
     return btcpp.Trees(btcpp.tree_id(mission.name), main, mission.description, others)
 
 
-def export_xml(mission: Mission) -> str:
-    """The mission as a ``BTCPP_format="4"`` document with our leaf kinds' models."""
-    return btcpp.to_xml(export_trees(mission), btcpp.leaf_models())
+def export_xml(mission: Mission, *, params: bool = True) -> str:
+    """The mission as a ``BTCPP_format="4"`` document with our leaf kinds' models and,
+    with ``params``, its parameters as the main tree's ports."""
+    models = btcpp.leaf_models()
+    if params:
+        models.append(btcpp.params_model(mission))
+    return btcpp.to_xml(export_trees(mission, params=params), models)
 
 
 def add_parsers(sub: Any) -> None:
@@ -47,13 +56,25 @@ def add_parsers(sub: Any) -> None:
         "export",
         description=(
             "Write a mission as BehaviorTree.CPP XML (BTCPP_format 4) with a TreeNodesModel "
-            "of our leaf kinds, for Groot2: includes expanded, parameters resolved."
+            "of our leaf kinds, for Groot2: includes expanded, the parameters the main "
+            "tree's ports ({param} where a field is one)."
         ),
     )
     p.add_argument("file", metavar="FILE", type=Path)
     p.add_argument("--format", choices=("btcpp",), default="btcpp")
     p.add_argument("-o", "--output", type=Path, help="the XML file (default: stdout)")
-    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
+    p.add_argument(
+        "--resolved",
+        action="store_true",
+        help="every field its value (the tree the robot would run), no ports",
+    )
+    p.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a parameter's value, as start --param (with --resolved)",
+    )
     p.add_argument("--profile", default=None, help="robot profile name or path")
     p.add_argument("--root", type=Path, help="mission directory; default: found from the file")
     p.set_defaults(handler=export_cmd)
@@ -81,6 +102,12 @@ def export_cmd(args: argparse.Namespace) -> int:
     from executive.mission.loader import MissionLoader
     from executive.seam.profile import DEFAULT_PROFILE
 
+    if args.param and not args.resolved:
+        _say(
+            "error: --param gives a value to resolve the tree with: add --resolved (without "
+            "it the parameters are the tree's ports, with their defaults)"
+        )
+        return EXIT_USAGE
     profile = _profile(args.profile or DEFAULT_PROFILE)
     if profile is None:
         return EXIT_USAGE
@@ -94,7 +121,7 @@ def export_cmd(args: argparse.Namespace) -> int:
         _say(f"error: {args.file} is invalid")
         return EXIT_REFUSED
     try:
-        text = export_xml(result.mission)
+        text = export_xml(result.mission, params=not args.resolved)
     except btcpp.TranslationError as e:
         _say(f"{args.file}: {e}")
         return EXIT_REFUSED

@@ -2,11 +2,15 @@
 
 The inverse of ``executive.mission.btcpp``'s export, node by node, by the same table; an
 element, a port or an attribute that has no meaning in our language is an error naming
-its XML line, never guessed at. The YAML written is then loaded as the service would
-(``MissionLoader.check``) and exported again: a mission whose export is not the XML it
-came from (an included tree edited in place, a node Groot2 added that we translate
-differently) is refused at the first element that differs, so an import never hands
-back a tree other than the one in the file.
+its XML line, never guessed at. The main tree's ports (its ``<SubTree>`` model) are the
+mission's parameters again, declared by the description each port ends with (``[number,
+min 5.0, max 100.0; exported with 20.0]``) and defaulting to the port's ``default``; a
+port reference ``{p}`` is ``${p}`` again. The YAML written is then loaded as the service
+would (``MissionLoader.check``) and exported again, with the values the XML was exported
+with: a mission whose export is not the XML it came from (an included tree edited in
+place, a node Groot2 added that we translate differently) is refused at the first
+element that differs, so an import never hands back a tree other than the one in the
+file, and a default edited in Groot2 is a new default, not an edit of the tree.
 
 The XML is read with expat, with no DTD, no entities and at most ``MAX_BYTES``: nothing
 in the file can make the reader fetch, expand or nest without bound.
@@ -22,12 +26,12 @@ from xml.parsers import expat
 
 import yaml
 
-from executive.language.kinds import FieldType
-from executive.language.model import Mission, walk
+from executive.language.kinds import PARAM_TYPES, Field, FieldType
+from executive.language.model import Mission
 from executive.language.yaml_source import MAX_BYTES
 from executive.mission import btcpp
 from executive.mission.loader import MissionLoader
-from executive.mission.params import decl_field
+from executive.mission.params import NAME_RE, decl_field
 from executive.mission.registry import KINDS, MAX_DEPTH
 
 # attributes BehaviorTree.CPP writes that say nothing of what a node does
@@ -47,6 +51,7 @@ class XNode:
     attrs: dict[str, str]
     line: int
     children: list[XNode] = field(default_factory=list)
+    text: str = ""  # its character data (a port's description)
 
 
 def parse_xml(data: bytes, name: str) -> XNode:
@@ -71,11 +76,16 @@ def parse_xml(data: bytes, name: str) -> XNode:
     def end(_tag: str) -> None:
         stack.pop()
 
+    def text(data: str) -> None:
+        if stack:
+            stack[-1].text += data
+
     parser.StartDoctypeDeclHandler = refuse
     parser.EntityDeclHandler = refuse
     parser.ExternalEntityRefHandler = refuse
     parser.StartElementHandler = start
     parser.EndElementHandler = end
+    parser.CharacterDataHandler = text
     try:
         parser.Parse(data, True)
     except expat.ExpatError as e:
@@ -97,7 +107,13 @@ class _Out:
 
 class _Reader:
     def __init__(
-        self, name: str, trees: Mapping[str, XNode], loader: MissionLoader, output: Path
+        self,
+        name: str,
+        trees: Mapping[str, XNode],
+        loader: MissionLoader,
+        output: Path,
+        ports: Mapping[str, Port],
+        main_id: str,
     ) -> None:
         self.name = name
         self.output = output
@@ -105,12 +121,34 @@ class _Reader:
         self.trees = trees
         self.loader = loader
         self.root = root
-        self.lines: dict[str, int] = {}  # YAML path -> XML line
+        self.ports = ports  # the main tree's: the mission's parameters
+        self.main_id = main_id
+        self.lines: dict[str, int] = {p.path: p.line for p in ports.values()}  # YAML path -> line
         self.names: dict[str, str] = {}  # YAML path -> the XML's name
         self.used_trees: set[str] = set()
 
     def fail(self, x: XNode, message: str) -> ImportError_:
         return ImportError_(f"{self.name}:{x.line}: <{x.tag}>: {message}")
+
+    def value(self, x: XNode, f: Field, what: str, text: str) -> Any:
+        """A port's text as the YAML value of field ``f``: a reference to one of the main
+        tree's ports ``{p}`` is the parameter ``${p}``; text is as a mission file writes
+        it (``${p}`` a parameter, ``$${`` a literal ``${``)."""
+        pointer = btcpp.POINTER.match(text)
+        if pointer is not None:
+            ref = pointer.group(1).strip()
+            if ref not in self.ports:
+                ports = ", ".join(self.ports) or "none"
+                raise self.fail(
+                    x,
+                    f"{what}: {{{ref}}} is no port of the tree {self.main_id!r} (its ports: "
+                    f"{ports}); a mission's fields take values or its parameters",
+                )
+            return "${" + ref + "}"
+        try:
+            return btcpp.port_value(f, text)
+        except ValueError as e:
+            raise self.fail(x, f"{what}: {e}") from None
 
     def node(self, x: XNode, path: str, depth: int = 0) -> dict[str, Any]:
         if depth > XML_DEPTH:
@@ -224,11 +262,20 @@ class _Reader:
         if port:
             if port not in ports:
                 raise self.fail(x, f"needs its port {port!r}")
-            try:
-                value = int(ports[port])
-            except ValueError:
-                raise self.fail(x, f"{port} {ports[port]!r}: not a whole number") from None
-            body[ours] = value / 1000 if port.endswith("msec") else value
+            if btcpp.POINTER.match(ports[port]) and port.endswith("msec"):
+                raise self.fail(
+                    x,
+                    f"{port} {ports[port]!r}: a parameter here would be milliseconds, and a "
+                    "mission's are seconds (no counterpart: give the value)",
+                )
+            if btcpp.POINTER.match(ports[port]):
+                body[ours] = self.value(x, _WHOLE, port, ports[port])
+            else:
+                try:
+                    value = int(ports[port])
+                except ValueError:
+                    raise self.fail(x, f"{port} {ports[port]!r}: not a whole number") from None
+                body[ours] = value / 1000 if port.endswith("msec") else value
         body["child"] = self._child(x, f"{path}.{kind}.child", depth)
         return kind, body
 
@@ -253,10 +300,7 @@ class _Reader:
                 self.used_trees.add(text)
                 body[pname] = self.node(tree.children[0], f"{path}.{kind}.{pname}", depth + 1)
                 continue
-            try:
-                body[pname] = btcpp.port_value(f, text)
-            except ValueError as e:
-                raise self.fail(x, f"port {pname}: {e}") from None
+            body[pname] = self.value(x, f, f"port {pname}", text)
         return body
 
     def _is_condition(self, x: XNode) -> bool:
@@ -288,10 +332,7 @@ class _Reader:
             decl = decls.get(pname)
             if decl is None:
                 raise self.fail(x, f"{k}: {file} has no parameter {pname!r}")
-            try:
-                values[pname] = btcpp.port_value(decl_field(decl), text)
-            except ValueError as e:
-                raise self.fail(x, f"{k}: {e}") from None
+            values[pname] = self.value(x, decl_field(decl), k, text)
         body: dict[str, Any] = {"file": file}
         if "name" in x.attrs:
             self.names[f"{path}.include"] = x.attrs["name"]
@@ -357,15 +398,113 @@ def _with_names(node: Any, path: str, names: Mapping[str, str], defaults: Mappin
 
 
 def _default_names(mission: Mission) -> dict[str, str]:
-    """Each node's name by its YAML path (as the loader reports paths)."""
+    """Each node's name as the export writes it, by its YAML path (as the loader reports
+    paths): the nodes of ``mission``, loaded without names, all have their default ones.
+    An included tree's nodes are its file's: not looked into."""
+    from executive.mission.btcpp_cli import export_trees
+
+    trees = export_trees(mission)
     out: dict[str, str] = {}
-    for n in walk(mission.root):
-        out[n.path] = n.name
-        for v in getattr(n, "args", {}).values():
-            if hasattr(v, "path") and hasattr(v, "name"):
-                for m in walk(v):
-                    out[m.path] = m.name
+    for root in (trees.main, *trees.others.values()):
+        todo = [root]
+        while todo:
+            e = todo.pop()
+            includes = getattr(e.node, "includes", ())
+            source = includes[0] if includes else getattr(e.node, "source", None)
+            if source is not None:
+                out[source.path] = e.attrs.get("name", "")
+            if not includes:
+                todo.extend(e.children)
     return out
+
+
+@dataclass(frozen=True)
+class Port:
+    """A port of the main tree: the parameter it declares (as YAML), the value the tree was
+    exported with (None: not said), and its line."""
+
+    name: str
+    decl: dict[str, Any]
+    exported: Any
+    line: int
+
+    @property
+    def path(self) -> str:
+        return f"params.{self.name}"
+
+
+# a port's C++ type, for a port that says no type of ours (added in Groot2)
+_CPP_TYPES = {
+    "double": FieldType.NUMBER,
+    "int": FieldType.INTEGER,
+    "bool": FieldType.BOOLEAN,
+    "std::string": FieldType.STRING,
+}
+_WHOLE = Field("count", FieldType.INTEGER, "")  # a decorator's count
+
+
+def _ports(doc: XNode, main_id: str, xml_name: str) -> dict[str, Port]:
+    """The main tree's ports, from its ``<SubTree ID=...>`` model: the parameters."""
+    out: dict[str, Port] = {}
+    for models in (x for x in doc.children if x.tag == "TreeNodesModel"):
+        for model in models.children:
+            if model.tag != "SubTree" or model.attrs.get("ID") != main_id:
+                continue
+            for x in model.children:
+                where = f"{xml_name}:{x.line}: <{x.tag}>"
+                name = x.attrs.get("name", "")
+                if x.tag != "input_port":
+                    raise ImportError_(
+                        f"{where}: the tree's ports are the mission's parameters, which are "
+                        "inputs (input_port)"
+                    )
+                if not NAME_RE.match(name):
+                    raise ImportError_(
+                        f"{where}: port {name!r}: a parameter's name is letters, digits and _, "
+                        "not starting with a digit"
+                    )
+                if name in out:
+                    raise ImportError_(f"{where}: a second port {name!r}")
+                out[name] = _port(x, name, where)
+    return out
+
+
+def _port(x: XNode, name: str, where: str) -> Port:
+    decl = btcpp.read_declaration(x.text)
+    if decl is None:
+        ptype = _CPP_TYPES.get(x.attrs.get("type", ""))
+        if ptype is None:
+            types = ", ".join(t.value for t in PARAM_TYPES)
+            raise ImportError_(
+                f"{where}: port {name!r} says no parameter type: end its description with "
+                f"[TYPE] or [TYPE, min M, max N] (TYPE one of {types})"
+            )
+        decl = btcpp.Declaration(ptype, None, None, x.text.strip(), None)
+    f = Field(name, decl.type, "")  # its range: the loader checks it, naming this line
+
+    def read(what: str, text: str) -> Any:
+        try:
+            return btcpp.port_value(f, text)
+        except ValueError as e:
+            raise ImportError_(f"{where}: port {name!r}: {what}: {e}") from None
+
+    out: dict[str, Any] = {"type": decl.type.value}
+    default = x.attrs.get("default", decl.exported)  # Groot2 drops an empty default
+    if default is not None:
+        out["default"] = read("default", default)
+    integer = decl.type is FieldType.INTEGER
+    for key, text in (("min", decl.minimum), ("max", decl.maximum)):
+        if text is not None:
+            try:
+                out[key] = int(text) if integer else float(text)
+            except ValueError:
+                raise ImportError_(
+                    f"{where}: port {name!r}: {key} {text!r}: not a number"
+                ) from None
+    if decl.description:
+        out["description"] = decl.description
+    exported = read("exported with", decl.exported) if decl.exported is not None else None
+    return Port(name, out, exported, x.line)
 
 
 def import_xml(
@@ -376,26 +515,43 @@ def import_xml(
     node the loader refuses."""
     doc = parse_xml(data, xml_name)
     main, trees = _tree_roots(doc, xml_name)
-    reader = _Reader(xml_name, trees, loader, output)
+    main_id = main.attrs.get("ID", "mission")
+    ports = _ports(doc, main_id, xml_name)
+    reader = _Reader(xml_name, trees, loader, output, ports, main_id)
     tree = reader.node(main.children[0], "tree")
-    mission = {"mission": main.attrs.get("ID", "mission")}
+    mission: dict[str, Any] = {"mission": main_id}
     if btcpp.DESCRIPTION_ATTR in main.attrs:
         mission["description"] = main.attrs[btcpp.DESCRIPTION_ATTR]
-    # first without names: the names the loader gives; then a name where the XML's differs
+    if ports:
+        mission["params"] = {name: port.decl for name, port in ports.items()}
+    # the values the XML's tree was drawn with (its default names, an included tree's
+    # values): a default edited since is the mission's new default, not an edited tree
+    drawn_with = {name: p.exported for name, p in ports.items() if p.exported is not None}
+    # first without names: the names the export gives; then a name where the XML's differs
     bare = _dump({**mission, "tree": tree})
-    first = _load(loader, output, bare, reader, xml_name)
+    first = _load(loader, output, bare, reader, xml_name, drawn_with)
     text = _dump(
         {**mission, "tree": _with_names(tree, "tree", reader.names, _default_names(first))}
     )
     loaded = _load(loader, output, text, reader, xml_name)
-    _same_tree(doc, loaded, xml_name)
+    drawn = _load(loader, output, text, reader, xml_name, drawn_with) if drawn_with else loaded
+    _same_tree(doc, drawn, xml_name)
     return text, loaded
 
 
 def _load(
-    loader: MissionLoader, output: Path, text: str, reader: _Reader, xml_name: str
+    loader: MissionLoader,
+    output: Path,
+    text: str,
+    reader: _Reader,
+    xml_name: str,
+    args: Mapping[str, Any] | None = None,
 ) -> Mission:
-    result = loader.check(output, data=text.encode())
+    """The mission ``text`` loads as (with ``args``: as a start with them would, or as
+    declared where they no longer fit the declarations)."""
+    result = loader.check(output, args or None, data=text.encode())
+    if not result.ok and args:
+        result = loader.check(output, None, data=text.encode())
     if result.ok and result.mission is not None:
         return result.mission
     problems = []
@@ -432,7 +588,9 @@ def _same_tree(doc: XNode, mission: Mission, xml_name: str) -> None:
         if mine is None:
             continue  # a tree nothing refers to: not part of the mission
         pairs = zip(_canonical(tree.children[0]), _canonical(mine.children[0]), strict=False)
-        for (line, tag, attrs, count), (_, tag_b, attrs_b, count_b) in pairs:
+        for (line, tag, attrs, count), (_, tag_b, given, count_b) in pairs:
+            named = any(k == "name" for k, _ in attrs)  # no name: the one the mission gives
+            attrs_b = given if named else tuple((k, v) for k, v in given if k != "name")
             if (tag, attrs, count) != (tag_b, attrs_b, count_b):
                 raise ImportError_(
                     f"{xml_name}:{line}: <{tag}> does not come back as it is in the file "

@@ -227,16 +227,13 @@ def diff_params(a: Mission, b: Mission) -> list[Change]:
     return out
 
 
-def diff_missions(a: Mission, b: Mission, *, params: bool = False) -> list[Change]:
-    """Every difference between two loaded missions' trees, by node path; with ``params``
-    their declared parameters first (``diff_params``: what ``atom-executive diff`` says).
-    Without, two missions that run the same tree are equal (a Groot2 round trip, whose XML
-    carries the resolved values, not the declarations)."""
+def diff_missions(a: Mission, b: Mission) -> list[Change]:
+    """Every difference between two loaded missions: their parameters, then their trees
+    by node path."""
     differ = _Differ()
     if a.name != b.name:
         differ.changes.append(Change(CHANGED, "", "mission", "mission", repr(a.name), repr(b.name)))
-    if params:
-        differ.changes.extend(diff_params(a, b))
+    differ.changes.extend(diff_params(a, b))
     root_a, root_b = _root_path(a.root), _root_path(b.root)
     if node_kind(a.root) == node_kind(b.root):
         differ.node(a.root, b.root, root_a, root_b)
@@ -346,7 +343,7 @@ def diff_cmd(args: argparse.Namespace) -> int:
             print(f"error: {printable(str(path))} {what}", file=sys.stderr)  # noqa: T201
             return EXIT_TROUBLE
         missions.append(result.mission)
-    changes = diff_missions(missions[0], missions[1], params=True)
+    changes = diff_missions(missions[0], missions[1])
     if not changes:
         return EXIT_SAME
     fmt = format_md if args.format == "md" else format_text

@@ -5,7 +5,7 @@ The service and the simulated Atom run as processes (``groot2: {port}`` in the c
 A client sees the running mission's tree and each node's status as the status document
 gives it, within one tick; a second mission is a new tree it follows; and the mission's
 part of our tree is, path for path, what BehaviorTree.CPP's publisher serves for the
-exported XML. A hostile client (random bytes, a request flood, half-open connections)
+exported XML (``export --resolved``: what runs). A hostile client (random bytes, a request flood, half-open connections)
 leaves the tick loop within its period and the service answering.
 """
 
@@ -143,15 +143,16 @@ def test_btview_shows_the_running_tree_and_follows_a_second_mission(
 def test_ours_and_btcpps_own_publisher_look_alike_to_a_client(
     service: tuple[Stack, int],
 ) -> None:
-    """The running mission in our tree and the exported XML in BehaviorTree.CPP's
-    Groot2Publisher: the same node paths, IDs and names, the same framing."""
+    """The running mission in our tree and the exported XML (resolved: the tree that
+    runs) in BehaviorTree.CPP's Groot2Publisher: the same node paths, IDs and names, the
+    same framing."""
     stack, port = service
     _start(stack, "deliver_drink")
     mission = MissionLoader(load_profile()).load(ROOT / "missions" / "deliver_drink.yaml")
     ours, our_xml, our_statuses = theirs.fetch(port)
     slot = next(n for _, n in theirs.paths(ours.roots[0]) if n.registration == "SubTree")
     assert slot.subtree_id == "deliver_drink" and len(slot.children) == 1
-    with theirs.their_publisher(export_xml(mission)) as their_port:
+    with theirs.their_publisher(export_xml(mission, params=False)) as their_port:
         their_tree, their_xml, their_statuses = theirs.fetch(their_port)
     mine = [p for p, _ in theirs.paths(slot.children[0])]
     assert mine == [p for p, _ in theirs.paths(their_tree.roots[0])]

@@ -3,8 +3,10 @@
 Every shipped mission of every robot exports to XML that BehaviorTree.CPP's factory
 parses with our leaf kinds registered and builds node for node as we number it (its own
 ``Groot2Publisher``'s tree, with the UIDs its factory gave), and imports back to a
-mission that ``diff`` calls identical. What has no counterpart is refused, naming the
-node (export) or the XML line (import).
+mission that ``diff`` calls identical, its declared parameters included, and that is the
+same mission under other parameter values too (every field that was a parameter is one
+again). What has no counterpart is refused, naming the node (export) or the XML line
+(import).
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from executive.language.kinds import FieldType
+from executive.language.model import Mission
 from executive.mission import btcpp
 from executive.mission.btcpp_cli import export_trees, export_xml
 from executive.mission.btcpp_import import ImportError_, import_xml
@@ -70,13 +74,47 @@ def test_a_shipped_mission_goes_to_btcpp_and_back_identical(
         if btcpp.kind_of(e.tag) is not None:
             ports = {a for a in e.attrib if a != "name" and not a.startswith("_")}
             assert ports <= models[e.tag], (e.tag, ports - models[e.tag])
-    # imported back beside it: the same mission to diff
+    # ... the mission's parameters the main tree's ports, each with its default
+    ports = {
+        p.attrib["name"]: p.attrib.get("default")
+        for m in root.iter("SubTree")
+        if m.attrib["ID"] == root.attrib["main_tree_to_execute"]
+        for p in m.iter("input_port")
+    }
+    assert ports == {
+        n: btcpp.port_text(d.default)
+        for n, d in mission.params.items()  # type: ignore[attr-defined]
+    }
+    # imported back beside it: the same mission to diff, parameters and all
     out = copy / folder / f"{Path(name).stem}_from_xml.yaml"
     yaml_text, imported = import_xml(text.encode(), "x.xml", out, loader)
     out.write_text(yaml_text)
     assert diff_missions(mission, imported) == []  # type: ignore[arg-type]
     again = loader.check(out)
     assert again.ok, [str(d) for d in again.errors]
+    # ... and under other values of its parameters too: they are where they were
+    other = _other_values(mission)  # type: ignore[arg-type]
+    if other:
+        a, b = loader.check(source, other), loader.check(out, other)
+        assert a.mission is not None and b.mission is not None, (a.errors, b.errors)
+        assert diff_missions(a.mission, b.mission) == []
+
+
+def _other_values(mission: Mission) -> dict[str, object]:
+    """A value other than its default for each parameter whose type has an obvious one
+    (a pose, a gesture, a state or a button keeps its default)."""
+    out: dict[str, object] = {}
+    for name, d in mission.params.items():
+        v = d.default
+        if d.type in (FieldType.NUMBER, FieldType.INTEGER, FieldType.TAG):
+            step = 1 if d.type is not FieldType.NUMBER else 0.25
+            up = v + step
+            out[name] = up if d.maximum is None or up <= d.maximum else v - step
+        elif d.type is FieldType.BOOLEAN:
+            out[name] = not v
+        elif d.type is FieldType.STRING:
+            out[name] = f"{v} again"
+    return out
 
 
 @pytest.mark.parametrize(("folder", "profile", "name"), SHIPPED)
@@ -96,6 +134,20 @@ def test_btcpp_builds_the_exported_tree_node_for_node(folder: str, profile: str,
     assert all(s.raw == 0 for s in statuses.values())
 
 
+def test_export_resolves_only_when_asked(tmp_path: Path) -> None:
+    cmd = [sys.executable, "-m", "executive.cli", "export", str(MISSIONS / "head_scan.yaml")]
+    done = subprocess.run(
+        [*cmd, "--param", "sweeps=3"], check=False, capture_output=True, text=True
+    )
+    assert done.returncode == 2 and "add --resolved" in done.stderr
+    done = subprocess.run(
+        [*cmd, "--resolved", "--param", "sweeps=3"], check=False, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert '<Repeat name="Repeat x3" num_cycles="3">' in done.stdout
+    assert "{" not in done.stdout.split("<TreeNodesModel>")[0]
+
+
 def test_the_export_command_writes_what_btcpp_reads(tmp_path: Path) -> None:
     out = tmp_path / "head_scan.xml"
     cmd = [sys.executable, "-m", "executive.cli", "export", str(MISSIONS / "head_scan.yaml")]
@@ -111,24 +163,19 @@ def test_the_export_command_writes_what_btcpp_reads(tmp_path: Path) -> None:
     done = subprocess.run(cmd, check=False, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     diff = [sys.executable, "-m", "executive.cli", "diff", str(mission / "head_scan.yaml")]
-    done = subprocess.run([*diff, str(imported)], check=False, capture_output=True, text=True)
-    # the same tree; the XML carries resolved values, not the declared parameters, which
-    # ``diff`` compares too (issue 35, 6): the import declares none
-    assert done.returncode == 1, done
-    removed = ["- params.min_battery (param): removed", "- params.sweeps (param): removed"]
-    assert done.stdout.splitlines()[2:] == removed, done.stdout
+    assert subprocess.run([*diff, str(imported)], check=False).returncode == 0
 
 
 # -- what has no counterpart ------------------------------------------------------------
 
 
-def _mission(tmp_path: Path, tree: str) -> Path:
+def _mission(tmp_path: Path, tree: str, params: str = "") -> Path:
     """A mission in a copy of the shipped libraries."""
     root = tmp_path / "m"
     if not root.exists():
         shutil.copytree(MISSIONS, root)
     path = root / "t.yaml"
-    path.write_text(f"mission: t\ntree:\n{tree}")
+    path.write_text(f"mission: t\n{params}tree:\n{tree}")
     return path
 
 
@@ -176,7 +223,8 @@ def _import(tmp_path: Path, node: str) -> str:
     [
         ('<Wait seconds="1.0"/>\n      <Switch2 name="x"/>', "g.xml:5: <Switch2>: not a node"),
         ('<Wait second="1.0"/>', "g.xml:4: <Wait>: no port 'second' (its ports: seconds)"),
-        ('<Wait seconds="{t}"/>', "g.xml:4: <Wait>: port seconds: {t} is a blackboard"),
+        ('<Wait seconds="{t}"/>', "g.xml:4: <Wait>: port seconds: {t} is no port of the tree"),
+        ('<Timeout msec="{t}"><Wait seconds="1.0"/></Timeout>', "g.xml:4: <Timeout>: msec '{t}'"),
         ('<Wait seconds="1.0" _skipIf="x"/>', "g.xml:4: <Wait>: attribute '_skipIf'"),
         (
             '<Parallel success_count="2" failure_count="1"><Wait seconds="1.0"/>'
@@ -199,7 +247,7 @@ def test_an_include_edited_in_place_is_refused_at_its_line(tmp_path: Path) -> No
     loader, mission = _load("atom-sdk", root / "serve_two_tables.yaml")
     lines = export_xml(mission).splitlines()  # type: ignore[arg-type]
     at = next(i for i, line in enumerate(lines) if 'name="Navigate to tag 3"' in line)
-    lines[at] = lines[at].replace('tag="3"', 'tag="2"')
+    lines[at] = lines[at].replace('tag="{bar_tag}"', 'tag="2"')
     with pytest.raises(ImportError_, match=rf"x.xml:{at + 1}: <NavigateToTag> does not come"):
         import_xml("\n".join(lines).encode(), "x.xml", root / "again.yaml", loader)
 
@@ -222,9 +270,159 @@ def test_a_guard_is_a_reactive_sequence_of_its_condition_and_child(tmp_path: Pat
 def test_a_subtree_on_its_own_exports_its_unset_parameters_as_blackboard_ports() -> None:
     _, subtree = _load("atom-sdk", MISSIONS / "subtrees" / "serve_at_table.yaml")
     text = export_xml(subtree)  # type: ignore[arg-type]
-    go = next(ET.fromstring(text).iter("NavigateToTag"))
+    root = ET.fromstring(text)
+    go = next(root.iter("NavigateToTag"))
     assert go.attrib["tag"] == "{table_tag}"  # required, no value: BehaviorTree.CPP's reference
+    ports = {p.attrib["name"]: p for m in root.iter("SubTree") for p in m}
+    assert "default" not in ports["table_tag"].attrib  # required: a mandatory port
+    assert ports["table_tag"].text is not None and ports["table_tag"].text.endswith(" [tag]")
+    assert ports["heading"].attrib["default"] == "0.0"
     theirs.factory().register_behavior_tree_from_text(text)
+
+
+# -- parameters --------------------------------------------------------------------------
+
+
+def _ports(text: str) -> dict[str, ET.Element]:
+    root = ET.fromstring(text)
+    main = root.attrib["main_tree_to_execute"]
+    return {p.attrib["name"]: p for m in root.iter("SubTree") if m.attrib["ID"] == main for p in m}
+
+
+def test_a_parameter_is_a_port_reference_and_text_keeps_its_references() -> None:
+    _, mission = _load("atom-sdk", MISSIONS / "greeting_wave.yaml")
+    text = export_xml(mission)  # type: ignore[arg-type]
+    repeat = next(ET.fromstring(text).iter("Repeat"))
+    assert repeat.attrib == {"name": "Wave ${waves} times", "num_cycles": "{waves}"}
+    waves = _ports(text)["waves"]
+    assert waves.attrib == {"name": "waves", "type": "int", "default": "3"}
+    assert waves.text is not None and waves.text.endswith(
+        "[integer, min 1, max 10; exported with 3]"
+    )
+    # export --resolved: the tree the robot would run, every field its value, no ports
+    resolved = export_xml(mission, params=False)  # type: ignore[arg-type]
+    repeat = next(ET.fromstring(resolved).iter("Repeat"))
+    assert repeat.attrib == {"name": "Wave 3 times", "num_cycles": "3"}
+    assert _ports(resolved) == {}
+
+
+def test_a_literal_dollar_brace_stays_literal(tmp_path: Path) -> None:
+    path = _mission(
+        tmp_path,
+        "  sequence:\n    name: Costs $${price} at ${tag}\n    children:\n"
+        "      - log: {message: 'Costs $${price}'}\n"
+        "      - navigate_to_tag: {tag: '${tag}', timeout: 60}\n",
+        "params:\n  tag: {type: tag, default: 3}\n",
+    )
+    loader, mission = _load("atom-sdk", path)
+    text = export_xml(mission)  # type: ignore[arg-type]
+    seq = next(ET.fromstring(text).iter("Sequence"))
+    assert seq.attrib["name"] == "Costs $${price} at ${tag}"  # as the file writes it
+    assert next(ET.fromstring(text).iter("Log")).attrib["message"] == "Costs $${price}"
+    _, imported = import_xml(text.encode(), "x.xml", path.with_name("again.yaml"), loader)
+    assert imported.root.name == "Costs ${price} at 3"
+    assert diff_missions(mission, imported) == []  # type: ignore[arg-type]
+
+
+def test_a_default_edited_in_groot2_is_the_new_default_not_an_edited_tree(tmp_path: Path) -> None:
+    """serve_two_tables with first_table's default 4 -> 5 in Groot2: the import declares
+    default 5 and is the mission the original is with first_table=5 (the included tree,
+    drawn with 4, is not an edit; the names drawn with 4 are not kept)."""
+    root = tmp_path / "m"
+    shutil.copytree(MISSIONS, root)
+    loader, mission = _load("atom-sdk", root / "serve_two_tables.yaml")
+    text = export_xml(mission)  # type: ignore[arg-type]
+    port = 'name="first_table" type="unsigned int" default="4"'
+    assert text.count(port) == 1
+    edited = text.replace(port, port.replace('"4"', '"5"'))
+    yaml_text, imported = import_xml(edited.encode(), "x.xml", root / "again.yaml", loader)
+    assert imported.params["first_table"].default == 5
+    assert "tag 4" not in yaml_text and "tag 5" not in yaml_text  # no name pinned
+    with_five = loader.check(root / "serve_two_tables.yaml", {"first_table": 5}).mission
+    assert with_five is not None
+    changes = diff_missions(with_five, imported)
+    assert [(c.path, c.field, c.before, c.after) for c in changes] == [
+        ("params.first_table", "default", "4", "5")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("tree", "params", "said"),
+    [
+        (
+            "  timeout:\n    seconds: ${t}\n    child:\n      wait: {seconds: 1}\n",
+            "params:\n  t: {type: number, default: 2}\n",
+            "tree.timeout.seconds: the parameter ${t} is in seconds",
+        ),
+        (
+            "  move_joints: {joints: {head_yaw: '${yaw}'}, speed: 0.5, timeout: 5}\n",
+            "params:\n  yaw: {type: number, default: 0.1}\n",
+            "tree.move_joints.joints.head_yaw: a parameter inside joints",
+        ),
+        (
+            "  wait: {seconds: '${name}'}\n",
+            "params:\n  name: {type: number, default: 2}\n",
+            "parameter 'name': BehaviorTree.CPP reserves the name",
+        ),
+        (
+            "  log: {message: '{x}'}\n",
+            "",
+            "tree.log.message: the text '{x}' is what BehaviorTree.CPP reads as a blackboard",
+        ),
+    ],
+)
+def test_what_a_port_cannot_say_is_refused_by_name(
+    tmp_path: Path, tree: str, params: str, said: str
+) -> None:
+    _, mission = _load("atom-sdk", _mission(tmp_path, tree, params))
+    with pytest.raises(btcpp.TranslationError) as e:
+        export_xml(mission)  # type: ignore[arg-type]
+    assert said in str(e.value)
+
+
+PORTED = """<root BTCPP_format="4" main_tree_to_execute="m">
+  <BehaviorTree ID="m">
+    <Wait seconds="{{t}}"/>
+  </BehaviorTree>
+  <TreeNodesModel>
+    <SubTree ID="m">
+      {port}
+    </SubTree>
+  </TreeNodesModel>
+</root>
+"""
+
+
+@pytest.mark.parametrize(
+    ("port", "said"),
+    [
+        ('<input_port name="t" default="2.0">How long</input_port>', "g.xml:7: <input_port>: port 't' says no parameter type"),
+        ('<input_port name="t" default="soon">[number]</input_port>', "g.xml:7: <input_port>: port 't': default: could not convert"),
+        ('<input_port name="t" default="2.0">[number, min 3.0]</input_port>', "g.xml:7: params.t.default: must be >= 3"),
+        ('<output_port name="t"/>', "g.xml:7: <output_port>: the tree's ports are the mission's parameters"),
+        ('<input_port name="t">[number]</input_port>', "g.xml:7: params.t: a mission's parameters need a default"),
+    ],
+)  # fmt: skip
+def test_an_import_names_the_line_of_a_port_it_cannot_take(
+    tmp_path: Path, port: str, said: str
+) -> None:
+    out = _mission(tmp_path, "  wait: {seconds: 1}\n").with_name("imported.yaml")
+    with pytest.raises(ImportError_) as e:
+        import_xml(PORTED.format(port=port).encode(), "g.xml", out, MissionLoader(load_profile()))
+    assert said in str(e.value)
+
+
+def test_a_port_groot2_added_with_a_plain_type_is_a_parameter(tmp_path: Path) -> None:
+    """A port added in Groot2 says a C++ type, not ours: double, int, bool and std::string
+    are number, integer, boolean and string parameters (a node without a name has the
+    one the mission gives it)."""
+    port = '<input_port name="t" type="double" default="2.5">How long</input_port>'
+    out = _mission(tmp_path, "  wait: {seconds: 1}\n").with_name("imported.yaml")
+    loader = MissionLoader(load_profile())
+    text, mission = import_xml(PORTED.format(port=port).encode(), "g.xml", out, loader)
+    t = mission.params["t"]
+    assert (t.type, t.default, t.description) == (FieldType.NUMBER, 2.5, "How long")
+    assert "seconds: ${t}" in text
 
 
 def test_the_live_view_draws_what_an_export_refuses_with_our_own_models(tmp_path: Path) -> None:
