@@ -13,6 +13,7 @@ import struct
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
+from pathlib import Path
 
 import msgpack
 import py_trees
@@ -22,6 +23,7 @@ from btview.client import Groot2Client
 from btview.protocol.groot2 import RequestHeader
 from py_trees.common import Status
 
+from executive.core.tree import ExecState
 from executive.mission import btcpp
 from executive.mission.store import MissionStore
 from executive.service.groot2 import (
@@ -32,6 +34,7 @@ from executive.service.groot2 import (
     Statuses,
     blackboard_of,
 )
+from tests import btcpp as theirs
 from tests.mission.conftest import MISSIONS
 from tests.rigs import PROFILE, Rig
 
@@ -61,6 +64,36 @@ def test_statuses_are_each_ticks_and_idle_after_a_result_is_ten_plus_it() -> Non
     assert _bytes(statuses.update(None)) == [11, 12, 13]  # stays so while idle
     b.status = Status.RUNNING
     assert _bytes(statuses.update(None)) == [11, 1, 13]
+
+
+def test_a_finished_mission_shows_each_nodes_last_result_as_idle_after_it() -> None:
+    """The core [slot SubTree [mission [a, b, c]]]: at the mission's end its nodes go idle
+    after their last result, as BehaviorTree.CPP resets a finished tree (a failed 13, a
+    succeeded 12, a halted 11, never ticked 0), the SubTree as its tree's root; the core
+    goes on (Idle running), the mission's nodes are not read again."""
+    core, slot, mission = (py_trees.behaviours.Running(name=n) for n in ("core", "slot", "m"))
+    a, b, c, d = (py_trees.behaviours.Running(name=n) for n in "abcd")
+    leaves = [btcpp.Element("X", {"name": n.name}, node=n) for n in (a, b, c, d)]
+    body = btcpp.Element("Sequence", {"name": "m"}, leaves, mission)
+    sub = btcpp.Element("SubTree", {"ID": "m"}, [body], slot)
+    root = btcpp.Element("X", {"name": "core"}, [sub], core)
+    elements = btcpp.number(root)
+    nodes = tuple(e.node for e in elements)
+    statuses = Statuses(
+        LiveTree(b"\0" * 16, btcpp.Trees("t", root), tuple(elements), nodes, (), frozenset())
+    )
+    core.status = slot.status = mission.status = a.status = c.status = Status.RUNNING
+    statuses.update(None)
+    # the last tick: a succeeded, b failed, c was halted (stopped), d never ran
+    slot.status = mission.status = b.status = Status.FAILURE
+    a.status, c.status = Status.SUCCESS, Status.INVALID
+    assert _bytes(statuses.update(None)) == [1, 3, 3, 2, 3, 11, 0]
+    recording = Recording()
+    assert _bytes(statuses.finish(recording)) == [1, 13, 13, 12, 13, 11, 0]
+    assert len(recording.take()) == 9 * 4  # slot, mission, a, b: to idle
+    # the slot ticks on empty (FAILURE), the nodes are left as they were: nothing changes
+    slot.status, a.status = Status.FAILURE, Status.RUNNING
+    assert _bytes(statuses.update(None)) == [1, 13, 13, 12, 13, 11, 0]
 
 
 def test_recording_keeps_each_change_as_nine_bytes() -> None:
@@ -162,11 +195,56 @@ def test_the_tree_is_the_safety_root_with_the_mission_in_its_slot(
                     state.raw == {Status.RUNNING: 1, Status.SUCCESS: 2, Status.FAILURE: 3}[status]
                 )
         assert statuses[1].raw == 1  # the root runs
-        # the mission stopped: the tree without it, another UUID
+        # the mission stopped: its tree stays, each node idle after its last result (the
+        # running leaf halted: 11), until the next mission's tree replaces it
+        slot = next(e for e in publisher._served.tree.elements if e.tag == "SubTree")
+        mission = [e.uid for e in slot.walk()]
+        running = [e.uid for e in slot.walk() if not e.children and statuses[e.uid].raw == 1]
+        assert running  # a leaf of the mission was running
         rig.ex.stop_mission()
+        _ticks(rig, publisher)
+        assert client.fetch_tree_xml() == xml and client.tree_uuid == running_uuid
+        after = client.poll().statuses  # type: ignore[union-attr]
+        assert [after[u].raw for u in running] == [11] * len(running)
+        assert all(after[u].raw in (0, 11, 12) for u in mission)
+        assert after[1].raw == 1 and after[max(uids)].raw == 1  # the core goes on: Idle runs
+        _start(rig, "greeting_wave")
         _ticks(rig, publisher)
         client.fetch_tree()
         assert client.tree_uuid not in (idle_uuid, running_uuid)
+    finally:
+        client.close()
+
+
+@pytest.mark.dds
+def test_a_mission_over_between_two_hand_overs_is_shown_as_it_ended(
+    served: tuple[Rig, Groot2Publisher], tmp_path: Path
+) -> None:
+    """A mission that starts and fails within one tick (its first check fails: the robot
+    is at 90 %) is never seen running; it is still the tree served after that tick, its
+    failed check idle after FAILURE, the step after it never ticked."""
+    rig, publisher = served
+    _ticks(rig, publisher)
+    client = Groot2Client("127.0.0.1", publisher.port)
+    try:
+        client.fetch_tree()
+        idle = client.tree_uuid
+        (tmp_path / "fail_at_once.yaml").write_text(
+            "mission: fail_at_once\ntree:\n  sequence:\n"
+            "    - check_battery: {min_level: 95}\n    - wait: {seconds: 1}\n"
+        )
+        prepared = MissionStore(tmp_path, PROFILE).prepare("fail_at_once", {})
+        assert prepared.root is not None, prepared.errors
+        assert rig.ex.start_mission("fail_at_once", prepared.root, prepared.meta)[0]
+        rig.state()
+        rig.ex.tick()
+        assert rig.ex.run is None and rig.ex.state is ExecState.FAILED
+        publisher.on_tick()
+        names = {n.name: n.uid for _, n in theirs.paths(client.fetch_tree().roots[0])}
+        assert client.tree_uuid != idle
+        statuses = client.poll().statuses  # type: ignore[union-attr]
+        assert statuses[names["Battery >= 95 %"]].raw == 13
+        assert statuses[names["Wait 1 s"]].raw == 0
     finally:
         client.close()
 

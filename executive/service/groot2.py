@@ -13,13 +13,17 @@ next one (it carries only breakpoint notices, so ours never sends), every reques
   BTCPP_format="4">``, each node an element named by its model with ``name``, ``_uid``
   and its ports, the mission a ``SubTree`` (``_fullpath`` "Mission Slot") whose
   ``<BehaviorTree>`` follows, and a ``<TreeNodesModel>``. The mission's part is its export
-  (``executive.mission.btcpp``): a running mission and ``atom-executive export`` are one
-  tree to a client. UIDs are numbered as BehaviorTree.CPP's factory numbers them
-  (pre-order from 1), so the same tree always has the same ones; a new mission (or its
-  end) is a new tree with a new UUID, which tells a connected client to ask for it again.
+  (``executive.mission.btcpp``) with the values it runs with: a running mission and
+  ``atom-executive export --resolved`` are one tree to a client. UIDs are numbered as
+  BehaviorTree.CPP's factory numbers them (pre-order from 1), so the same tree always has
+  the same ones; a new mission is a new tree with a new UUID, which tells a connected
+  client to ask for it again. A mission that ended stays in the slot until the next one
+  starts (the same tree, the same UUID), so a client sees how it ended: which node failed.
 - ``S``: 3 bytes a node (its uid, little-endian, and a status byte: 0 idle, 1 running,
   2 success, 3 failure; 10 + the result for a node gone idle after one, as
-  BehaviorTree.CPP's publisher encodes it), of the last tick.
+  BehaviorTree.CPP's publisher encodes it), of the last tick. A finished mission's nodes
+  are all idle after their last result, as BehaviorTree.CPP resets a tree that finished
+  (the failed leaf 13, its finished siblings 12, a halted one 11, one never ticked 0).
 - ``B``: ``"name;name"`` -> msgpack ``{name: {key: value}}`` of the blackboard (the robot's
   snapshot as the status document states it); names that are no tree of ours are skipped.
 - Hooks: inserting one is refused, with an error saying why (a breakpoint stops the tick
@@ -58,7 +62,7 @@ from py_trees.common import Status
 
 from behaviours.state import SNAPSHOT_KEY, GatherRobotState
 from executive.core.safety import SafetyWatchdog
-from executive.core.tree import Executive, Idle, MissionSlot
+from executive.core.tree import Executive, Idle, MissionRun, MissionSlot
 from executive.mission import btcpp
 
 log = structlog.get_logger(__name__)
@@ -122,11 +126,11 @@ class LiveTree:
         return self._xml[0]
 
 
-def live_tree(ex: Executive) -> LiveTree:
-    """The executive's tree as elements: the core by its classes, the running mission as
-    its export (a ``SubTree`` in the slot). On the tick thread."""
+def live_tree(ex: Executive, run: MissionRun | None) -> LiveTree:
+    """The executive's tree as elements: the core by its classes, ``run`` (the running
+    mission, or the one that ended last) as its export, a ``SubTree`` in the slot. On the
+    tick thread."""
     others: dict[str, btcpp.Element] = {}
-    run = ex.run
     mission_id = btcpp.tree_id(run.name) if run is not None else ""
 
     def core(node: py_trees.behaviour.Behaviour) -> btcpp.Element:
@@ -138,10 +142,10 @@ def live_tree(ex: Executive) -> LiveTree:
         if isinstance(node, Idle):
             return btcpp.Element("Idle", name, node=node)
         if isinstance(node, MissionSlot):
-            if run is None or not node.children:
+            if run is None:
                 return btcpp.Element("MissionSlot", name, node=node)
             body = btcpp.mission_elements(
-                node.children[0], others, str(run.meta.get("file", "")), live=True
+                run.root, others, str(run.meta.get("file", "")), live=True
             )
             attrs = {"ID": mission_id, "_fullpath": SLOT_PATH}
             return btcpp.Element("SubTree", attrs, [body], node)
@@ -180,12 +184,12 @@ class Statuses:
         self.uids = [e.uid for e in tree.elements]
         self.shown = [0] * len(self.uids)  # the byte each node shows now
         self.raw = [0] * len(self.uids)  # its status at the last tick (0-3)
+        self.idle = [False] * len(self.uids)  # a finished mission's node: idle from now on
 
     def update(self, recording: Recording | None) -> bytes:
-        out = bytearray(3 * len(self.uids))
         now = time.monotonic()
         for i, node in enumerate(self.tree.nodes):
-            raw = STATUS_BYTE.get(node.status, 0)
+            raw = 0 if self.idle[i] else STATUS_BYTE.get(node.status, 0)
             if raw == 0:
                 before = self.shown[i]
                 shown = before if before >= IDLE_AFTER else (IDLE_AFTER + before if before else 0)
@@ -194,8 +198,26 @@ class Statuses:
             if recording is not None and raw != self.raw[i]:
                 recording.add(now, self.uids[i], raw)
             self.shown[i], self.raw[i] = shown, raw
-            uid = self.uids[i]
-            out[3 * i : 3 * i + 3] = (uid & 0xFF, uid >> 8, shown)
+        return self._bytes()
+
+    def finish(self, recording: Recording | None) -> bytes:
+        """The mission in the slot ended (its last tick already counted): from now on its
+        nodes are idle after their last result, as BehaviorTree.CPP resets a finished
+        tree, and nothing ticks them again; the slot's ``SubTree`` shows what its tree's
+        root does (the slot itself goes on as the empty slot, which this tree no longer
+        shows). The statuses again."""
+        for i, e in enumerate(self.tree.elements):
+            if e.tag == "SubTree" and e.children:
+                mission = {id(x) for x in e.walk()}
+                self.idle = [id(x) in mission for x in self.tree.elements]
+                self.update(recording)
+                self.shown[i] = self.shown[i + 1]  # pre-order: its tree's root is next
+        return self._bytes()
+
+    def _bytes(self) -> bytes:
+        out = bytearray(3 * len(self.uids))
+        for i, uid in enumerate(self.uids):
+            out[3 * i : 3 * i + 3] = (uid & 0xFF, uid >> 8, self.shown[i])
         return bytes(out)
 
 
@@ -253,9 +275,9 @@ class Groot2Publisher:
         except zmq.ZMQError:
             self._context.destroy(linger=0)
             raise
-        self._statuses = Statuses(live_tree(executive))
+        self._run: tuple[str, bool] | None = None  # the run shown: its id, whether it ran
+        self._statuses = Statuses(live_tree(executive, None))
         self._served = Served(self._statuses.tree, self._statuses.update(None))
-        self._run_key: object = self._key()
         self.recording: Recording | None = None
         self.requests = 0
         self.errors = 0  # requests answered with an error
@@ -296,20 +318,22 @@ class Groot2Publisher:
 
     # -- the tick thread ----------------------------------------------------------------
 
-    def _key(self) -> object:
-        run = self.executive.run
-        return None if run is None else run.run_id
-
     def on_tick(self) -> None:
-        """After each tick: the statuses, and the tree when a mission came or went. A view
+        """After each tick: the statuses, and the tree when a mission came: the running
+        one, else the one that ended last (one that started and ended between two ticks
+        too), which stays, idle after its results, until the next one starts. A view
         never stops the robot: its own failure is counted and said in the status (the
         client keeps the last tree it was served), never raised into the tick loop."""
         try:
-            key = self._key()
-            if key != self._run_key:
-                self._run_key = key
-                self._statuses = Statuses(live_tree(self.executive))
-            statuses = self._statuses.update(self.recording)
+            ex = self.executive
+            run = ex.run or ex.last_run
+            now = None if run is None else (run.run_id, ex.run is not None)
+            if now is not None and (self._run is None or now[0] != self._run[0]):
+                self._statuses = Statuses(live_tree(ex, run))  # a new tree: a new UUID
+            statuses = self._statuses.update(self.recording)  # the run's last tick too
+            if now is not None and not now[1] and (self._run is None or self._run != now):
+                statuses = self._statuses.finish(self.recording)  # ended: idle after it
+            self._run = now
             self._served = Served(self._statuses.tree, statuses)  # one assignment: T, S agree
         except Exception as e:  # noqa: BLE001 - a view's bug is never the tick loop's
             self.tick_errors += 1

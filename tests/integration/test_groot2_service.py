@@ -3,10 +3,12 @@ its protocol module) and BehaviorTree.CPP's own ``Groot2Publisher`` beside it.
 
 The service and the simulated Atom run as processes (``groot2: {port}`` in the config).
 A client sees the running mission's tree and each node's status as the status document
-gives it, within one tick; a second mission is a new tree it follows; and the mission's
-part of our tree is, path for path, what BehaviorTree.CPP's publisher serves for the
-exported XML (``export --resolved``: what runs). A hostile client (random bytes, a request flood, half-open connections)
-leaves the tick loop within its period and the service answering.
+gives it, within one tick; a mission that ended stays, each node idle after its last
+result (the failed one 13), until a second mission, a new tree it follows; and the
+mission's part of our tree is, path for path, what BehaviorTree.CPP's publisher serves
+for the exported XML (``export --resolved``: what runs). A hostile client (random bytes,
+a request flood, half-open connections) leaves the tick loop within its period and the
+service answering.
 """
 
 from __future__ import annotations
@@ -64,6 +66,18 @@ def _named_paths(node: BTNode, prefix: str = "") -> Iterator[tuple[str, BTNode]]
         yield from _named_paths(child, here)
 
 
+def _mission_tree(client: Groot2Client, root: str, timeout: float = 5.0) -> dict[str, BTNode]:
+    """The tree once the slot holds the mission whose root is named ``root``: the status
+    that says a mission runs is published in the tick whose hand-over makes its tree, a
+    moment before it (a client that asks at once may get the tree before)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        nodes = dict(_named_paths(client.fetch_tree().roots[0]))
+        if f"Atom/Priorities/Mission Slot/{root}" in nodes or time.monotonic() > deadline:
+            return nodes
+        time.sleep(0.02)
+
+
 def _consistent(stack: Stack, client: Groot2Client) -> tuple[dict[str, Any], dict[int, Any]]:
     """A status document and the publisher's statuses of one tick: two polls around the
     document that agree with each other (a tick between them: asked again)."""
@@ -97,8 +111,10 @@ def test_btview_shows_the_running_tree_and_follows_a_second_mission(
     _start(stack, "head_scan")
     client = Groot2Client("127.0.0.1", port, timeout_ms=3000)
     try:
-        looking = stack.client.wait_status(lambda s: "Look ahead" in s.active_node, 30)
-        assert looking is not None, stack.client.status().last_reason
+        # in its sweeps (seconds long: "Look ahead", from a head already ahead, may be one
+        # tick, which the status need not show)
+        sweeping = stack.client.wait_status(lambda s: "One sweep" in s.active_node, 30)
+        assert sweeping is not None, stack.client.status().last_reason
         tree = client.fetch_tree()
         first = client.tree_uuid
         nodes = dict(_named_paths(tree.roots[0]))
@@ -130,9 +146,8 @@ def test_btview_shows_the_running_tree_and_follows_a_second_mission(
         # a second mission: a new tree, which the client is told of by its UUID
         assert stack.client.request("stop").code == 0
         _start(stack, "greeting_wave")
-        client.poll()
+        again = _mission_tree(client, "Greet")
         assert client.tree_uuid != first
-        again = dict(_named_paths(client.fetch_tree().roots[0]))
         assert "Atom/Priorities/Mission Slot/Greet" in again
         assert not any("Head scan" in p for p in again)
     finally:
@@ -161,6 +176,57 @@ def test_ours_and_btcpps_own_publisher_look_alike_to_a_client(
     assert set(their_statuses) == {n.uid for _, n in theirs.paths(their_tree.roots[0])}
     assert set(our_statuses) == {n.uid for _, n in theirs.paths(ours.roots[0])}
     stack.client.request("stop")
+
+
+def test_a_failed_mission_stays_in_view_until_the_next_starts(
+    service: tuple[Stack, int],
+) -> None:
+    """head_scan with min_battery 95 on a robot at 85 %: its guard's battery check fails,
+    and the mission with it. A client connected while it ran keeps the same tree after the
+    end (the same UUID: nothing to reload), the failed check and every node that failed
+    with it idle after FAILURE (13), the steps that had succeeded idle after SUCCESS (12),
+    the sweeps that never ran idle (0), the core ticking on (Idle running); it stays so
+    until the next mission, whose tree replaces it."""
+    stack, port = service
+    reply = stack.client.request("start", {"mission": "head_scan", "params": {"min_battery": 95}})
+    assert reply.code == 0, reply.message
+    run_id = reply.message
+    client = Groot2Client("127.0.0.1", port, timeout_ms=3000)
+    try:
+        assert stack.client.wait_status(lambda s: s.run_id == run_id and s.state == "RUNNING", 20)
+        assert "Atom/Priorities/Mission Slot/Head scan" in _mission_tree(client, "Head scan")
+        running = client.tree_uuid
+        failed = stack.client.wait_status(lambda s: s.state == "FAILED", 60)
+        assert failed is not None, stack.client.status().last_reason
+        assert "Battery >= 95 %" in failed.last_reason
+        nodes = dict(_named_paths(client.fetch_tree().roots[0]))
+        assert client.tree_uuid == running
+        slot = nodes["Atom/Priorities/Mission Slot"].uid
+        deadline = time.monotonic() + 2.0  # the status said it a moment before the tree
+        while (poll := client.poll()) is not None and poll.statuses[slot].raw < 10:
+            assert time.monotonic() < deadline, poll.statuses[slot]
+            time.sleep(0.01)
+        for _ in range(2):  # at once, and still after a while of ticks
+            poll = client.poll()
+            assert poll is not None and client.tree_uuid == running
+            assert dict(_named_paths(client.fetch_tree().roots[0])).keys() == nodes.keys()
+            shown = {path: poll.statuses[n.uid].raw for path, n in nodes.items()}
+            mission = "Atom/Priorities/Mission Slot/Head scan"
+            guard = f"{mission}/While the battery holds"
+            assert shown[f"{guard}/Battery >= 95 %"] == 13
+            assert shown[guard] == shown[mission] == shown["Atom/Priorities/Mission Slot"] == 13
+            assert shown[f"{mission}/Look ahead"] == shown[f"{mission}/Acquire control"] == 12
+            assert shown[f"{guard}/Repeat x2"] == 0
+            assert shown["Atom/Priorities/Idle"] == 1
+            time.sleep(0.5)
+        _start(stack, "greeting_wave")
+        again = _mission_tree(client, "Greet")
+        assert client.tree_uuid != running
+        assert "Atom/Priorities/Mission Slot/Greet" in again
+        assert not any("Head scan" in p for p in again)
+    finally:
+        client.close()
+        stack.client.request("stop")
 
 
 def _window(stack: Stack, port: int, seconds: float) -> tuple[dict[str, int], int, float]:
