@@ -128,7 +128,7 @@ clean:
 	rm -rf $(VENV) $(AURORA_VENV) $(AURORA_VENDOR_VENV) .pytest_cache .mypy_cache .ruff_cache
 
 bench-stream: venv
-	$(BIN)/python bench/run.py --only codec,stream --no-plots --json bench/results/stream.json
+	$(BIN)/python -m bench.run --only codec,stream --no-plots --json bench/results/stream.json
 
 # the plots need the `bench` extra (matplotlib); the figures do not
 $(VENV)/.bench-installed: pyproject.toml | venv
@@ -136,13 +136,13 @@ $(VENV)/.bench-installed: pyproject.toml | venv
 	touch $@
 
 bench: venv $(VENV)/.bench-installed
-	$(BIN)/python bench/run.py
+	$(BIN)/python -m bench.run
 
 faults: venv
-	$(BIN)/python bench/faults.py
+	$(BIN)/python -m bench.faults
 
 fuzz: venv
 	ATOM_FUZZ=long $(BIN)/pytest tests/fuzz -q
 
 soak: venv
-	$(BIN)/python bench/soak.py
+	$(BIN)/python -m bench.soak

@@ -12,6 +12,7 @@ from executive.core.runtime import Runtime
 from executive.mission.store import MissionStore
 from executive.robots.atom.interface import Interface
 from executive.seam.profile import load_profile
+from executive.service.config import ServiceConfig
 from executive.wire import dds
 from tests.crobot.harness import crobot_exe, start_crobot  # noqa: F401
 from tests.sim.conftest import Sim, start_sim, wait_until  # noqa: F401 - the fixture, shared
@@ -37,11 +38,19 @@ class Live:
 
 @pytest.fixture
 def live(start_sim: Callable[..., Sim], dds_domain: int) -> Iterator[Live]:  # noqa: F811
-    """The sim (fast base) and the executive runtime ticking in this process."""
+    """The sim (fast base) and the executive runtime ticking in this process, its real-time
+    threads as the service runs them (the stream at the config's default stream_priority,
+    CycloneDDS's receive thread one above it where the reflex arms): at normal priority, a
+    loaded CI starved the receive thread and the runtime saw every topic silent at once."""
     sim = start_sim("--amr-speed", "3.0", "--seed", "3")
     profile = load_profile()
     with dds.open_participant(dds_domain) as participant:
-        runtime = Runtime.build(profile, Interface(), participant=participant)
+        runtime = Runtime.build(
+            profile,
+            Interface(),
+            participant=participant,
+            stream_priority=ServiceConfig().stream_priority,
+        )
         runtime.start()
         # every safety source heard (a service is up long before anyone starts a mission)
         assert wait_until(lambda: not runtime.executive.not_ready()), runtime.executive.not_ready()

@@ -30,7 +30,10 @@ def test_the_demo_passes_every_check_and_leaves_no_process() -> None:
     ("profile", "least"),
     [
         ("adam-pro", 13),
-        ("grx", 12),
+        # the GRX's 0.25 s freshness is judged by the service's zenoh threads, at normal
+        # priority as deployed: beside three workers and four CPU hogs they heard the sim
+        # late and the run ended SAFE_STOP (a fresh-clone CI under hogs): timed, so alone
+        pytest.param("grx", 12, marks=pytest.mark.serial),
         ("aurora", 16),
         # seven processes (three sims, their executives, a router) on this 2-core machine:
         # beside three other test workers, a starved GRX sim broke the GRX's 0.25 s

@@ -21,6 +21,7 @@ from executive.core.runtime import Runtime
 from executive.mission.store import MissionStore
 from executive.robots.atom.interface import Interface
 from executive.seam.profile import load_profile
+from executive.service.config import ServiceConfig
 from executive.service.peers import SETTLE_S, PeerWatch
 from executive.service.recovery import WHY, PreviousInstance
 from executive.wire import dds
@@ -60,7 +61,12 @@ def test_start_and_reset_wait_for_recovery_and_a_base_left_remote_driven_is_stop
     store = MissionStore(tmp_path / "missions", profile)
     with dds.open_participant(dds_domain) as participant:
         now = [time.monotonic()]
-        runtime = Runtime.build(profile, Interface(), participant=participant)
+        runtime = Runtime.build(
+            profile,
+            Interface(),
+            participant=participant,
+            stream_priority=ServiceConfig().stream_priority,  # as the service runs it
+        )
         ex = runtime.executive
         watch = PeerWatch(
             participant,
