@@ -158,7 +158,7 @@ def test_run_with_a_data_dir_it_cannot_use_is_one_line_and_exit_2(
 def test_a_refused_config_is_one_line_and_under_systemd_an_error_line_of_the_journal(
     tmp_path: Path,
 ) -> None:
-    """The README promises one line naming the key: it printed that line on stdout and a
+    """docs/operating.md promises one line naming the key: it printed that line on stdout and a
     JSON log line saying it again on stderr (issue 35, 7). Under systemd (stdout the
     journal's stream, ``JOURNAL_STREAM``) the line carries ``<3>``: the journal files it at
     error priority, as the log line was."""

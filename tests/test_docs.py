@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCS = ("docs/architecture.md", "docs/benchmarks.md")
+DOCS = ("README.md", "docs/architecture.md", "docs/operating.md", "docs/benchmarks.md")
 TOPS = ("executive", "behaviours", "bench", "tests", "docs", "deploy", "idl", "missions", "tools")
 
 PATH = re.compile(rf"(?<![\w./<-])((?:{'|'.join(TOPS)})/[\w./-]*)")

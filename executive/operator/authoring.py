@@ -8,7 +8,7 @@ without a service. ``poses`` and ``gestures`` list a mission directory's library
 joints and the file (and line) each is written in. ``keygen CLIENT`` writes a new key
 file for one client (mode 600, never over an existing file unless ``--force``) and
 prints, alone on standard output, the line the service's keys file needs (the format is
-in README.md, "Command keys", and executive/service/auth.py).
+in docs/operating.md, "Command keys", and executive/service/auth.py).
 
 Everything printed that comes from a file passes ``printable`` (a description or a
 name may hold anything).

@@ -44,8 +44,8 @@ Keys live in a YAML file ``{client_id: hex key}`` (at least 16 bytes, hex) that 
 be readable by group or others; a looser file stops start-up, as sshd does with private
 keys. The service's file holds every client's key; a client's own file (its
 ``--key-file``) has the same format and holds at least its own. ``atom-executive keygen
-CLIENT`` writes a client's file and prints the line for the service's (README.md,
-"Command keys").
+CLIENT`` writes a client's file and prints the line for the service's
+(docs/operating.md, "Command keys").
 """
 
 from __future__ import annotations

@@ -118,11 +118,13 @@ def test_atom_executive_sim_fault_reaches_the_adam(start_adam: Callable[..., Ada
     assert cli("fault").returncode == 2
 
 
-def readme_walkthrough() -> dict[str, dict[str, str]]:
-    """The README's by-hand table (``| | Atom | Adam | GRX |``): row -> robot -> cell."""
+def walkthrough() -> dict[str, dict[str, str]]:
+    """The by-hand table of docs/operating.md (``| | Atom | Adam | GRX |``): row -> robot ->
+    cell."""
     from pathlib import Path
 
-    text = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    root = Path(__file__).resolve().parents[2]
+    text = (root / "docs" / "operating.md").read_text(encoding="utf-8")
     rows = [line for line in text.splitlines() if line.startswith("| ")]
     head = next(i for i, line in enumerate(rows) if line.replace(" ", "") == "||Atom|Adam|GRX|")
     robots = ["Atom", "Adam", "GRX"]
@@ -135,17 +137,17 @@ def readme_walkthrough() -> dict[str, dict[str, str]]:
     return table
 
 
-def test_the_readme_walkthrough_s_adam_fault_and_clear_reach_the_adam(
+def test_the_walkthrough_s_adam_fault_and_clear_reach_the_adam(
     start_adam: Callable[..., Adam],
 ) -> None:
-    """The README's Adam fault line, run as written: it was ``atom-executive sim fault
-    servo-error:left_elbow=0x21``, which asks the simulated Atom (none there) and fails
-    without ``--profile adam-pro`` (issue 35, 7)."""
+    """The by-hand Adam fault line (docs/operating.md), run as written: it was
+    ``atom-executive sim fault servo-error:left_elbow=0x21``, which asks the simulated Atom
+    (none there) and fails without ``--profile adam-pro`` (issue 35, 7)."""
     import shlex
     import subprocess
     import sys
 
-    table = readme_walkthrough()
+    table = walkthrough()
     sim, fault, clear = (table[row]["Adam"] for row in ("sim", "fault", "clear it"))
     assert sim == "atom-executive sim --profile adam-pro", sim
     adam = start_adam(profile="adam-pro")

@@ -144,7 +144,7 @@ def test_sim_and_adapter_on_the_shipped_symmetric_config(port, open_adapter) -> 
 
 
 def test_atom_executive_sim_profile_grx_starts_the_simulated_grx(port, open_adapter) -> None:
-    """``atom-executive sim --profile grx`` (README) dispatched to a module the GRX's sim
+    """``atom-executive sim --profile grx`` (docs/operating.md) dispatched to a module the GRX's sim
     does not have, and died with ModuleNotFoundError."""
     sim = SimProcess(port, "--task-seconds", "0.2", entry=("-m", "executive.cli", "sim"))
     try:
@@ -162,9 +162,9 @@ def test_atom_executive_sim_profile_grx_starts_the_simulated_grx(port, open_adap
 def test_atom_executive_sim_profile_grx_from_its_config_file_runs_until_sigterm(
     tmp_path: Path, port: int
 ) -> None:
-    """The README's command, the installed ``atom-executive`` script, with a per-test
-    loopback ``--zenoh-config FILE`` and stdin closed (started in the background, under a
-    service manager): a plain zenoh + msgpack subscriber sees all four server maps, still
+    """The command of docs/operating.md, the installed ``atom-executive`` script, with a
+    per-test loopback ``--zenoh-config FILE`` and stdin closed (started in the background,
+    under a service manager): a plain zenoh + msgpack subscriber sees all four server maps, still
     arriving a second later, until SIGTERM ends it with 0. It quit as soon as its stdin
     closed (exit 0 right after its ready line), unlike the other simulators."""
     config = tmp_path / "robot.json5"
@@ -252,8 +252,8 @@ def test_atom_executive_sim_fault_reaches_the_grx_as_it_reaches_the_other_sims(
 
 def test_sigint_ends_the_sim_started_in_the_background(port: int) -> None:
     """A shell's background job inherits SIGINT ignored, and Python then raises no
-    KeyboardInterrupt: ``kill -INT`` left the GRX sim running (the README's walk-through
-    stops each sim so; the other sims handle SIGINT themselves)."""
+    KeyboardInterrupt: ``kill -INT`` left the GRX sim running (the by-hand walk-through
+    in docs/operating.md stops each sim so; the other sims handle SIGINT themselves)."""
     sim = [
         sys.executable,
         "-m",
