@@ -9,6 +9,23 @@ its causes, battery, and the status' age, counted here from its arrival; a robot
 for ``STALE_S`` (1.5 s) is marked stale (a killed executive, a lost link, a router between
 that went away).
 
+Every robot the site knows is listed, live or not (issue 34): its **condition** is live,
+stale (silent past ``--stale``), lost (its executive's token went without a goodbye:
+killed, link down), left (its service stopped cleanly) or missing (the roster expects it,
+it never came), with its last status and since when (executive/service/fleet_members.py).
+The view follows the tokens and goodbyes itself, and on opening asks the routers'
+membership stores (``<prefix>/@members/*``, executive/service/fleet_store.py) what they
+knew before: a robot killed before the view opened is listed as lost. ``--roster FILE``
+(a site's roster, executive/service/fleet_site.py) adds the robots it expects.
+
+At a site's size: ``--state``, ``--safety`` and ``--site`` filter the rows (a state or
+condition, a safety condition, a robot id prefix), ``--sort`` orders them (``attention``
+by default: latched, lost, stale and duplicate first), and a summary line counts them
+(running, idle, safe stop, stale, lost, left, missing). The live view draws the rows
+that fit the terminal; ``--plain`` (and any output that is not a terminal) prints the
+summary and every row once, then a line, time-stamped, each time a robot's row changes
+(its state, safety, condition: stale and lost included) and each time the summary does.
+
 ``--json`` prints the view once as a JSON document (``{"schema": "atom-executive/fleet",
 "robots": [...]}``) after ``--wait`` seconds of listening, for programs.
 
@@ -36,6 +53,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import datetime
+import fnmatch
 import json
 import sys
 import threading
@@ -58,6 +77,7 @@ from executive.service.fleet_claim import (
     token_key,
     tokens,
 )
+from executive.service.fleet_members import LEFT, LIVE, LOST, MISSING, Member, Membership
 from executive.text import printable
 from executive.wire.zenoh_session import ConfigError, close_session, load_config, open_session
 
@@ -69,6 +89,9 @@ REFRESH = 0.25  # s between redraws
 SCHEMA = "atom-executive/fleet"
 ACTIONS = ("start", "stop", "pause", "resume", "reset")
 SETTLED = ("RUNNING", "SAFE_STOP")  # states a robot that is not ready still shows as such
+STALE = "stale"  # a live robot silent past --stale: the view's reading, not a membership's
+SORTS = ("attention", "id", "state", "safety", "condition", "age")
+STORE_TIMEOUT_S = 2.0  # for the membership stores' answers when a view opens
 
 
 class FleetError(RuntimeError):
@@ -98,17 +121,30 @@ class Robot:
     instance: str | None = None  # its service's instance id (the status put's attachment)
 
     def row(
-        self, now: float, stale_s: float = STALE_S, claims: Claims | None = None
+        self,
+        now: float,
+        stale_s: float = STALE_S,
+        claims: Claims | None = None,
+        member: Member | None = None,
+        wall: float | None = None,
     ) -> dict[str, Any]:
         """The view's line of this robot, as data (``--json``'s rows); ``claims``: the
-        tokens of its id."""
+        tokens of its id; ``member``: its membership (None: live as far as known);
+        ``wall``: ``time.time()`` at ``now`` (for since)."""
         claims = claims or Claims()
+        wall = time.time() if wall is None else wall
         doc = self.document
         safety = doc.get("safety") or {}
         telemetry = doc.get("telemetry") or {}
         battery = telemetry.get("battery") or {}
         age = None if self.received is None else now - self.received
         not_ready = [str(x) for x in doc.get("not_ready") or []]
+        silent = age is None or age > stale_s
+        condition = LIVE if member is None else member.condition
+        since = None if member is None else member.since
+        if condition == LIVE and silent:
+            condition = STALE
+            since = None if age is None else wall - age
         return {
             "robot_id": self.robot_id,
             "kind": doc.get("robot"),
@@ -129,11 +165,22 @@ class Robot:
             "executive_id": doc.get("executive_id"),
             "seq": doc.get("seq"),
             "age_s": None if age is None else round(age, 3),
-            "stale": age is None or age > stale_s,
+            "stale": silent,
+            "condition": condition,
+            "since": _iso(since),
+            "for_s": None if since is None else round(max(0.0, wall - since), 1),
+            "instance": self.instance or (None if member is None else member.instance),
             "holders": sorted(claims.holders),
             "refused": sorted(claims.refused),
             "duplicate": claims.duplicate,
         }
+
+
+def _iso(at: float | None) -> str | None:
+    if at is None:
+        return None
+    stamp = datetime.datetime.fromtimestamp(at, datetime.UTC)
+    return stamp.isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def _safety(safety: dict[str, Any], telemetry: dict[str, Any]) -> Any:
@@ -167,6 +214,7 @@ class FleetClient:
         key: bytes | None = None,
         on_event: Callable[[dict[str, Any]], None] | None = None,
         view: bool = True,
+        expected: tuple[str, ...] = (),
     ) -> None:
         self.prefix = prefix
         self.client_id = client_id
@@ -176,6 +224,7 @@ class FleetClient:
         self.robots: dict[str, Robot] = {}  # those that sent a status
         self.claims: dict[str, Claims] = {}  # the claim tokens of each robot id
         self.events: list[dict[str, Any]] = []
+        self.members = Membership(expected, on_change=lambda _: self._notify())
         self.session = open_session(config)
         self._subs: list[Any] = []
         if view:
@@ -190,6 +239,54 @@ class FleetClient:
                     for kind in (HOLDER, REFUSED)
                 ),
             ]
+            self.load_stores()
+
+    def _notify(self) -> None:
+        with self._lock:
+            self._lock.notify_all()
+
+    def load_stores(self, timeout: float = STORE_TIMEOUT_S) -> int:
+        """What the routers' membership stores know (robots lost or left before this
+        view opened, with their last status), merged; how many stores answered."""
+        from executive.service.fleet_store import SCHEMA, store_key
+
+        answered = 0
+        replies = self.session.get(
+            store_key(self.prefix),
+            target=zenoh.QueryTarget.ALL,
+            consolidation=zenoh.ConsolidationMode.NONE,
+            timeout=timeout,
+        )
+        for reply in replies:
+            if reply.ok is None:
+                continue
+            try:
+                doc = json.loads(reply.ok.payload.to_bytes())
+            except (ValueError, RecursionError):
+                continue
+            if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+                continue
+            answered += 1
+            for record in doc.get("members") or []:
+                if isinstance(record, dict):
+                    self._merge(record)
+        return answered
+
+    def _merge(self, record: dict[str, Any]) -> None:
+        """One store's record: the membership, and the last status where newer."""
+        self.members.merge(record, None)
+        robot_id, status, at = record.get("robot_id"), record.get("status"), record.get("status_at")
+        if not isinstance(robot_id, str) or not isinstance(status, dict):
+            return
+        if not isinstance(at, int | float):
+            return
+        received = time.monotonic() - max(0.0, time.time() - float(at))
+        instance = record.get("instance") if isinstance(record.get("instance"), str) else None
+        with self._lock:
+            robot = self.robots.setdefault(robot_id, Robot(robot_id))
+            if robot.received is None or received > robot.received:
+                robot.document, robot.received, robot.instance = status, received, instance
+            self._lock.notify_all()
 
     def _robot_id(self, sample: zenoh.Sample) -> str:
         return str(sample.key_expr).split("/")[-2]
@@ -207,6 +304,7 @@ class FleetClient:
         instance = None
         if attachment is not None:
             instance = attachment.to_bytes().decode("utf-8", errors="replace") or None
+        self.members.status(robot_id, instance, b"")  # the document is kept here
         with self._lock:
             robot = self.robots.setdefault(robot_id, Robot(robot_id))
             robot.document, robot.received, robot.instance = doc, now, instance
@@ -219,6 +317,8 @@ class FleetClient:
             return
         robot_id, kind, instance = parsed
         alive = sample.kind == zenoh.SampleKind.PUT
+        if kind == HOLDER:
+            self.members.token(robot_id, instance, alive)
         with self._lock:
             claims = self.claims.setdefault(robot_id, Claims())
             known = claims.holders if kind == HOLDER else claims.refused
@@ -236,6 +336,9 @@ class FleetClient:
         if not isinstance(event, dict):
             return
         event.setdefault("robot_id", self._robot_id(sample))
+        instance = event.get("instance")
+        if event.get("kind") == "left" and isinstance(instance, str) and instance:
+            self.members.goodbye(self._robot_id(sample), instance)
         with self._lock:
             self.events.append(event)
             self._lock.notify_all()
@@ -244,19 +347,28 @@ class FleetClient:
                 self.on_event(event)
 
     def rows(self, stale_s: float = STALE_S) -> list[dict[str, Any]]:
-        """A row a robot that sent a status, or whose id an executive was refused (a
-        duplicate is never hidden); one whose holder has sent nothing yet waits."""
-        now = time.monotonic()
+        """A row a robot that sent a status, whose id an executive was refused (a
+        duplicate is never hidden), or that the site knows lost, left or missing; a
+        holder that has sent nothing yet waits. By robot id."""
+        now, wall = time.monotonic(), time.time()
+        members = {m.robot_id: m for m in self.members.members()}
         with self._lock:
             refused = {r for r, c in self.claims.items() if c.refused}
+            known = {r for r, m in members.items() if m.condition in (LOST, LEFT, MISSING)}
             return [
-                self.robots.get(r, Robot(r)).row(now, stale_s, self.claims.get(r))
-                for r in sorted(set(self.robots) | refused)
+                self.robots.get(r, Robot(r)).row(
+                    now, stale_s, self.claims.get(r), members.get(r), wall
+                )
+                for r in sorted(set(self.robots) | refused | known)
             ]
 
-    def view(self, stale_s: float = STALE_S) -> dict[str, Any]:
-        """The ``--json`` document."""
-        return {"schema": SCHEMA, "version": 1, "robots": self.rows(stale_s)}
+    def view(
+        self, stale_s: float = STALE_S, pick: Callable[[list[dict[str, Any]]], Any] | None = None
+    ) -> dict[str, Any]:
+        """The ``--json`` document (``pick``: the filter and order of the rows)."""
+        rows = self.rows(stale_s)
+        rows = rows if pick is None else pick(rows)
+        return {"schema": SCHEMA, "version": 1, "summary": counts(rows), "robots": rows}
 
     def wait_for(self, predicate: Callable[[FleetClient], bool], timeout: float) -> bool:
         """Wait until ``predicate(self)`` holds (re-checked on every sample and every
@@ -421,17 +533,126 @@ def duplicate_note(row: dict[str, Any]) -> str:
     return "DUPLICATE ID: " + "; ".join(parts)
 
 
-def table(rows: list[dict[str, Any]]) -> Any:
-    """The rich table of the fleet (strings as ``Text``, never markup)."""
+def condition_note(row: dict[str, Any]) -> tuple[str, str]:
+    """What a row says of its condition: (the words, the part that ticks on by itself:
+    an age). A live robot's is its status' age."""
+    condition = row.get("condition", LIVE)
+    age = "-" if row["age_s"] is None else f"{row['age_s']:.1f} s"
+    if condition == LIVE:
+        return "", f"age {age}"
+    if condition == STALE:
+        return "STALE", f"age {age}"
+    if condition == MISSING:
+        return "MISSING (never came)", ""
+    since = (row.get("since") or "")[11:19] or "?"
+    ticking = "" if row.get("for_s") is None else f"for {row['for_s']:.0f} s"
+    return f"{condition.upper()} since {since}", ticking
+
+
+def counts(rows: list[dict[str, Any]]) -> dict[str, int]:
+    """How many robots are in each reading the summary line gives."""
+    out = dict.fromkeys(("robots", "running", "idle", "safe_stop", STALE, LOST, LEFT, MISSING), 0)
+    out["robots"] = len(rows)
+    for r in rows:
+        condition = r.get("condition", LIVE)
+        if condition != LIVE:
+            out[condition] += 1
+        elif r["safety"] == "SAFE_STOP":
+            out["safe_stop"] += 1
+        elif r["state"] == "RUNNING":
+            out["running"] += 1
+        else:
+            out["idle"] += 1
+    return out
+
+
+def summary(rows: list[dict[str, Any]]) -> str:
+    """The summary line: running, idle, safe stop and lost always; the rest when any."""
+    c = counts(rows)
+    parts = [f"{c['running']} running", f"{c['idle']} idle", f"{c['safe_stop']} safe stop"]
+    parts += [f"{c[k]} {k}" for k in (STALE, LOST, LEFT, MISSING) if c[k] or k == LOST]
+    return f"{c['robots']} robot{'s' if c['robots'] != 1 else ''}: {', '.join(parts)}"
+
+
+_ATTENTION = {"SAFE_STOP": 0, LOST: 1, STALE: 2, "duplicate": 3, "not_ready": 4, MISSING: 5}
+
+
+def attention(row: dict[str, Any]) -> int:
+    """How soon an operator must look at this robot (0: first)."""
+    condition = row.get("condition", LIVE)
+    if condition == LIVE and row["safety"] == "SAFE_STOP":
+        return _ATTENTION["SAFE_STOP"]
+    if condition in _ATTENTION:
+        return _ATTENTION[condition]
+    if row.get("duplicate"):
+        return _ATTENTION["duplicate"]
+    if row.get("ready") is False:
+        return _ATTENTION["not_ready"]
+    if condition == LEFT:
+        return 8
+    return 6 if row["state"] == "RUNNING" else 7
+
+
+def pick(
+    rows: list[dict[str, Any]],
+    *,
+    states: tuple[str, ...] = (),
+    safety: tuple[str, ...] = (),
+    sites: tuple[str, ...] = (),
+    sort: str = "attention",
+) -> list[dict[str, Any]]:
+    """The rows the filters keep, in ``sort`` order. ``states``: a shown state or a
+    condition (``running``, ``not ready``, ``lost``...); ``safety``: a safety condition;
+    ``sites``: robot id prefixes (or glob patterns); each case-insensitive, any of a kind."""
+    want_states = {x.upper() for x in states}
+    want_safety = {x.upper() for x in safety}
+    kept = []
+    for r in rows:
+        readings = {shown_state(r).upper(), str(r.get("condition", LIVE)).upper()}
+        if want_states and not readings & want_states:
+            continue
+        if want_safety and str(r["safety"]).upper() not in want_safety:
+            continue
+        if sites and not any(_site(r["robot_id"], s) for s in sites):
+            continue
+        kept.append(r)
+    by_id = sorted(kept, key=lambda r: r["robot_id"])
+    if sort == "id":
+        return by_id
+    if sort == "age":  # the longest silent first
+        return sorted(by_id, key=lambda r: -(r["age_s"] if r["age_s"] is not None else 1e12))
+    keys: dict[str, Callable[[dict[str, Any]], Any]] = {
+        "attention": attention,
+        "state": shown_state,
+        "safety": lambda r: _text(r["safety"]),
+        "condition": lambda r: r.get("condition", LIVE),
+    }
+    return sorted(by_id, key=keys[sort])
+
+
+def _site(robot_id: str, pattern: str) -> bool:
+    robot_id, pattern = robot_id.lower(), pattern.lower()
+    if any(c in pattern for c in "*?["):
+        return fnmatch.fnmatchcase(robot_id, pattern)
+    return robot_id.startswith(pattern)
+
+
+def table(rows: list[dict[str, Any]], limit: int | None = None, total: str = "") -> Any:
+    """The rich table of the fleet (strings as ``Text``, never markup); at most
+    ``limit`` rows (those that fit the terminal), ``total`` the summary line."""
     from rich.table import Table
     from rich.text import Text
 
-    grid = Table(
-        title="fleet", expand=True, caption=None if rows else "(no robot on the fleet plane yet)"
-    )
-    for name in ("robot", "kind", "state", "mission / active node", "safety", "battery", "age"):
+    shown = rows if limit is None else rows[: max(0, limit)]
+    caption = total or None
+    if not rows:
+        caption = "(no robot on the fleet plane yet)"
+    elif len(shown) < len(rows):
+        caption = f"{total}  ({len(rows) - len(shown)} more: --state, --safety, --site filter)"
+    grid = Table(title="fleet", expand=True, caption=caption)
+    for name in ("robot", "kind", "state", "mission / active node", "safety", "battery", "link"):
         grid.add_column(name)
-    for r in rows:
+    for r in shown:
         stale = r["stale"]
         color = {"SAFE_STOP": "red", "CLEAR": "green"}.get(r["safety"], "yellow")
         safety = Text(_text(r["safety"]), style=color)
@@ -448,33 +669,38 @@ def table(rows: list[dict[str, Any]]) -> Any:
         if r["active_node"]:
             mission += " / " + printable(str(r["active_node"]))
         battery = "-" if r["battery"] is None else f"{r['battery']:.0f} %"
-        age_s = "-" if r["age_s"] is None else f"{r['age_s']:.1f} s"
-        age = Text(f"stale {age_s}" if stale else age_s, style="bold red" if stale else "")
+        words, ticking = condition_note(r)
+        link = Text(printable(f"{words} {ticking}".strip()), style="bold red" if words else "")
         grid.add_row(
-            robot, Text(_text(r["kind"])), state, Text(mission), safety, Text(battery), age
+            robot, Text(_text(r["kind"])), state, Text(mission), safety, Text(battery), link
         )
     return grid
 
 
+def plain_row(row: dict[str, Any]) -> tuple[str, str]:
+    """A row as plain text: (what it says, the part that ticks on: an age)."""
+    r = row
+    causes = f" ({'; '.join(r['causes'])})" if r["causes"] else ""
+    node = f" / {r['active_node']}" if r["active_node"] else ""
+    battery = "-" if r["battery"] is None else f"{r['battery']:.0f}%"
+    why = f" ({'; '.join(r['not_ready'])})" if r.get("ready") is False else ""
+    note = f"{duplicate_note(r)}  " if r.get("duplicate") else ""
+    words, ticking = condition_note(r)
+    text = printable(
+        f"{r['robot_id']:<12} {_text(r['kind']):<6} {shown_state(r):<10}{why} "
+        f"{_text(r['mission'])}{node}  safety {_text(r['safety'])}{causes}  "
+        f"{note}battery {battery}  {words}".rstrip()
+    )
+    return text, printable(ticking)
+
+
 def plain(rows: list[dict[str, Any]]) -> str:
-    """The view as plain text: a line a robot."""
-    lines = []
-    for r in rows:
-        causes = f" ({'; '.join(r['causes'])})" if r["causes"] else ""
-        node = f" / {r['active_node']}" if r["active_node"] else ""
-        battery = "-" if r["battery"] is None else f"{r['battery']:.0f}%"
-        stale = " STALE" if r["stale"] else ""
-        age = "-" if r["age_s"] is None else f"{r['age_s']:.1f} s"
-        why = f" ({'; '.join(r['not_ready'])})" if r.get("ready") is False else ""
-        note = f"{duplicate_note(r)}  " if r.get("duplicate") else ""
-        lines.append(
-            printable(
-                f"{r['robot_id']:<12} {_text(r['kind']):<6} {shown_state(r):<10}{why} "
-                f"{_text(r['mission'])}{node}  safety {_text(r['safety'])}{causes}  "
-                f"{note}battery {battery}  age {age}{stale}"
-            )
-        )
-    return "\n".join(lines) or "(no robot on the fleet plane yet)"
+    """The view as plain text: the summary, then a line a robot."""
+    if not rows:
+        return "(no robot on the fleet plane yet)"
+    return "\n".join(
+        [summary(rows), *(f"{text}  {ticking}".rstrip() for text, ticking in map(plain_row, rows))]
+    )
 
 
 # -- the command ------------------------------------------------------------------------------
@@ -575,12 +801,21 @@ def run(args: argparse.Namespace) -> int:
             print("atom-executive fleet: --robot ID and an action go together", file=sys.stderr)  # noqa: T201
             return 2
         return _command(args)
+    expected: tuple[str, ...] = ()
+    if args.roster is not None:
+        from executive.service.fleet_site import SiteError, load_roster
+
+        try:
+            expected = load_roster(args.roster).robots
+        except SiteError as e:
+            print(f"atom-executive fleet: {e}", file=sys.stderr)  # noqa: T201
+            return 2
     record = _recorder(args.record)
-    client = _client(args, on_event=record)
+    client = _client(args, on_event=record, expected=expected)
     try:
         if args.json:
             time.sleep(args.wait)
-            print(json.dumps(client.view(args.stale), indent=2))  # noqa: T201
+            print(json.dumps(client.view(args.stale, _picker(args)), indent=2))  # noqa: T201
             return 0
         return _live(client, args)
     finally:
@@ -589,26 +824,78 @@ def run(args: argparse.Namespace) -> int:
             record.close()
 
 
+def _picker(args: argparse.Namespace) -> Callable[[list[dict[str, Any]]], list[dict[str, Any]]]:
+    return lambda rows: pick(
+        rows,
+        states=tuple(args.state),
+        safety=tuple(args.safety),
+        sites=tuple(args.site),
+        sort=args.sort,
+    )
+
+
+def _clock() -> str:
+    return datetime.datetime.now().astimezone().strftime("%H:%M:%S")
+
+
+def plain_log(
+    client: FleetClient,
+    stale_s: float,
+    choose: Callable[[list[dict[str, Any]]], list[dict[str, Any]]],
+    until: float,
+    write: Callable[[str], None],
+) -> None:
+    """The plain view: the summary and every row once, then a time-stamped line each
+    time a robot's row says something new (state, safety, condition: stale, lost, left)
+    and each time the summary changes (a log, a terminal that is not a TTY)."""
+    said: dict[str, str] = {}
+    last_summary = ""
+    first = True
+    while True:
+        rows = choose(client.rows(stale_s))
+        lines = []
+        if first:
+            lines.append(plain(rows))
+        for r in rows:
+            text, ticking = plain_row(r)
+            if said.get(r["robot_id"]) != text:
+                if not first:
+                    lines.append(f"{_clock()} {text}  {ticking}".rstrip())
+                said[r["robot_id"]] = text
+        line = summary(rows)
+        if line != last_summary:
+            if not first:
+                lines.append(f"{_clock()} {line}")
+            last_summary = line
+        if lines:
+            write("\n".join(lines))
+        first = False
+        if time.monotonic() >= until:
+            return
+        time.sleep(REFRESH)
+
+
 def _live(client: FleetClient, args: argparse.Namespace) -> int:
     end = time.monotonic() + args.duration if args.duration > 0 else float("inf")
+    choose = _picker(args)
     if args.plain or not sys.stdout.isatty():
-        last = ""
-        while time.monotonic() < end:
-            text = plain(client.rows(args.stale))
-            shape = "\n".join(line.rsplit(" age ", 1)[0] for line in text.splitlines())
-            if shape != last:  # a frame whenever what it says changes (ages tick on)
-                last = shape
-                print(text + "\n", flush=True)  # noqa: T201
-            time.sleep(REFRESH)
+        plain_log(client, args.stale, choose, end, lambda text: print(text, flush=True))  # noqa: T201
         return 0
     from rich.console import Console
     from rich.live import Live
 
-    with Live(table(client.rows(args.stale)), console=Console(), screen=True) as live:
+    console = Console()
+
+    def frame() -> Any:
+        rows = choose(client.rows(args.stale))
+        # the rows that fit: a title, a header, a caption and borders; rows of one line
+        return table(rows, limit=max(1, console.height - 7), total=summary(rows))
+
+    with Live(frame(), console=console, screen=True, auto_refresh=False) as live:
         try:
             while time.monotonic() < end:
                 time.sleep(REFRESH)
-                live.update(table(client.rows(args.stale)))
+                live.update(frame(), refresh=True)
         except KeyboardInterrupt:
             pass
     return 0
@@ -637,6 +924,21 @@ def add_parser(sub: Any) -> None:
         "--stale", type=_seconds, default=STALE_S, help="seconds of silence before stale"
     )
     p.add_argument("--duration", type=_seconds, default=0.0, help="stop after this (0: never)")
+    p.add_argument(
+        "--state",
+        action="append",
+        default=[],
+        metavar="STATE",
+        help="only robots in this state or condition (running, idle, 'not ready', lost, ...)",
+    )
+    p.add_argument(
+        "--safety", action="append", default=[], help="only robots with this safety (SAFE_STOP)"
+    )
+    p.add_argument(
+        "--site", action="append", default=[], metavar="PREFIX", help="only robot ids from here"
+    )
+    p.add_argument("--sort", choices=SORTS, default="attention", help="row order")
+    p.add_argument("--roster", type=Path, metavar="FILE", help="the site's roster: expected robots")
     p.add_argument("--plain", action="store_true", help="plain text frames, even on a terminal")
     p.add_argument("--record", type=Path, metavar="FILE.mcap", help="record the fleet's events")
     p.add_argument("--robot", metavar="ID", help="the robot a command is for")

@@ -16,6 +16,10 @@ and answers queries on ``request/<instance>``: a JSON object with the ``Request_
 request server's own ``RequestServer.answer`` (the same verbs, keys, instance binding and
 replay rules), the reply a JSON object with the ``Reply_`` fields.
 
+A clean stop says goodbye before the token goes: an ``events`` put of kind ``left``
+naming the instance, so the site's membership (executive/service/fleet_members.py) lists
+the robot as left, not lost (a killed executive's token just goes).
+
 All of it only while this executive holds its robot id (executive/service/fleet_claim.py,
 issue 35): it claims the id with a liveliness token (``holder/<instance>``) before
 anything goes out; an executive that finds the id held by a live one is refused, stays
@@ -53,6 +57,7 @@ import contextlib
 import datetime
 import json
 import queue
+import random
 import threading
 import time
 from collections.abc import Callable
@@ -66,6 +71,7 @@ from executive.logs import RateLimitedLog
 from executive.service.auth import new_instance_id
 from executive.service.config import FleetConfig
 from executive.service.fleet_claim import Claim, request_key
+from executive.service.fleet_members import GOODBYE
 from executive.service.protocol import MUTATING, Answer, Code
 from executive.wire.gen.own.atom_executive.msg import Request_, Status_
 from executive.wire.zenoh_session import ConfigError, close_session, load_config, open_session
@@ -82,6 +88,7 @@ MAX_U64 = 2**64 - 1
 
 
 CLAIM_TIMEOUT_S = 5.0  # for the routers' answer: who holds the robot id now
+RECLAIM_S = 1.0  # refused: how often to ask whether the holder is gone (+ up to 50 %)
 
 
 def keys(prefix: str, robot_id: str) -> tuple[str, str]:
@@ -284,14 +291,7 @@ class FleetPlane:
         )
         try:
             if claim.take(CLAIM_TIMEOUT_S):
-                self.request_key = request_key(self.config.prefix, self.robot_id, self.instance)
-                self._queryable = session.declare_queryable(self.request_key, self._on_query)
-                log.info(
-                    "fleet plane on",
-                    robot_id=self.robot_id,
-                    instance=self.instance,
-                    status=self.status_key,
-                )
+                self._hold(session)
         except Exception:  # a session closed under us at shutdown; never the robot's business
             if not self._stop.is_set():
                 log.exception("fleet plane off: the claim on the robot id failed")
@@ -299,6 +299,40 @@ class FleetPlane:
                 close_session(session)
             return None
         return session
+
+    def _hold(self, session: zenoh.Session) -> None:
+        """The id is held: its request channel."""
+        self.request_key = request_key(self.config.prefix, self.robot_id, self.instance)
+        self._queryable = session.declare_queryable(self.request_key, self._on_query)
+        log.info(
+            "fleet plane on", robot_id=self.robot_id, instance=self.instance, status=self.status_key
+        )
+
+    def _retry(self, session: zenoh.Session) -> None:
+        """Refused: claim the id if its holder is gone (fleet_claim.Claim.retry)."""
+        try:
+            if self.claim is not None and self.claim.retry(CLAIM_TIMEOUT_S):
+                self._hold(session)
+        except Exception:  # a session closing under us; the next round asks again
+            if not self._stop.is_set():
+                log.exception("fleet plane: claiming the robot id again failed")
+
+    def _goodbye(self, session: zenoh.Session) -> None:
+        """A clean stop while holding the id: the ``left`` event, before the token goes."""
+        with self._cond:
+            self._event_seq += 1
+            seq = self._event_seq
+        event = {
+            "robot_id": self.robot_id,
+            "seq": seq,
+            "at": _now_iso(),
+            "kind": GOODBYE,
+            "instance": self.instance,
+            "reason": "the service stopped",
+        }
+        session.put(
+            self.events_key, json.dumps(event), congestion_control=zenoh.CongestionControl.BLOCK
+        )
 
     def _wake(self) -> None:
         with self._cond:
@@ -330,7 +364,7 @@ class FleetPlane:
         drop = zenoh.CongestionControl.DROP
         status = session.declare_publisher(self.status_key, congestion_control=drop)
         events = session.declare_publisher(self.events_key, congestion_control=drop)
-        last_put = 0.0
+        last_put = next_retry = 0.0
         try:
             while not self._stop.is_set():
                 with self._cond:
@@ -346,6 +380,9 @@ class FleetPlane:
                     self._leave()
                 if not self.held():  # refused, or left: nothing goes out for the id
                     last_put = time.monotonic()
+                    if last_put >= next_retry:  # is its holder gone?
+                        next_retry = last_put + RECLAIM_S * random.uniform(1.0, 1.5)  # noqa: S311
+                        self._retry(session)
                     continue
                 for event in pending:
                     events.put(json.dumps({"robot_id": self.robot_id, **event}))
@@ -358,10 +395,16 @@ class FleetPlane:
             if not self._stop.is_set():
                 log.exception("fleet plane stopped")
         finally:
-            with contextlib.suppress(Exception):  # closing is best effort at shutdown
-                if self.claim is not None:
-                    self.claim.close()
-                close_session(session)
+            self._close(session)
+
+    def _close(self, session: zenoh.Session) -> None:
+        """A clean stop: the goodbye, the tokens, the session (best effort)."""
+        with contextlib.suppress(Exception):
+            if self._stop.is_set() and self.held():
+                self._goodbye(session)
+            if self.claim is not None:
+                self.claim.close()
+            close_session(session)
 
     def _on_query(self, query: zenoh.Query) -> None:
         """zenoh's thread: queue it, or BUSY at once; nothing raises out of here."""

@@ -26,11 +26,15 @@ other's ``holder`` token: both leave the plane, said the same way. Neither is ch
 the one that goes on answering could be the wrong robot, which is the defect itself; a
 request for the id is then refused by the operator's side in words, never delivered.
 
-A refusal is final for the process. An executive restarted after its link to the router
-was lost without a goodbye may find its former self's token until the router's lease
-on that link expires (zenoh's default: 10 s); it is refused like any duplicate, and a
-restart after that claims the id. What never happens: an executive that was refused
-taking the id over later (the holder's robot may only have lost its link).
+A refused executive stays off the plane while the id is held, and claims it once the
+holder's token is gone (``retry``, every second or so from the plane's thread: the
+holder was lost or left), saying so in its log. That is the executive restarted after
+its link to the router was lost without a goodbye: it finds its former self's token
+until the router's lease on that link expires (zenoh's default: 10 s), and comes on the
+plane by itself then. A copied config on a spare computer takes the id over the same
+way once the real robot's executive is lost; if that one comes back, the two see each
+other's ``holder`` token and both leave (below), and the view shows the duplicate.
+Two that claimed at once and both left do not retry: neither is chosen.
 
 The tokens are also what the fleet's membership (live, lost, left robots) builds on:
 ``holder`` tokens come and go with executives, whatever their status puts do.
@@ -156,6 +160,40 @@ class Claim:
         log.info("fleet plane: robot id claimed", robot_id=self.robot_id, instance=self.instance)
         return True
 
+    def may_retry(self) -> bool:
+        """Refused by a live holder (not one of two that claimed at once): ``retry``
+        takes the id once that holder is gone."""
+        with self._lock:
+            return not self.held and self.holder is not None and not self.rivals
+
+    def retry(self, timeout: float = 5.0) -> bool:
+        """The holder that refused this executive gone (lost, or left): claim the id.
+        True if it is held now."""
+        if not self.may_retry():
+            return False
+        holders = [
+            h
+            for h in holders_of(self.session, self.prefix, self.robot_id, timeout)
+            if h != self.instance
+        ]
+        if holders:
+            return False
+        gone = self.holder
+        log.warning(
+            "fleet plane: the executive that held this robot id is gone (lost or left); "
+            "this one claims it",
+            robot_id=self.robot_id,
+            instance=self.instance,
+            holder=gone,
+        )
+        if self._refused_token is not None:
+            token, self._refused_token = self._refused_token, None
+            token.undeclare()
+        with self._lock:
+            self.holder = None
+            self._update_problems()
+        return self.take(timeout)
+
     def _refuse(self, event: str, **fields: Any) -> None:
         """Off the plane for good: the ``refused`` token (the holder and the views see
         the duplicate by it), the problem line, the error line."""
@@ -251,6 +289,12 @@ class Claim:
         return list(self._problems)
 
     def close(self) -> None:
+        """Undeclare the subscribers and the tokens (a clean stop: after the goodbye)."""
         for sub in self._subscribers:
             sub.undeclare()
         self._subscribers.clear()
+        for name in ("_token", "_refused_token"):
+            token = getattr(self, name)
+            if token is not None:
+                setattr(self, name, None)
+                token.undeclare()
