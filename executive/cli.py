@@ -76,6 +76,11 @@ COMMANDS: dict[str, tuple[str | None, str]] = {
         "every robot on the fleet plane, live (--json for programs); --robot ID ACTION "
         "commands one",
     ),
+    "fleet-site": (
+        "executive.service.fleet_site:add_parser",
+        "make a site's secure fleet layout from its roster: a CA, certificates, the router's "
+        "config (TLS, access control) and each member's",
+    ),
     "sim": (
         "executive.robots.atom.sim.cli:add_parser",
         "run the simulated Atom on DDS (or inject faults into one)",

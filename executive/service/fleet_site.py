@@ -379,3 +379,42 @@ def make_site(
         "access control from its roster",
     )
     return layout
+
+
+# -- the command ------------------------------------------------------------------------------
+
+
+def run(args: Any) -> int:
+    try:
+        roster = load_roster(args.roster)
+        layout = make_site(
+            roster, args.out, host=args.host, port=args.port, connect=list(args.connect)
+        )
+    except SiteError as e:
+        print(f"atom-executive fleet-site: {e}")  # noqa: T201
+        return 2
+    print(  # noqa: T201 - the command's answer
+        printable(
+            f"site {roster.site}: CA {layout.directory / 'ca.pem'} (keep ca-key.pem offline)\n"
+            f"router: atom-executive router --zenoh-config {layout.router} --roster "
+            f"{args.roster}\n"
+            + "\n".join(f"{cn}: {path}" for cn, path in layout.clients.items())
+        )
+    )
+    return 0
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("fleet-site")  # its summary: executive.cli.COMMANDS
+    p.add_argument("roster", type=Path, help="the site's roster (YAML; docs/fleet.md)")
+    p.add_argument("--out", type=Path, required=True, help="the directory to write (kept CA)")
+    p.add_argument("--host", default="127.0.0.1", help="the router's address (its certificate)")
+    p.add_argument("--port", type=int, default=7448, help="the router's TLS port")
+    p.add_argument(
+        "--connect",
+        action="append",
+        default=[],
+        metavar="ENDPOINT",
+        help="another site's router (tls/HOST:PORT) this one joins",
+    )
+    p.set_defaults(handler=run)
