@@ -116,3 +116,76 @@ def test_the_fleet_command_with_no_router_says_so_within_its_timeout(tmp_path: P
         main(["fleet", "--zenoh-config", str(config), "--json", "--timeout", "1"])
     assert time.monotonic() - began < 5.0
     assert f"no router at tcp/127.0.0.1:{port} within 1 s" in str(exited.value.code)
+
+
+def rows_of(*specs: tuple[str, str, str, str]) -> list[dict[str, object]]:
+    """Rows of robots (id, state, safety, membership condition), live ones fresh."""
+    from executive.service.fleet_members import Member
+
+    out = []
+    for robot_id, state, safety, condition in specs:
+        doc = document(state=state, safety={"condition": safety, "causes": []})
+        member = Member(robot_id, condition=condition, since=50.0, instance="i")
+        out.append(Robot(robot_id, doc, received=99.9).row(100.0, member=member, wall=100.0))
+    return out
+
+
+def test_a_row_says_its_condition_and_since_when() -> None:
+    from executive.service.fleet_members import Member
+
+    lost = Member("atom-1", condition="lost", since=40.0)
+    row = Robot("atom-1", document(), received=90.0).row(100.0, member=lost, wall=100.0)
+    assert row["condition"] == "lost" and row["for_s"] == 60.0 and row["stale"]
+    assert row["since"] == "1970-01-01T00:00:40Z"
+    assert "LOST since 00:00:40" in plain([row])
+    silent = Robot("b", document(), received=90.0).row(100.0, member=Member("b", "live", 1.0))
+    assert silent["condition"] == "stale"
+    missing = Robot("ghost").row(100.0, member=Member("ghost"))
+    assert missing["condition"] == "missing" and missing["state"] is None
+    assert "MISSING (never came)" in plain([missing])
+
+
+def test_rows_are_filtered_by_state_safety_and_site_and_sorted_for_attention() -> None:
+    from executive.operator.fleet import pick, summary
+
+    rows = rows_of(
+        ("cafe-1", "RUNNING", "CLEAR", "live"),
+        ("cafe-2", "IDLE", "CLEAR", "lost"),
+        ("lab-1", "SAFE_STOP", "SAFE_STOP", "live"),
+        ("lab-2", "IDLE", "CLEAR", "left"),
+        ("lab-3", "IDLE", "CLEAR", "live"),
+    )
+    assert [r["robot_id"] for r in pick(rows)] == ["lab-1", "cafe-2", "cafe-1", "lab-3", "lab-2"]
+    assert [r["robot_id"] for r in pick(rows, sites=("cafe",))] == ["cafe-2", "cafe-1"]
+    assert [r["robot_id"] for r in pick(rows, states=("lost", "running"), sort="id")] == [
+        "cafe-1",
+        "cafe-2",
+    ]
+    assert [r["robot_id"] for r in pick(rows, safety=("safe_stop",))] == ["lab-1"]
+    assert [r["robot_id"] for r in pick(rows, sites=("*-2",), sort="id")] == ["cafe-2", "lab-2"]
+    assert summary(rows) == "5 robots: 1 running, 1 idle, 1 safe stop, 1 lost, 1 left"
+
+
+def test_the_plain_log_prints_a_line_on_each_change_and_none_while_only_ages_tick() -> None:
+    from executive.operator.fleet import plain_log
+
+    class Views:
+        """The rows a client would give, one list a refresh."""
+
+        def __init__(self, frames: list[list[dict[str, object]]]) -> None:
+            self.frames = frames
+
+        def rows(self, stale_s: float) -> list[dict[str, object]]:
+            return self.frames.pop(0) if len(self.frames) > 1 else self.frames[0]
+
+    live = rows_of(("a", "RUNNING", "CLEAR", "live"), ("b", "IDLE", "CLEAR", "live"))
+    older = [dict(r, age_s=0.9) for r in live]  # only the ages moved
+    lost = [live[0], rows_of(("b", "IDLE", "CLEAR", "lost"))[0]]
+    out: list[str] = []
+    ticks = iter(range(100))  # four refreshes, no sleeping
+    frames = Views([live, older, older, lost])
+    plain_log(frames, 1.5, lambda rows: rows, 3.0, out.append, clock=lambda: next(ticks), refresh=0)
+    assert out[0].startswith("2 robots: 1 running, 1 idle") and "a " in out[0]
+    changes = out[1:]
+    assert len(changes) == 1, out  # ages alone print nothing; b's loss prints its line
+    assert " b " in changes[0] and "LOST since" in changes[0] and "1 lost" in changes[0]

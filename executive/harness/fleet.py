@@ -206,6 +206,8 @@ def three_robots(
         is not None,
     )
     adam.start_service()
-    sim = start_grx(grx, task_seconds=0.2, fleet=fleet_mapping(grx, "grx-1", port, site=site), **extra)
+    sim = start_grx(
+        grx, task_seconds=0.2, fleet=fleet_mapping(grx, "grx-1", port, site=site), **extra
+    )
     scope.callback(sim.close)
     return stacks

@@ -165,7 +165,7 @@ class Robot:
             "executive_id": doc.get("executive_id"),
             "seq": doc.get("seq"),
             "age_s": None if age is None else round(age, 3),
-            "stale": silent,
+            "stale": silent or condition in (LOST, LEFT, MISSING),  # not current
             "condition": condition,
             "since": _iso(since),
             "for_s": None if since is None else round(max(0.0, wall - since), 1),
@@ -844,6 +844,9 @@ def plain_log(
     choose: Callable[[list[dict[str, Any]]], list[dict[str, Any]]],
     until: float,
     write: Callable[[str], None],
+    *,
+    clock: Callable[[], float] = time.monotonic,
+    refresh: float = REFRESH,
 ) -> None:
     """The plain view: the summary and every row once, then a time-stamped line each
     time a robot's row says something new (state, safety, condition: stale, lost, left)
@@ -870,16 +873,17 @@ def plain_log(
         if lines:
             write("\n".join(lines))
         first = False
-        if time.monotonic() >= until:
+        if clock() >= until:
             return
-        time.sleep(REFRESH)
+        time.sleep(refresh)
 
 
 def _live(client: FleetClient, args: argparse.Namespace) -> int:
     end = time.monotonic() + args.duration if args.duration > 0 else float("inf")
     choose = _picker(args)
     if args.plain or not sys.stdout.isatty():
-        plain_log(client, args.stale, choose, end, lambda text: print(text, flush=True))  # noqa: T201
+        with contextlib.suppress(KeyboardInterrupt):
+            plain_log(client, args.stale, choose, end, lambda text: print(text, flush=True))  # noqa: T201
         return 0
     from rich.console import Console
     from rich.live import Live

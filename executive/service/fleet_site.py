@@ -22,7 +22,8 @@ same commands docs/fleet.md lists):
 - ``router.<site>.json5``: zenoh's router config: TLS only, mutual (``enable_mtls``: a
   peer without a certificate of the CA gets no session), and ``access_control``
   (``acl``): default deny; a robot may do anything, but only under ``<prefix>/<its id>/``
-  (publish its status and events, hold its tokens, answer its own request channel); an
+  (publish its status and events, hold its tokens, answer its own request channel), and
+  hears of the views' subscriptions (else its session sends its status nowhere); an
   operator reads everything and queries the robots' request channels and the site's
   membership store; a monitor reads and queries only the store; another site's router
   passes everything under the prefix;
@@ -157,6 +158,7 @@ ALL = [
 ]
 READ_IN = ["declare_subscriber", "declare_liveliness_subscriber", "liveliness_query"]
 READ_OUT = ["put", "delete", "liveliness_token", "reply"]
+INTEREST = ["declare_subscriber", "declare_liveliness_subscriber"]
 
 
 def acl(roster: Roster) -> dict[str, Any]:
@@ -170,6 +172,9 @@ def acl(roster: Roster) -> dict[str, Any]:
         _rule("store-out", ["reply"], ["egress"], [store]),
         _rule("request", ["query"], ["ingress"], [f"{p}/*/request/*"]),
         _rule("site", ALL, ["ingress", "egress"], [f"{p}/**", store]),
+        # a robot's session puts only where someone listens: it must hear of the views'
+        # subscriptions (``<prefix>/*/status``), which are no key of its own
+        _rule("interest", INTEREST, ["egress"], [f"{p}/**"]),
     ]
     subjects: list[dict[str, Any]] = []
     policies: list[dict[str, Any]] = []
@@ -181,7 +186,7 @@ def acl(roster: Roster) -> dict[str, Any]:
     for robot in roster.robots:  # one rule each: its own key space, both ways
         rules.append(_rule(f"robot-{robot}", ALL, ["ingress", "egress"], [f"{p}/{robot}/**"]))
         subject(f"robot-{robot}", [common_name("robot", robot)])
-        policies.append({"rules": [f"robot-{robot}"], "subjects": [f"robot-{robot}"]})
+        policies.append({"rules": [f"robot-{robot}", "interest"], "subjects": [f"robot-{robot}"]})
     subject("operators", [common_name("operator", o) for o in roster.operators])
     subject("monitors", [common_name("monitor", m) for m in roster.monitors])
     subject("routers", [common_name("router", r) for r in roster.routers])
@@ -397,8 +402,7 @@ def run(args: Any) -> int:
         printable(
             f"site {roster.site}: CA {layout.directory / 'ca.pem'} (keep ca-key.pem offline)\n"
             f"router: atom-executive router --zenoh-config {layout.router} --roster "
-            f"{args.roster}\n"
-            + "\n".join(f"{cn}: {path}" for cn, path in layout.clients.items())
+            f"{args.roster}\n" + "\n".join(f"{cn}: {path}" for cn, path in layout.clients.items())
         )
     )
     return 0

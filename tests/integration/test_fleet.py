@@ -7,8 +7,11 @@ All three appear with their kinds; a mission started through the fleet (the CLI,
 with the operator's key) runs on the right robot and only there; an e-stop on the Atom
 (``atom-executive sim fault estop-soft``'s request, sent from the test) shows as its SAFE_STOP in the view within 1 s
 while the others run on; a request signed for one robot is refused by another; a killed
-executive goes stale within 2 s. Every zenoh endpoint is tcp/127.0.0.1 with scouting off
-(the shipped loopback configs, ports moved); DDS is the loopback config.
+executive is lost at once (its token goes with its connection) and a view opened
+afterwards still lists it, lost, with its last status. The plane is the secure layout
+(``atom-executive fleet-site``: TLS with mutual authentication, access control, each robot
+with its own certificate, made here), the requests signed as ever. Every zenoh endpoint
+is tls/127.0.0.1 with scouting off; DDS is the loopback config.
 """
 
 from __future__ import annotations
@@ -29,9 +32,10 @@ from mcap.reader import make_reader
 
 from executive.harness.fleet import (
     KINDS,
-    client_config_file,
+    Site,
     fleet_client,
     free_port,
+    secure_site,
     start_router,
     three_robots,
 )
@@ -48,8 +52,13 @@ ROBOTS = KINDS
 
 
 class Fleet:
-    def __init__(self, stacks: dict[str, Stack], client: FleetClient, port: int, work: Path):
-        self.stacks, self.client, self.port, self.work = stacks, client, port, work
+    def __init__(self, stacks: dict[str, Stack], client: FleetClient, site: Site, work: Path):
+        self.stacks, self.client, self.site, self.work = stacks, client, site, work
+        self.config = site.config("operator", "operator")  # the operator's TLS config
+
+    def ready(self) -> None:
+        """All three on the view (a test run alone waits for them here)."""
+        assert self.client.wait_for(lambda c: set(ROBOTS) <= set(c.robots), 60), self.client.rows()
 
     def cli(self, *args: str, stack: Stack | None = None, timeout: float = 60) -> str:
         """``atom-executive ARGS`` as a process (in ``stack``'s environment: its domain)."""
@@ -73,19 +82,21 @@ class Fleet:
 def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
     work = tmp_path_factory.mktemp("fleet")
     port = free_port()
+    site = secure_site(work / "site", port)
     with ExitStack() as scope:
         router = scope.enter_context(running_stack(work / "router"))
-        start_router(router, port)
-        stacks = three_robots(scope, work, port, KEY, safety=SAFETY)
-        client = fleet_client(work, port, key=KEY)
+        start_router(router, port, site=site)
+        stacks = three_robots(scope, work, port, KEY, safety=SAFETY, site=site)
+        client = fleet_client(work, port, key=KEY, site=site)
         scope.callback(client.close)
-        yield Fleet(stacks, client, port, work)
+        yield Fleet(stacks, client, site, work)
 
 
 def test_all_three_robots_appear_in_the_fleet_view(fleet: Fleet) -> None:
-    config = client_config_file(fleet.work / "cli-client.json5", fleet.port)
-    assert fleet.client.wait_for(lambda c: set(ROBOTS) <= set(c.robots), 30), fleet.client.rows()
-    view = json.loads(fleet.cli("fleet", "--zenoh-config", str(config), "--json", "--wait", "2"))
+    fleet.ready()
+    view = json.loads(
+        fleet.cli("fleet", "--zenoh-config", str(fleet.config), "--json", "--wait", "2")
+    )
     assert view["schema"] == "atom-executive/fleet"
     rows = {r["robot_id"]: r for r in view["robots"]}
     assert {r: rows[r]["kind"] for r in ROBOTS} == ROBOTS, rows
@@ -95,10 +106,11 @@ def test_all_three_robots_appear_in_the_fleet_view(fleet: Fleet) -> None:
 
 
 def test_a_mission_started_through_the_fleet_runs_on_that_robot_only(fleet: Fleet) -> None:
+    fleet.ready()
     stacks = fleet.stacks
     runs = {r: stacks[r].client.status().runs for r in ROBOTS}
     keys = stacks["adam-1"].workdir / "keys.yaml"  # holds the operator's key (KEY)
-    config = client_config_file(fleet.work / "cli-client.json5", fleet.port)
+    config = fleet.config
     out = fleet.cli(
         *("fleet", "--zenoh-config", str(config), "--key-file", str(keys)),
         *("--robot", "adam-1", "start", "arms_wave", "--param", "waves=3"),
@@ -120,6 +132,7 @@ def test_a_mission_started_through_the_fleet_runs_on_that_robot_only(fleet: Flee
 
 
 def test_an_estop_on_one_robot_shows_within_1_s_while_the_others_run_on(fleet: Fleet) -> None:
+    fleet.ready()
     client = fleet.client
     for robot, mission, params in (
         ("atom-1", "deliver_drink", {"table_tag": 4}),
@@ -132,7 +145,7 @@ def test_an_estop_on_one_robot_shows_within_1_s_while_the_others_run_on(fleet: F
         lambda c: all(fleet.row(r).get("state") == "RUNNING" for r in ROBOTS), 15
     ), client.rows()
     record = fleet.work / "fleet-events.mcap"
-    config = client_config_file(fleet.work / "cli-client.json5", fleet.port)
+    config = fleet.config
     view = subprocess.Popen(  # the operator's view, plain frames, recording the events
         [
             *(sys.executable, "-m", "executive.cli", "fleet", "--zenoh-config", str(config)),
@@ -159,10 +172,12 @@ def test_an_estop_on_one_robot_shows_within_1_s_while_the_others_run_on(fleet: F
         assert fleet.row(other)["safety"] == "CLEAR", fleet.row(other)
     events = [e for e in client.events if e["robot_id"] == "atom-1" and e["kind"] == "safety"]
     assert events and events[-1]["latched"], events
-    frames, _ = view.communicate(timeout=30)
+    log, _ = view.communicate(timeout=30)
     assert view.returncode == 0
-    last = frames.strip().split("\n\n")[-1]
-    assert "atom-1" in last and "SAFE_STOP" in last and "grx-1" in last, frames
+    lines = log.strip().splitlines()  # the first frame, then a line a change
+    assert any(f" {r} " in line for line in lines for r in ("grx-1", "adam-1")), log
+    latched = [line for line in lines if line.split()[1:3] == ["atom-1", "atom"]]
+    assert latched and "SAFE_STOP" in latched[-1] and "estop" in latched[-1], log
     with record.open("rb") as f:
         recorded = [json.loads(m.data) for _, _, m in make_reader(f).iter_messages()]
     assert any(e["robot_id"] == "atom-1" and e.get("latched") for e in recorded), recorded
@@ -185,6 +200,7 @@ def test_an_estop_on_one_robot_shows_within_1_s_while_the_others_run_on(fleet: F
 
 
 def test_a_request_signed_for_one_robot_is_refused_by_another(fleet: Fleet) -> None:
+    fleet.ready()
     client = fleet.client
     atom = client.instance("atom-1", 5.0)
     adam = client.instance("adam-1", 5.0)
@@ -199,13 +215,22 @@ def test_a_request_signed_for_one_robot_is_refused_by_another(fleet: Fleet) -> N
     assert accepted["code"] in (0, 4), accepted  # signed for it: authentic (idle: refused)
 
 
-def test_a_killed_executive_goes_stale_within_2_s(fleet: Fleet) -> None:
+def test_a_killed_executive_is_lost_and_a_view_opened_afterwards_lists_it(
+    fleet: Fleet,
+) -> None:
+    fleet.ready()
     grx = fleet.stacks["grx-1"]
-    assert not fleet.row("grx-1")["stale"]
+    assert fleet.client.wait_for(lambda c: fleet.row("grx-1").get("condition") == "live", 10)
     grx.stop("executive", sig=signal.SIGKILL)
     killed = time.monotonic()
-    assert fleet.client.wait_for(lambda c: fleet.row("grx-1").get("stale") is True, 5)
-    stale_after = time.monotonic() - killed
-    print(f"killed executive stale after {stale_after:.2f} s")
-    assert stale_after <= 2.0, stale_after
-    assert not fleet.row("atom-1")["stale"] and not fleet.row("adam-1")["stale"]
+    assert fleet.client.wait_for(lambda c: fleet.row("grx-1").get("condition") == "lost", 5)
+    lost_after = time.monotonic() - killed
+    print(f"killed executive lost after {lost_after:.2f} s")
+    assert lost_after <= 2.0, lost_after
+    assert fleet.row("atom-1")["condition"] == fleet.row("adam-1")["condition"] == "live"
+    view = json.loads(
+        fleet.cli("fleet", "--zenoh-config", str(fleet.config), "--json", "--wait", "1")
+    )
+    rows = {r["robot_id"]: r for r in view["robots"]}
+    assert rows["grx-1"]["condition"] == "lost" and rows["grx-1"]["kind"] == "grx", rows
+    assert rows["grx-1"]["since"] and rows["grx-1"]["stale"], rows["grx-1"]

@@ -88,6 +88,14 @@ def test_the_operator_sees_the_robot_and_its_signed_requests_are_answered(
 ) -> None:
     row = secure.operator.row("atom-1") or {}
     assert row["condition"] == "live" and row["kind"] == "atom", row
+    watch = secure.session("operator", "operator")
+    try:  # live, through a wildcard subscription as the view's (not only the store's record)
+        seen, sub = collect(watch, "fleet/*/status")
+        time.sleep(2.0)
+        sub.undeclare()  # type: ignore[no-untyped-call]
+    finally:
+        watch.close()  # type: ignore[no-untyped-call]
+    assert len(seen) >= 5, len(seen)  # 5 Hz
     reply = secure.operator.request("atom-1", "stop")  # signed with KEY, bound to atom-1
     assert reply["code"] in (0, 4), reply  # authentic: nothing runs, so REFUSED at most
     assert "signature" not in reply["message"], reply
@@ -230,3 +238,18 @@ def test_two_sites_joined_over_tls_see_each_others_robots(tmp_path: Path) -> Non
         scope.callback(operator.close)
         assert operator.wait_for(lambda c: "atom-1" in c.robots, 30), operator.rows()
         assert operator.request("atom-1", "stop")["code"] in (0, 4)
+
+
+def test_a_robot_that_stops_cleanly_is_left_not_lost(secure: Secure) -> None:
+    """Its goodbye crosses the access control (a robot hears of the views' interest)."""
+    with ExitStack() as scope:
+        adam = scope.enter_context(running_stack(secure.work / "adam-1"))
+        adam.key = KEY
+        adam.write_config(fleet=fleet_mapping(adam, "adam-1", secure.site.port, site=secure.site))
+        adam.start_service()
+        view = secure.operator
+        assert view.wait_for(lambda c: (c.row("adam-1") or {}).get("condition") == "live", 30)
+        adam.stop("executive")  # SIGTERM: a clean stop
+        assert view.wait_for(lambda c: (c.row("adam-1") or {}).get("condition") == "left", 10), (
+            view.row("adam-1")
+        )
