@@ -78,3 +78,31 @@ def test_the_layout_is_certificates_of_the_ca_and_configs_zenoh_accepts(tmp_path
     before = ca.read_bytes()
     make_site(parse_roster(ROSTER), tmp_path, port=17448)  # again: the CA is kept
     assert ca.read_bytes() == before
+
+
+def test_the_command_makes_the_layout_of_the_shipped_roster_example(tmp_path: Path) -> None:
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    example = root / "deploy" / "fleet-roster.example.yaml"
+    out = subprocess.run(
+        [sys.executable, "-m", "executive.cli", "fleet-site", str(example), "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert f"--zenoh-config {tmp_path / 'router.cafe.json5'} --roster {example}" in out.stdout
+    for cn in ("robot.atom-1", "robot.grx-1", "operator.alice", "monitor.wall-display"):
+        assert (tmp_path / f"{cn}.json5").exists() and (tmp_path / f"{cn}.pem").exists(), cn
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("robots: [a]\n")
+    out = subprocess.run(
+        [sys.executable, "-m", "executive.cli", "fleet-site", str(bad), "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert out.returncode == 2 and f"{bad}: site: must be a name" in out.stdout, out.stdout
