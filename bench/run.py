@@ -4,7 +4,7 @@
     python -m bench.run --quick              # shortened runs, to check the harness
     python -m bench.run --only estop,stream  # some of: codec startup tick stream estop
                                              # estop_c grx reflex memory cli idle fleet
-                                             # groot2
+                                             # fleet_scale groot2
 
 Each part is a module of ``bench/`` that also runs alone (``python bench/parts/estop.py -h``):
 
@@ -29,6 +29,9 @@ Each part is a module of ``bench/`` that also runs alone (``python bench/parts/e
   as before issue 22 and against a C robot publishing the same topics (issue 22's targets);
 - ``fleet``: the status document to the fleet view through one router (median, p99), the
   service's CPU with the fleet plane off and on, and the router's (issue 24);
+- ``fleet_scale``: 10, 100 and 500 stand-in robots on the fleet plane through one router,
+  two joined routers and one over TLS: the view's status latency, CPU, memory and frame
+  time, a request's round trip, the routers' CPU and memory, against N (issue 34);
 - ``groot2``: the tick loop's p99 with a Groot2 client polling statuses at 50 Hz and
   without (their ratio), beside bare py_trees ticking the same tree; the publisher's CPU
   at idle with no client, beside a bare pyzmq poll (issue 32).
@@ -58,6 +61,7 @@ from bench.parts import (
     estop,
     estop_c,
     fleet,
+    fleet_scale,
     groot2,
     grx,
     idle,
@@ -87,6 +91,7 @@ PARTS: tuple[Part, ...] = tuple(
         cli_wall,
         idle,
         fleet,
+        fleet_scale,
         groot2,
     )
 )

@@ -28,6 +28,7 @@ ROWS = {
     "cli": "atom-executive status (s)",
     "idle": "idle CPU %, service idle beside atom",
     "fleet": "fleet: status to view (ms)",
+    "fleet_scale": "fleet at scale: view status (ms)",
     "groot2": "groot2: loop tick, S at 50 Hz",
 }
 
