@@ -364,6 +364,13 @@ def run(sizes: tuple[int, ...], seconds: float, runs: int) -> dict[str, Any]:
                     where = work / f"{n}-{topology.replace(' ', '_')}-{r}"
                     where.mkdir()
                     cases.append(case(where, n, topology, docs, seconds))
+                    c = cases[-1]
+                    print(  # the log keeps each case, whatever happens to the run
+                        f"N={n} {topology} run {r}: status p99 {c['latency_ms']['p99']:.1f} ms, "
+                        f"view CPU {c['cpu_percent']:.1f} %, routers CPU "
+                        f"{sum(c['router_cpu_percent']):.1f} %, load {c['loadavg']}",
+                        flush=True,
+                    )
     return {
         "sizes": list(sizes),
         "seconds": seconds,

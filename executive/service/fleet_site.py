@@ -258,7 +258,9 @@ def router_config(
             "link": {
                 "protocols": ["tls"],
                 "tls": tls(directory, common_name("router", roster.site), listen=True),
-            }
+            },
+            # off: with it the router refuses sessions past about 350 (no SHM counters)
+            "shared_memory": {"enabled": False},
         },
         "access_control": acl(roster),
     }
