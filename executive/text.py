@@ -23,9 +23,10 @@ right before it reaches the terminal: the data itself stays as sent everywhere e
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
-__all__ = ["printable", "printable_lines", "yaml_problem"]
+__all__ = ["json_finite", "printable", "printable_lines", "yaml_problem"]
 
 
 def _escape(char: str) -> str:
@@ -61,3 +62,16 @@ def yaml_problem(error: Any) -> str:
     if not what:  # errors without the parts (ReaderError): the first line of the message
         what = next(iter(str(error).splitlines()), type(error).__name__)
     return printable(what + where)
+
+
+def json_finite(value: Any) -> Any:
+    """``value`` with every non-finite number (a sensor gone bad) as None, through dicts and
+    lists: JSON has no NaN, and a reader's parser may refuse one (the status document, the
+    run's MCAP messages)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: json_finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [json_finite(v) for v in value]
+    return value

@@ -34,19 +34,7 @@ _reflex: Any = native._reflex
 
 def bare_core(streams: int = 3) -> Any:
     """A Core with stream slots and no DDS: the buffers and the latch alone."""
-    return _reflex.Core(
-        participant=0,
-        estop_topic=0,
-        estop_qos_from=0,
-        nflags=3,
-        stream_writers=[0] * streams,
-        cancel_writer=0,
-        cancel=b"",
-        cancel_id_at=0,
-        cancel_stamp_at=0,
-        cancel_id=0,
-        on_trip=None,
-    )
+    return native.bare_core([0] * streams, nflags=3)
 
 
 # -- the seqlock ------------------------------------------------------------------------

@@ -90,14 +90,7 @@ def run(demo: Demo, stack: Stack, profile_name: str, started: float) -> int:
 
     fault_scene(demo, stack, client, sim)
 
-    elapsed = time.monotonic() - started
-    failed = [what for what, ok in demo.checks if not ok]
-    say(
-        f"summary: {len(demo.checks) - len(failed)}/{len(demo.checks)} checks passed in {elapsed:.0f} s"
-    )
-    for what in failed:
-        print(f"  FAILED: {what}")  # noqa: T201
-    return 1 if failed else 0
+    return demo.summary(started)
 
 
 def fault_scene(demo: Demo, stack: Stack, client: ExecutiveClient, sim: AdamSimClient) -> None:

@@ -79,14 +79,7 @@ def run(demo: Demo, stack: Stack, started: float) -> int:
     for path in files:
         print(f"  {path}")  # noqa: T201 - the summary stays the last line
 
-    elapsed = time.monotonic() - started
-    failed = [what for what, ok in demo.checks if not ok]
-    say(
-        f"summary: {len(demo.checks) - len(failed)}/{len(demo.checks)} checks passed in {elapsed:.0f} s"
-    )
-    for what in failed:
-        print(f"  FAILED: {what}")  # noqa: T201
-    return 1 if failed else 0
+    return demo.summary(started)
 
 
 def pictures(demo: Demo, stack: Stack) -> list[Path]:

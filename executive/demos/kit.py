@@ -46,6 +46,18 @@ class Demo:
             idle is not None and still.state == "IDLE" and not still.mission,
         )
 
+    def summary(self, started: float) -> int:
+        """The last lines: how many checks passed and in how long, each failed one; the
+        exit code (1 if any failed)."""
+        failed = [what for what, ok in self.checks if not ok]
+        elapsed = time.monotonic() - started
+        say(
+            f"summary: {len(self.checks) - len(failed)}/{len(self.checks)} checks passed in {elapsed:.0f} s"
+        )
+        for what in failed:
+            print(f"  FAILED: {what}")  # noqa: T201
+        return 1 if failed else 0
+
     def show(self, client: ExecutiveClient) -> None:
         status = client.status()
         tree = render_tree(status)

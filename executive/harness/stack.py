@@ -46,6 +46,15 @@ ROOT = Path(__file__).resolve().parents[2]
 LOOPBACK_URI = (ROOT / "executive" / "resources" / "cyclonedds-loopback.xml").as_uri()
 
 
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` is alive: it exists and is not a zombie waiting to be reaped."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+
+
 def log_time(event: Mapping[str, Any]) -> float | None:
     """When a JSON log line was written, on ``time.monotonic()``'s clock (None if unstamped).
 

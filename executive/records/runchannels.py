@@ -77,12 +77,14 @@ from behaviours.state import snapshot as read_snapshot
 from executive import __version__
 from executive.core.taps import CommandTap, chain_publish
 from executive.core.tree import Executive, MissionRun
+from executive.logs import RateLimitedLog
 from executive.motion.streamer import MotionStreamer
 from executive.motion.trajectory import FloatArray
 from executive.records import bodychannels
 from executive.records.batches import Batches
 from executive.seam.ports import BaseState, RobotSnapshot, Stamped
 from executive.seam.profile import RobotProfile
+from executive.text import json_finite
 
 log = structlog.get_logger(__name__)
 
@@ -381,17 +383,7 @@ def _json(payload: dict[str, Any]) -> bytes:
     try:
         return json.dumps(payload, separators=(",", ":"), allow_nan=False).encode()
     except ValueError:
-        return json.dumps(_finite(payload), separators=(",", ":")).encode()
-
-
-def _finite(value: Any) -> Any:
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_finite(v) for v in value]
-    return value
+        return json.dumps(json_finite(payload), separators=(",", ":")).encode()
 
 
 def _by_name(names: Sequence[str], values: Any) -> dict[str, float]:
@@ -459,7 +451,7 @@ class RunChannels:
         self.dropped = 0
         self.failed = 0
         self.last_error = ""
-        self._logged_at = -LOG_INTERVAL
+        self._errors = RateLimitedLog(log, LOG_INTERVAL)  # the first at once, then one a while
         self._closed = False
         self._bb = py_trees.blackboard.Client(name="Run Channels")
         self._bb.register_key(SNAPSHOT_KEY, access=py_trees.common.Access.READ)
@@ -793,12 +785,13 @@ class RunChannels:
 
     def _problem(self, what: str) -> None:
         self.last_error = what
-        now = time.monotonic()
-        if now - self._logged_at >= LOG_INTERVAL:
-            self._logged_at = now
-            log.error(
-                "run channels: items lost", error=what, dropped=self.dropped, failed=self.failed
-            )
+        self._errors.log(
+            "error",
+            "run channels: items lost",
+            error=what,
+            dropped=self.dropped,
+            failed=self.failed,
+        )
 
     def problems(self) -> list[str]:
         """What the status should say about the recording ([] while nothing is lost)."""

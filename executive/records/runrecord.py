@@ -38,6 +38,7 @@ import structlog
 from py_trees.common import Status
 
 from executive.core.tree import ExecState, Executive, MissionRun, node_path
+from executive.logs import RateLimitedLog
 
 log = structlog.get_logger(__name__)
 
@@ -66,7 +67,7 @@ class RunRecorder:
         self.failed = 0  # batches whose write failed
         self.dropped = 0  # batches dropped: the queue was full (the disk too slow or stuck)
         self.last_error = ""
-        self._logged_at = -LOG_INTERVAL
+        self._errors = RateLimitedLog(log, LOG_INTERVAL)  # the first at once, then one a while
         self._writer = threading.Thread(target=self._write_loop, name="run-records", daemon=True)
         self._writer.start()
 
@@ -124,12 +125,9 @@ class RunRecorder:
 
     def _problem(self, what: str) -> None:
         self.last_error = what
-        now = time.monotonic()
-        if now - self._logged_at >= LOG_INTERVAL:
-            self._logged_at = now
-            log.error(
-                "run record not written", error=what, failed=self.failed, dropped=self.dropped
-            )
+        self._errors.log(
+            "error", "run record not written", error=what, failed=self.failed, dropped=self.dropped
+        )
 
     def problems(self) -> list[str]:
         """What the status should say about the records ([] while every write succeeds)."""

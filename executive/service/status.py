@@ -57,6 +57,7 @@ from executive import __version__
 from executive.core.tree import ExecState, Executive, MissionRun, Paused, node_path
 from executive.seam.ports import Motion, RobotSnapshot, Stamped
 from executive.service.protocol import STATUS_QOS, STATUS_TOPIC
+from executive.text import json_finite
 from executive.wire.gen.own.atom_executive.msg import NodeStatus_, SourceStatus_, Status_
 
 FEED_LINES = 20
@@ -264,7 +265,7 @@ def _motion(executive: Executive, now: float) -> tuple[dict[str, Any] | None, li
 
 def _pose(pose: tuple[float, float, float] | None) -> dict[str, float | None] | None:
     """The base's pose (x, y m; yaw rad) to the millimetre; None where the robot reports
-    none (a non-finite value is already None in the snapshot, and ``_finite`` besides)."""
+    none (a non-finite value is already None in the snapshot, and ``json_finite`` besides)."""
     if pose is None:
         return None
     x, y, yaw = pose
@@ -306,17 +307,6 @@ def _paused(paused: Paused, now: float) -> dict[str, Any]:
         "rest_after_s": None if rest.rest_at is None else _round(rest.rest_at - paused.since),
         "drift_mrad": None if rest.rest_at is None else round(rest.drift * 1e3, 3),
     }
-
-
-def _finite(value: Any) -> Any:
-    """A non-finite number (a sensor gone bad) as null: JSON has no NaN."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_finite(v) for v in value]
-    return value
 
 
 def status_document(
@@ -395,7 +385,7 @@ def status_document(
         doc["recovery"] = dict(recovery)
     if ex.paused is not None:
         doc["paused"] = _paused(ex.paused, clock)
-    return cast(dict[str, Any], _finite(doc))
+    return cast(dict[str, Any], json_finite(doc))
 
 
 def tree_nodes(doc: Mapping[str, Any]) -> list[NodeStatus_]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -9,6 +10,9 @@ from pathlib import Path
 import pytest
 
 from executive.core.runtime import Runtime
+from executive.harness.aurora import RobotProcess
+from executive.harness.aurora import start as start_aurora
+from executive.harness.stack import Stack, running_stack
 from executive.mission.store import MissionStore
 from executive.robots.atom.interface import Interface
 from executive.seam.profile import load_profile
@@ -60,3 +64,19 @@ def live(start_sim: Callable[..., Sim], dds_domain: int) -> Iterator[Live]:  # n
             runtime.stop_supervisor()
             runtime.ticker.stop()
             runtime.streamer.stop()
+
+
+@pytest.fixture
+def aurora_waving(tmp_path: Path) -> Iterator[tuple[Stack, RobotProcess, float]]:
+    """The service waving the simulated Aurora's left arm (moving commands arriving); when
+    the wave began."""
+    with running_stack(tmp_path) as stack:
+        robot = start_aurora(stack)
+        try:
+            t0 = time.monotonic()
+            reply = stack.client.request("start", {"mission": "arm_wave", "params": {"waves": 20}})
+            assert reply.code == 0, reply.message
+            assert stack.wait_for(lambda: len(robot.records().moving(t0)) > 10, 20)
+            yield stack, robot, t0
+        finally:
+            robot.close()

@@ -13,41 +13,16 @@ from __future__ import annotations
 import os
 import signal
 import time
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from executive.harness.aurora import RobotProcess, bridge_pid, start
-from executive.harness.stack import Stack, running_stack
+from executive.harness.aurora import RobotProcess, bridge_pid
+from executive.harness.stack import Stack, alive
 from executive.operator.lines import motion
 
 pytestmark = pytest.mark.dds
 
 CONTROL_FSM, RELEASE_FSM = 11, 2  # the profile's upper_body_user_cmd, and the FSM found
-
-
-@pytest.fixture
-def waving(tmp_path: Path) -> Iterator[tuple[Stack, RobotProcess, float]]:
-    """The service waving the simulated Aurora's left arm (moving commands arriving)."""
-    with running_stack(tmp_path) as stack:
-        robot = start(stack)
-        try:
-            t0 = time.monotonic()
-            reply = stack.client.request("start", {"mission": "arm_wave", "params": {"waves": 20}})
-            assert reply.code == 0, reply.message
-            assert stack.wait_for(lambda: len(robot.records().moving(t0)) > 10, 20)
-            yield stack, robot, t0
-        finally:
-            robot.close()
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
 
 
 def kill_bridge(
@@ -94,9 +69,9 @@ def released(robot: RobotProcess, after: float) -> list[int]:
 
 
 def test_a_fresh_bridge_holds_the_robot_and_nothing_moving_follows_the_kill(
-    waving: tuple[Stack, RobotProcess, float],
+    aurora_waving: tuple[Stack, RobotProcess, float],
 ) -> None:
-    stack, robot, t0 = waving
+    stack, robot, t0 = aurora_waving
     assert whole_fsm(robot) == CONTROL_FSM
     old, t_kill = kill_bridge(stack, robot, t0)
     new, t_new = fresh_bridge(stack, old)
@@ -115,9 +90,9 @@ def test_a_fresh_bridge_holds_the_robot_and_nothing_moving_follows_the_kill(
 
 
 def test_the_safe_stop_says_the_wire_child_died_and_what_to_do(
-    waving: tuple[Stack, RobotProcess, float],
+    aurora_waving: tuple[Stack, RobotProcess, float],
 ) -> None:
-    stack, robot, t0 = waving
+    stack, robot, t0 = aurora_waving
     old, _ = kill_bridge(stack, robot, t0)
     stopped = stack.client.wait_status(lambda s: s.state == "SAFE_STOP", 5)
     assert stopped is not None, stack.client.status()
@@ -129,9 +104,9 @@ def test_the_safe_stop_says_the_wire_child_died_and_what_to_do(
 
 
 def test_the_status_does_not_say_still_from_no_data(
-    waving: tuple[Stack, RobotProcess, float],
+    aurora_waving: tuple[Stack, RobotProcess, float],
 ) -> None:
-    stack, robot, t0 = waving
+    stack, robot, t0 = aurora_waving
     old, _ = kill_bridge(stack, robot, t0, silence=True)
     assert stack.client.wait_status(lambda s: s.state == "SAFE_STOP", 5) is not None
     time.sleep(0.6)  # past group_state's limit (0.5 s)
@@ -140,9 +115,9 @@ def test_the_status_does_not_say_still_from_no_data(
 
 
 def test_the_reset_is_refused_until_the_fresh_bridge_hears_the_robot(
-    waving: tuple[Stack, RobotProcess, float],
+    aurora_waving: tuple[Stack, RobotProcess, float],
 ) -> None:
-    stack, robot, t0 = waving
+    stack, robot, t0 = aurora_waving
     old, t_kill = kill_bridge(stack, robot, t0, silence=True)
     assert stack.client.wait_status(lambda s: s.state == "SAFE_STOP", 5) is not None
     reply = stack.client.request("reset")
@@ -166,11 +141,11 @@ def test_the_reset_is_refused_until_the_fresh_bridge_hears_the_robot(
 
 
 def test_a_service_stopped_after_its_bridge_was_killed_releases_the_robot(
-    waving: tuple[Stack, RobotProcess, float],
+    aurora_waving: tuple[Stack, RobotProcess, float],
 ) -> None:
     """SIGINT with SAFE_STOP still latched (no reset): the clean stop hands upper-body
     control back through the fresh bridge, which then exits; no FSM 11 left held."""
-    stack, robot, t0 = waving
+    stack, robot, t0 = aurora_waving
     old, t_kill = kill_bridge(stack, robot, t0)
     new, t_new = fresh_bridge(stack, old)
     assert stack.wait_for(lambda: bool(robot.records().holds(t_new)), 10)

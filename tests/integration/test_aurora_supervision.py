@@ -8,42 +8,18 @@ from __future__ import annotations
 import os
 import signal
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from executive.harness.aurora import Pendant, RobotProcess, bridge_pid, sim, start
-from executive.harness.stack import Stack, running_stack
+from executive.harness.aurora import Pendant, bridge_pid, sim, start
+from executive.harness.stack import alive, running_stack
 
 pytestmark = pytest.mark.dds
 
 
-@pytest.fixture
-def waving(tmp_path: Path) -> Iterator[tuple[Stack, RobotProcess, float]]:
-    """The service waving the simulated Aurora's left arm (moving commands arriving)."""
-    with running_stack(tmp_path) as stack:
-        robot = start(stack)
-        try:
-            t0 = time.monotonic()
-            reply = stack.client.request("start", {"mission": "arm_wave", "params": {"waves": 20}})
-            assert reply.code == 0, reply.message
-            assert stack.wait_for(lambda: len(robot.records().moving(t0)) > 10, 20)
-            yield stack, robot, t0
-        finally:
-            robot.close()
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
-
-
-def test_the_bridge_holds_and_exits_when_the_service_is_killed(waving) -> None:
-    stack, robot, t0 = waving
+def test_the_bridge_holds_and_exits_when_the_service_is_killed(aurora_waving) -> None:
+    stack, robot, t0 = aurora_waving
     service = stack.procs["executive"]
     bridge = bridge_pid(service.pid)
     assert bridge is not None
@@ -61,8 +37,8 @@ def test_the_bridge_holds_and_exits_when_the_service_is_killed(waving) -> None:
 
 
 @pytest.mark.serial  # the hold's time after the stop is measured
-def test_a_silent_service_is_held_by_the_bridge_then_latched_when_it_wakes(waving) -> None:
-    stack, robot, _ = waving
+def test_a_silent_service_is_held_by_the_bridge_then_latched_when_it_wakes(aurora_waving) -> None:
+    stack, robot, _ = aurora_waving
     service = stack.procs["executive"]
     t_stop = time.monotonic()
     os.kill(service.pid, signal.SIGSTOP)
@@ -91,10 +67,10 @@ def test_a_silent_service_is_held_by_the_bridge_then_latched_when_it_wakes(wavin
     assert not robot.records().moving(holds[0])
 
 
-def test_a_trip_only_the_executive_sees_goes_down_as_a_hold(waving) -> None:
+def test_a_trip_only_the_executive_sees_goes_down_as_a_hold(aurora_waving) -> None:
     """Another controller takes the robot out of upper-body control (FSM 11 -> 10): the
     executive's control_revoked, which the bridge cannot judge, reaches it as ``hold``."""
-    stack, robot, _ = waving
+    stack, robot, _ = aurora_waving
     pendant = Pendant(stack)
     try:
         t_trip = time.monotonic()

@@ -268,6 +268,26 @@ def _close_all() -> None:
         reflex.close(restore=False)
 
 
+def bare_core(stream_writers: Sequence[int] = (), nflags: int = 1) -> _reflex.Core:
+    """A core that watches no e-stop topic and cancels nothing: a gate for these writers'
+    handles (``stream_writers``), or only the receive-thread diversion. The extension must
+    be built (``_reflex`` not None)."""
+    assert _reflex is not None, MISSING
+    return _reflex.Core(
+        participant=0,
+        estop_topic=0,
+        estop_qos_from=0,
+        nflags=nflags,
+        stream_writers=list(stream_writers),
+        cancel_writer=0,
+        cancel=b"",
+        cancel_id_at=0,
+        cancel_stamp_at=0,
+        cancel_id=0,
+        on_trip=None,
+    )
+
+
 def _divert(core: _reflex.Core, readers: Iterable[Any], *, python: bool = True) -> None:
     """Divert each reader; ``python`` False: the C listener only stamps arrivals (a
     polled reader has no Python listener, and its no-op default must not cost a wake and
@@ -282,19 +302,7 @@ def divert(readers: Iterable[Any]) -> Diversion | None:
     the receive thread (None, doing nothing, when the extension is not built)."""
     if _reflex is None:
         return None
-    core = _reflex.Core(
-        participant=0,
-        estop_topic=0,
-        estop_qos_from=0,
-        nflags=1,
-        stream_writers=[],
-        cancel_writer=0,
-        cancel=b"",
-        cancel_id_at=0,
-        cancel_stamp_at=0,
-        cancel_id=0,
-        on_trip=None,
-    )
+    core = bare_core()
     _divert(core, readers)
     diversion = Diversion(core)
     _live.add(diversion)
@@ -390,19 +398,7 @@ def stream_gate(streamer: Streamer, writers: Sequence[Any]) -> StreamGate | None
             error=MISSING,
         )
         return None
-    core = _reflex.Core(
-        participant=0,
-        estop_topic=0,
-        estop_qos_from=0,
-        nflags=1,
-        stream_writers=[w._ref for w in writers],
-        cancel_writer=0,
-        cancel=b"",
-        cancel_id_at=0,
-        cancel_stamp_at=0,
-        cancel_id=0,
-        on_trip=None,
-    )
+    core = bare_core([w._ref for w in writers])
     gate = StreamGate(core, streamer.command_keys())
     streamer.attach_gate(gate)
     _live.add(gate)
