@@ -27,6 +27,7 @@ LADDER = (
     "executive.suggest",
     "executive.logs",
     "executive.seam",  # what a robot is: ports, profile, body, frames, the registry
+    "executive.reach",  # inverse kinematics and clearances on the body (mink)
     "executive.wire",  # codecs, participants, readers: robot-neutral
     "executive.motion",  # trajectories and the joint stream
     "executive.robots",  # the adapters, each with its wire and its simulator

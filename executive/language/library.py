@@ -15,6 +15,21 @@ each entry a name with a description and targets by joint name (never by index):
 Poses may name any profile joint; gestures only hand joints (``right_index``...). Every
 value is checked against the profile's limits when the library loads, so a mission
 that names a pose can trust it. A name defined twice is an error.
+
+A pose may say where it goes instead of how: ``intent`` (where points of the body go)
+and ``solve: GROUP`` (a joint group or set of the profile: ``right_arm``, ``arms``,
+``head``...), with ``joints`` optional as the seed. The group's joints are then solved
+by inverse kinematics on the profile's body model when the library loads
+(``executive.reach.ik``), and the pose is the solution (with the seed's joints outside
+the group as given). An intent the solver cannot reach is refused at its file:line,
+saying how far the best solution stays and what stops it:
+
+    poses:
+      cup_grasp:
+        description: Right hand at the cup on the counter.
+        solve: right_arm
+        intent:
+          right_hand: {at: [0.45, -0.20, 0.10], within: 0.02}
 """
 
 from __future__ import annotations
@@ -29,8 +44,17 @@ from types import MappingProxyType
 from executive.language.diagnostics import Diagnostic, Diagnostics, Location
 from executive.language.kinds import Field, FieldType
 from executive.language.values import check_value, suggest
-from executive.language.yaml_source import ReadTree, YMap, YNode, YScalar, describe, plain
-from executive.seam.body import BodySpec
+from executive.language.yaml_source import (
+    ReadTree,
+    YEntry,
+    YMap,
+    YNode,
+    YScalar,
+    describe,
+    plain,
+)
+from executive.reach import ik
+from executive.seam.body import BodySpec, NoBody
 from executive.seam.profile import RobotProfile
 
 NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
@@ -53,13 +77,16 @@ class Intent:
 
 @dataclass(frozen=True)
 class Target:
-    """A named pose or gesture: joint name -> rad, all inside the profile's limits."""
+    """A named pose or gesture: joint name -> rad, all inside the profile's limits. A
+    solved pose (``solve``: the group solved for its intent) keeps its ``solution``."""
 
     name: str
     joints: Mapping[str, float]
     description: str
     where: Location
     intent: Mapping[str, Intent] = field(default_factory=lambda: MappingProxyType({}))
+    solve: str = ""
+    solution: ik.Solution | None = None
 
 
 @dataclass(frozen=True)
@@ -152,8 +179,27 @@ def _file(
             continue
         target, ok = _entry(entry.value, section, path, profile, diags)
         intent = _intent(entry.value, path, profile, diags) if section == "poses" else {}
+        group, solution = "", None
+        solve = entry.value.entries.get("solve") if isinstance(entry.value, YMap) else None
+        if solve is not None and section == "poses":
+            before = diags.error_count()
+            group, solution = _solve(solve, path, target, intent, profile, diags)
+            ok = ok and diags.error_count() == before
+            if solution is not None:
+                target = MappingProxyType(
+                    {
+                        **{j: q for j, q in target.items() if j not in solution.joints},
+                        **solution.joints,
+                    }
+                )
         out[name] = Target(
-            name, target, _description(entry.value), entry.key_where, MappingProxyType(intent)
+            name,
+            target,
+            _description(entry.value),
+            entry.key_where,
+            MappingProxyType(intent),
+            group,
+            solution,
         )
         if not ok:
             broken.add(name)
@@ -171,7 +217,9 @@ def _entry(
     node: YNode, section: str, path: str, profile: RobotProfile, diags: Diagnostics
 ) -> tuple[Mapping[str, float], bool]:
     field = "joints" if section == "poses" else "fingers"
-    known = ("description", field, "intent") if section == "poses" else ("description", field)
+    known = (
+        ("description", field, "intent", "solve") if section == "poses" else ("description", field)
+    )
     before = diags.error_count()
     if not isinstance(node, YMap):
         diags.error(node.where, path, f"expected a mapping with '{field}:', got {describe(node)}")
@@ -187,8 +235,10 @@ def _entry(
             diags.error(entry.value.where, f"{path}.{key}", "expected text")
     targets: dict[str, float] = {}
     body = node.entries.get(field)
-    if body is None:
-        diags.error(node.where, path, f"missing '{field}:'")
+    if body is None and "solve" in node.entries:
+        pass  # a solved pose: its joints come from the solver, the seed is the rest
+    elif body is None:
+        diags.error(node.where, path, f"missing '{field}:' (or 'solve:' and 'intent:')")
     elif not isinstance(body.value, YMap) or not body.value.entries:
         diags.error(
             body.value.where,
@@ -250,6 +300,67 @@ def _intent(node: YNode, path: str, profile: RobotProfile, diags: Diagnostics) -
             continue
         out[point] = Intent(point, xyz, float(within), where)
     return out
+
+
+def _solve(
+    entry: YEntry,
+    path: str,
+    seed: Mapping[str, float],
+    intent: Mapping[str, Intent],
+    profile: RobotProfile,
+    diags: Diagnostics,
+) -> tuple[str, ik.Solution | None]:
+    """A pose's ``solve: GROUP``: the group's joints solved for the pose's intent, from
+    the pose's ``joints`` as the seed (the body's rest for the joints it does not give)."""
+    spath = f"{path}.solve"
+    group = entry.value.value if isinstance(entry.value, YScalar) else None
+    if not isinstance(group, str) or not group:
+        diags.error(entry.value.where, spath, "expected a joint group or set (right_arm, head...)")
+        return "", None
+    body = profile.body
+    if not isinstance(body, BodySpec):
+        why = f": {body.why}" if isinstance(body, NoBody) else ""
+        diags.error(
+            entry.key_where, spath, f"profile {profile.name!r} has no body model to solve on{why}"
+        )
+        return group, None
+    if not intent:
+        diags.error(
+            entry.key_where,
+            spath,
+            "solve needs an intent (where the points go): intent: {point: {at: [x, y, z], within: m}}",
+        )
+        return group, None
+    try:
+        solver = ik.solver_for(profile)
+        joints = solver.joints_of(group)
+    except ik.ReachError as e:
+        diags.error(
+            entry.value.where,
+            spath,
+            f"{e}{suggest(group, [*profile.joint_sets, 'arms', 'head', 'torso', 'legs'], 'groups')}",
+        )
+        return group, None
+    goals = []
+    for item in intent.values():
+        goal = ik.Goal(item.point, item.at, item.within)
+        try:
+            solver.check_goal(goal, joints)
+        except ik.ReachError as e:
+            diags.error(item.where, f"{path}.intent.{item.point}", str(e))
+            return group, None
+        goals.append(goal)
+    solution = solver.solve(goals, joints, seed)
+    if not solution.ok:
+        item = intent.get(solution.about) or next(iter(intent.values()))
+        diags.error(
+            item.where,
+            f"{path}.intent.{item.point}",
+            f"no solution for {group} ({entry.key_where.file}:{entry.key_where.line}): "
+            f"{solution.problem}",
+        )
+        return group, None
+    return group, solution
 
 
 def _axes(raw: object) -> tuple[float | None, float | None, float | None] | None:

@@ -39,6 +39,7 @@ import numpy as np
 import numpy.typing as npt
 
 RESOURCES = Path(__file__).resolve().parents[1] / "resources"
+SITE = "point:"  # a named point's site in the compiled model: "point:right_hand"
 FloatArray = npt.NDArray[np.float64]
 
 
@@ -195,6 +196,10 @@ class Body:
                 size=[s / 2 for s in box.size],
                 pos=list(box.center),
             )
+        for pname, point in spec.points.items():  # a frame a solver can name (executive.reach)
+            link = mj_spec.body(point.link)
+            if link is not None:  # else refused by _points below, naming the point
+                link.add_site(name=f"{SITE}{pname}", pos=list(point.offset))
         try:
             self.model = mj_spec.compile()
         except ValueError as e:  # what MuJoCo's compiler raises
