@@ -67,6 +67,10 @@ COMMANDS: dict[str, tuple[str | None, str]] = {
         "list the runs a crash interrupted and their last checkpoint; with RUN_ID "
         "(signed), go on with that run from its checkpoint",
     ),
+    "set": (
+        _OPERATOR,
+        "set a place for the running mission's reach: set NAME [X,Y,Z] (m, base frame; signed)",
+    ),
     "router": (
         "executive.service.router:add_parser",
         "run zenoh's router for the fleet plane (the site's; loopback by default)",

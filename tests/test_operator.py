@@ -197,7 +197,12 @@ def test_param_values(text: str, value: Any) -> None:
         (["status", "--domain", "500"], "--domain 500 is outside 0..232"),
         (["status", "--timeout", "nan"], "is not a number of seconds"),
         (["watch", "--duration", "-1"], "is not a number of seconds"),
-        (["start", "m", "--param", "x=[oops", "--key-file", "/nonexistent"], "cannot read"),
+        (["start", "m", "--param", "x=oops", "--key-file", "/nonexistent"], "cannot read"),
+        # a bracketed value is a point: three finite numbers, refused here in one line
+        (["start", "m", "--param", "x=[oops"], "--param x: not valid YAML"),
+        (["start", "m", "--param", "cup=[1,2]"], "--param cup: expected a point [x, y, z]"),
+        (["start", "m", "--param", "cup=[.nan,0,0]"], "not a finite number"),
+        (["set", "cup", "[0.4, 0, 1.0e+9]"], "set cup: [0.4, 0, 1000000000.0] is more than 100 m"),
     ],
 )
 def test_more_bad_input_is_one_line_and_exit_2(args: list[str], words: str) -> None:

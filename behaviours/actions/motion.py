@@ -9,7 +9,7 @@ their checks against the robot profile (``_check_motion``) are below it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from py_trees.common import Status
 
@@ -96,7 +96,7 @@ class MoveJoints(RobotLeaf):
     Reads the snapshot's joint positions.
     """
 
-    kinds = (
+    kinds: ClassVar[tuple[LeafKind, ...]] = (
         LeafKind(
             name="move_joints",
             doc="Moves joints to a named pose or to inline targets on a smooth trajectory, "

@@ -35,6 +35,7 @@ import py_trees
 import structlog
 from py_trees.common import ParallelPolicy, Status
 
+from behaviours import places
 from behaviours.base import RobotLeaf
 from behaviours.context import RobotContext
 from behaviours.state import GatherRobotState
@@ -336,6 +337,7 @@ class Executive:
         self.context.control_acquired = False
         self.context.feed.clear()  # the feed is this run's; kept, it grew for good (bench/memory.py)
         self.context.pauses.clear()
+        places.clear()  # a run's places are its own (behaviours/places.py)
         self.slot.paused, self.paused = False, None
         self._control_seen = False
         self.counters.runs += 1
@@ -370,6 +372,15 @@ class Executive:
     def not_ready(self) -> list[str]:
         """The safety sources that are silent or not understood now (DESIGN.md 4)."""
         return self.monitor.not_ready(self.state_now())
+
+    def set_place(self, name: str, at: tuple[float, float, float], by: str) -> tuple[bool, str]:
+        """A place for the running mission's ``reach`` (behaviours/places.py); refused
+        while no mission runs: places belong to a run."""
+        if self.run is None:
+            return False, "refused: no mission is running (a place is set for the running one)"
+        places.write(name, at, by)
+        log.info("place set", place=name, at=list(at), by=by, run_id=self.run.run_id)
+        return True, f"place {name} = [{at[0]:g}, {at[1]:g}, {at[2]:g}]"
 
     def stop_mission(self, reason: str = "stopped by request") -> tuple[bool, str]:
         if self.run is None:
@@ -610,6 +621,7 @@ class Executive:
             run.root.stop(Status.INVALID)  # every running leaf's terminate() runs once
         self.tree.prune_subtree(run.root.id)
         forget_blackboards(run.root)
+        places.clear()
         if self.paused is not None:  # a run that ends paused: nothing of the pause is left
             self.slot.paused, self.paused = False, None
             self.context.pauses.resume()

@@ -23,6 +23,8 @@ from typing import Any
 MAX_TIMEOUT = 3600.0  # s: longer than any step of a mission should ever wait
 MAX_TAG = 2**32 - 1  # AMRCommand_.target_id is uint32
 MAX_FSM_ID = 2**16 - 1  # SetFsmId_.id is uint16
+MAX_COORDINATE = 100.0  # m: a point farther than this from the robot is a typo, not a place
+PLACE_NAME = r"^[a-z][a-z0-9_]{0,63}$"  # a place on the blackboard: ``cup``, ``table_2``
 
 # Gamepad buttons (wireless_remote bytes 2-3, DESIGN.md 3.3).
 BUTTONS = (
@@ -51,7 +53,7 @@ class Category(enum.Enum):
 
 
 class FieldType(enum.Enum):
-    """What a field holds. The first nine are also the types a mission parameter may have."""
+    """What a field holds. ``PARAM_TYPES`` are also the types a mission parameter may have."""
 
     NUMBER = "number"
     INTEGER = "integer"
@@ -62,6 +64,8 @@ class FieldType(enum.Enum):
     TAG = "tag"  # an AMR tag id
     FSM_STATE = "fsm_state"  # a profile FSM state name, or an id
     BUTTON = "button"  # one of BUTTONS
+    POINT = "point"  # [x, y, z]: three finite numbers, m, the robot's base frame
+    PLACE = "place"  # a point, or the name of a place on the blackboard (executive.reach)
     CHOICE = "choice"  # one of Field.choices
     JOINT_TARGETS = "joint_targets"  # {joint name: rad}
     SELECTION = "selection"  # joint, joint set or group names (profile.expand)
@@ -81,6 +85,7 @@ PARAM_TYPES = (
     FieldType.TAG,
     FieldType.FSM_STATE,
     FieldType.BUTTON,
+    FieldType.POINT,
 )
 
 # Which parameter types may fill a field of a given type through ``${name}``.
@@ -94,6 +99,8 @@ ACCEPTS: Mapping[FieldType, frozenset[FieldType]] = {
     FieldType.TAG: frozenset({FieldType.TAG, FieldType.INTEGER}),
     FieldType.FSM_STATE: frozenset({FieldType.FSM_STATE}),
     FieldType.BUTTON: frozenset({FieldType.BUTTON}),
+    FieldType.POINT: frozenset({FieldType.POINT}),
+    FieldType.PLACE: frozenset({FieldType.POINT}),
 }
 
 

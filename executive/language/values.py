@@ -10,12 +10,21 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from executive.language.diagnostics import Location
-from executive.language.kinds import BUTTONS, MAX_FSM_ID, MAX_TAG, Field, FieldType
+from executive.language.kinds import (
+    BUTTONS,
+    MAX_COORDINATE,
+    MAX_FSM_ID,
+    MAX_TAG,
+    PLACE_NAME,
+    Field,
+    FieldType,
+)
 from executive.language.yaml_source import MAX_INT, describe_value, int_digits
 
 EXPECTED: dict[FieldType, str] = {
@@ -28,6 +37,8 @@ EXPECTED: dict[FieldType, str] = {
     FieldType.TAG: f"a tag id (0..{MAX_TAG})",
     FieldType.FSM_STATE: "an FSM state name or id",
     FieldType.BUTTON: "a button name",
+    FieldType.POINT: "a point [x, y, z] (three numbers, m, the robot's base frame)",
+    FieldType.PLACE: "a point [x, y, z] (m, the robot's base frame) or a place's name",
     FieldType.CHOICE: "one of the listed choices",
     FieldType.JOINT_TARGETS: "a mapping of joint name to rad",
     FieldType.SELECTION: "a joint, joint set or group name, or a list of them",
@@ -96,6 +107,15 @@ def check_value(value: object, field: Field, names: Names) -> tuple[Any, str | N
     ftype = field.type
     if ftype in (FieldType.NUMBER, FieldType.INTEGER, FieldType.TAG):
         return _number(value, field)
+    if ftype is FieldType.POINT or (ftype is FieldType.PLACE and not isinstance(value, str)):
+        return point(value)
+    if ftype is FieldType.PLACE and isinstance(value, str):
+        if re.match(PLACE_NAME, value):
+            return value, None
+        return None, (
+            f"expected {EXPECTED[ftype]} (a name: lower_case letters, digits and _), "
+            f"got {describe_value(value)}"
+        )
     if ftype is FieldType.BOOLEAN:
         if isinstance(value, bool):
             return value, None
@@ -111,6 +131,25 @@ def check_value(value: object, field: Field, names: Names) -> tuple[Any, str | N
             return None, f"longer than {field.max_length} characters"
         return value, None
     return _named(value, field, names)
+
+
+def point(value: object) -> tuple[tuple[float, float, float] | None, str | None]:
+    """``[x, y, z]``: three finite numbers (m, the robot's base frame), each within
+    ``MAX_COORDINATE`` of it; (the point as a tuple of floats, None) or (None, why not)."""
+    want = EXPECTED[FieldType.POINT]
+    if not isinstance(value, list | tuple):
+        return None, f"expected {want}, got {describe_value(value)}"
+    if len(value) != 3 or not all(is_number(v) for v in value):
+        shown = ", ".join(describe_value(v) for v in value) if len(value) <= 6 else "..."
+        return None, f"expected {want}, got {len(value)} values: {shown}"
+    if not all(math.isfinite(v) for v in value):
+        return None, f"expected {want}, got a value that is not a finite number: {list(value)}"
+    if any(abs(v) > MAX_COORDINATE for v in value):
+        return None, (
+            f"{list(value)} is more than {MAX_COORDINATE:g} m from the robot: "
+            "a point is in metres, in the robot's base frame"
+        )
+    return (float(value[0]), float(value[1]), float(value[2])), None
 
 
 def _named(value: str, field: Field, names: Names) -> tuple[Any, str | None]:

@@ -160,6 +160,11 @@ class _Walk:
         if leaf.kind not in MOTION:
             return entry
         targets = leaf.args.get("targets")
+        solved = leaf.args.get("joints")
+        if not isinstance(targets, Mapping) and isinstance(solved, tuple):
+            # a reach checks its own path when it runs (behaviours/actions/reach.py); after
+            # it, its joints are where the solver put them: nominally at rest here
+            return {j: q for j, q in entry.items() if j not in solved}
         if not isinstance(targets, Mapping):
             return entry
         moved = {j: float(q) for j, q in targets.items() if j in self.body.qpos_of}

@@ -225,7 +225,7 @@ KEY_FIELDS = (
     "timeout",
     "message",
 )
-HIDDEN_FIELDS = frozenset({"targets", "fsm_id"})
+HIDDEN_FIELDS = frozenset({"targets", "fsm_id", "joints", "scene"})
 UNITS = {
     "seconds": " s",
     "duration": " s",

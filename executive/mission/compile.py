@@ -104,6 +104,7 @@ class Session:
     stack: list[Path] = field(default_factory=list)
     resolved_paths: dict[Path, Path] = field(default_factory=dict)  # symlinks resolved, cached
     includes: dict[str, None] = field(default_factory=dict)
+    scene: Scene = EMPTY_SCENE  # the mission's: leaves that take one (reach) get it
 
     def __post_init__(self) -> None:
         self.names = _Names(self.library, self.profile)
@@ -151,6 +152,9 @@ def compile_document(
                     "a mission's parameters need a default (only a subtree may require them)",
                 )
     scope = Scope(display, _bindings(decls, args))
+    scene = _scene(entries, kind, diags)
+    if kind == "mission" and standalone:
+        session.scene = scene
     if "tree" not in entries:
         diags.error(where, "", "missing 'tree:' (the mission's root node)")
         return None
@@ -158,7 +162,6 @@ def compile_document(
     for decl in decls.values():
         if decl.name not in scope.used:
             diags.warning(decl.where, f"params.{decl.name}", "declared but never used")
-    scene = _scene(entries, kind, diags)
     if root is None or name is None:
         return None
     return Mission(
@@ -414,6 +417,8 @@ class _Compiler:
         if args is None or not body.ok or any(t is None for t in subtrees.values()):
             return None
         args = {**args, **subtrees}
+        if "scene" in kind.args:  # the obstacles the leaf checks at run time (reach)
+            args["scene"] = self.s.scene
         return Leaf(
             name=self._name(body, default_name(kind.name, args)),
             where=where,

@@ -12,7 +12,7 @@ from executive.language.diagnostics import Diagnostics, Location
 from executive.language.kinds import Field, FieldType
 from executive.language.model import Unresolved
 from executive.language.values import EXPECTED, Names, Val, check_value
-from executive.language.yaml_source import YMap, YNode, YScalar, YSeq, describe
+from executive.language.yaml_source import YMap, YNode, YScalar, YSeq, describe, plain
 from executive.mission.params import WHOLE_REF, Scope, as_text, interpolate, resolve_ref
 
 
@@ -37,6 +37,8 @@ class FieldReader:
             return self._targets(y, path)
         if f.type is FieldType.SELECTION:
             return self._selection(y, path)
+        if f.type in (FieldType.POINT, FieldType.PLACE) and isinstance(y, YSeq):
+            return self._point(y, f, path)
         if not isinstance(y, YScalar):
             self.diags.error(y.where, path, f"expected {expected(f)}, got {describe(y)}")
             return None
@@ -84,6 +86,23 @@ class FieldReader:
             self.diags.error(y.where, path, problem + note)
             return None
         return Val(v, y.where, note, raw)
+
+    def _point(self, y: YSeq, f: Field, path: str) -> Val | None:
+        """``[x, y, z]`` written in the file (parameters are whole values: ``${cup}``)."""
+        if any(
+            isinstance(i, YScalar) and isinstance(i.value, str) and "${" in i.value for i in y.items
+        ):
+            self.diags.error(
+                y.where,
+                path,
+                "a point's coordinates are numbers; a parameter is the whole point: ${name}",
+            )
+            return None
+        v, problem = check_value(plain(y), f, self.names)
+        if problem is not None:
+            self.diags.error(y.where, path, problem)
+            return None
+        return Val(v, y.where)
 
     def _targets(self, y: YNode, path: str) -> Val | None:
         if not isinstance(y, YMap) or not y.entries:

@@ -159,6 +159,10 @@ class _Pacing:
                 return {}
             if n.kind in MOTION:
                 targets = n.args.get("targets")
+                solved = n.args.get("joints")
+                if not isinstance(targets, Mapping) and isinstance(solved, tuple):
+                    out = {j: s for j, s in out.items() if j not in solved}  # a reach
+                    continue
                 if not isinstance(targets, Mapping):
                     return {}  # a pose nobody named: any joint may move
                 for j, span in self.arrived(n, targets).items():
@@ -174,6 +178,11 @@ class _Pacing:
         if leaf.kind not in MOTION:
             return Outcome(entry, entry)
         targets = leaf.args.get("targets")
+        solved = leaf.args.get("joints")
+        if not isinstance(targets, Mapping) and isinstance(solved, tuple):
+            # a reach: its joints go where the solver sends them, anywhere in their limits
+            forgotten = {j: s for j, s in entry.items() if j not in solved}
+            return Outcome(forgotten, forgotten)
         if not isinstance(targets, Mapping):
             return Outcome({}, {})
         self.check_move(leaf, targets, entry)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 from executive.language.diagnostics import Diagnostics, Location
 from executive.language.kinds import (
@@ -30,14 +30,18 @@ from executive.language.kinds import (
 )
 from executive.language.model import NO_DEFAULT, ParamDecl, Unresolved
 from executive.language.values import Names, check_value, suggest
+from executive.language.values import point as point_value
 from executive.language.yaml_source import (
     Scalar,
     SourceError,
     YMap,
     YNode,
     YScalar,
+    YSeq,
     describe,
+    parse,
     parse_scalar,
+    plain,
 )
 
 IDENT = r"[A-Za-z_][A-Za-z0-9_]{0,63}"
@@ -149,6 +153,8 @@ def _decl_values(node: YMap, path: str, diags: Diagnostics) -> dict[str, YScalar
             diags.error(
                 entry.key_where, f"{path}.{key}", f"unknown key{suggest(key, _DECL_KEYS, 'keys')}"
             )
+        elif key == "default" and isinstance(entry.value, YSeq):  # a point: [x, y, z]
+            values[key] = YScalar(cast(Scalar, plain(entry.value)), entry.value.where)
         elif not isinstance(entry.value, YScalar):
             diags.error(
                 entry.value.where,
@@ -259,6 +265,8 @@ def interpolate(
 
 
 def as_text(value: object) -> str:
+    if isinstance(value, tuple | list):  # a point
+        return "[" + ", ".join(as_text(v) for v in value) + "]"
     if isinstance(value, bool):
         return str(value).lower()
     if isinstance(value, float):
@@ -271,13 +279,14 @@ class StartArgError(ValueError):
     is one line that names the parameter."""
 
 
-def parse_start_arg(item: str) -> tuple[str, Scalar]:
+def parse_start_arg(item: str) -> tuple[str, Scalar | list[float]]:
     """``NAME=VALUE`` from the command line as (name, value), the value read as YAML by the
     mission files' own rules (``3`` a number, ``true`` a boolean, ``'3'`` and ``home``
-    text). Whether the value suits the parameter is the mission's check, which says
-    where the parameter is declared; this only refuses what is no value at all — broken
-    YAML, tags (``!!python/object``), dates, lists, NaN, numbers of more than 30 digits —
-    in one line, so the CLI exits 2 instead of sending it (or printing a traceback)."""
+    text, ``[0.45, -0.2, 0.1]`` a point). Whether the value suits the parameter is the
+    mission's check, which says where the parameter is declared; this only refuses what
+    is no value at all — broken YAML, tags (``!!python/object``), dates, a list that is
+    not a point, NaN, numbers of more than 30 digits — in one line, so the CLI exits 2
+    instead of sending it (or printing a traceback)."""
     name, sep, text = item.partition("=")
     if not sep or not NAME_RE.match(name):
         raise StartArgError(
@@ -285,6 +294,8 @@ def parse_start_arg(item: str) -> tuple[str, Scalar]:
             "not starting with a digit)"
         )
     display = f"--param {name}"
+    if text.strip().startswith("["):
+        return name, parse_point(text, display)
     try:
         return name, parse_scalar(text, display)
     except SourceError as e:
@@ -292,6 +303,24 @@ def parse_start_arg(item: str) -> tuple[str, Scalar]:
         at = "" if d.where.line == 1 and d.where.col == 1 else f" (at {_at(d.where)} of the value)"
         message = " ".join(d.message.split())  # one line, whatever the parser said
         raise StartArgError(f"{display}: {message}{at}") from None
+
+
+def parse_point(text: str, display: str) -> list[float]:
+    """``[x, y, z]`` from the command line (``--param``, ``set``): three finite numbers,
+    or a StartArgError in one line saying what it got."""
+    try:
+        tree, problems = parse(text.encode("utf-8", errors="surrogateescape"), display)
+    except SourceError as e:
+        problems, tree = [e.diagnostic], None
+    if problems or tree is None:
+        message = " ".join(problems[0].message.split()) if problems else "no value"
+        raise StartArgError(f"{display}: {message}") from None
+    if isinstance(tree, YSeq) and any(not isinstance(i, YScalar) for i in tree.items):
+        raise StartArgError(f"{display}: a point is three numbers [x, y, z], not a nested list")
+    value, problem = point_value(plain(tree))
+    if problem is not None or value is None:
+        raise StartArgError(f"{display}: {problem}")
+    return list(value)
 
 
 def _at(where: Location) -> str:

@@ -25,6 +25,7 @@ from behaviours.actions.checkpoint import Checkpoint
 from behaviours.actions.control import AcquireControl, ClearErrors, ReleaseControl, SetFsm
 from behaviours.actions.motion import MoveJoints
 from behaviours.actions.navigation import NavigateToTag
+from behaviours.actions.reach import Reach
 from behaviours.actions.tasks import RunTask
 from behaviours.actions.walking import Walk
 from behaviours.base import RobotLeaf
@@ -227,6 +228,7 @@ LEAF_BEHAVIOURS: tuple[type[RobotLeaf], ...] = (
     ReleaseControl,
     SetFsm,
     MoveJoints,
+    Reach,
     NavigateToTag,
     Wait,
     WaitForButton,

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
+from executive.language.kinds import PLACE_NAME
 from executive.mission.params import IDENT
 from executive.mission.registry import (
     BUTTONS,
@@ -35,6 +36,8 @@ from executive.seam.profile import GROUPS, RobotProfile
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 SCHEMA_ID = "urn:atom-executive:schema:mission:1"
 REF = {"$ref": "#/$defs/param_ref"}
+# a point: [x, y, z] in m, the robot's base frame (values.point)
+_POINT = {"type": "array", "minItems": 3, "maxItems": 3, "items": {"type": "number"}}
 NAME_PATTERN = "^[a-z][a-z0-9_]{0,63}$"
 Schema = dict[str, Any]
 
@@ -92,11 +95,25 @@ def library_schema(section: str, profile: RobotProfile) -> Schema:
         "properties": {
             "description": {"type": "string"},
             field: gen.targets(fingers=fingers, refs=False),
-            **({} if fingers else {"intent": _intent(profile)}),
+            **(
+                {}
+                if fingers
+                else {
+                    "intent": _intent(profile),
+                    "solve": {
+                        "description": "Solve this joint group or set for the intent "
+                        "(joints, if given, are the seed).",
+                        "enum": gen._selectable(),
+                    },
+                }
+            ),
         },
-        "required": [field],
         "additionalProperties": False,
     }
+    if fingers:
+        entry["required"] = [field]
+    else:  # a pose gives its joints, or solves them for its intent
+        entry["anyOf"] = [{"required": [field]}, {"required": ["solve", "intent"]}]
     return {
         "$schema": DRAFT,
         "$id": f"urn:atom-executive:schema:{section}:1",
@@ -171,7 +188,7 @@ def _param_decl() -> Schema:
         "type": "object",
         "properties": {
             "type": {"enum": [t.value for t in PARAM_TYPES]},
-            "default": {"type": ["number", "string", "boolean"]},
+            "default": {"anyOf": [{"type": ["number", "string", "boolean"]}, _POINT]},
             "description": {"type": "string"},
             "min": {"type": "number"},
             "max": {"type": "number"},
@@ -258,6 +275,8 @@ class _Generator:
                 ]
             },
             FieldType.BUTTON: {"enum": list(BUTTONS)},
+            FieldType.POINT: _POINT,
+            FieldType.PLACE: {"anyOf": [_POINT, {"type": "string", "pattern": PLACE_NAME}, REF]},
             FieldType.SELECTION: {
                 "anyOf": [
                     {"enum": self._selectable()},

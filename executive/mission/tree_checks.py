@@ -91,6 +91,9 @@ def resources(node: Node) -> Iterator[str]:
             targets = n.args.get("targets")
             if isinstance(targets, dict):
                 yield from (f"joint {j}" for j in targets)
+            joints = n.args.get("joints")  # a reach: the joints it solves for
+            if isinstance(joints, tuple):
+                yield from (f"joint {j}" for j in joints)
 
 
 def _conflicts(node: Composite, diags: Diagnostics) -> None:

@@ -85,8 +85,22 @@ def _params(items: list[str]) -> dict[str, Any]:
         name, sep, value = item.partition("=")
         if not sep or not name:
             raise UsageError(f"--param {item!r} must be name=value")
-        params[name] = _param_value(value)
+        params[name] = _point(value, f"--param {name}") if _is_list(value) else _param_value(value)
     return params
+
+
+def _is_list(text: str) -> bool:
+    return text.strip().startswith("[")
+
+
+def _point(text: str, display: str) -> list[float]:
+    """``[x, y, z]`` (a point parameter, a place): three finite numbers, or usage in one line."""
+    from executive.mission.params import StartArgError, parse_point
+
+    try:
+        return parse_point(text, display)
+    except StartArgError as e:
+        raise UsageError(str(e)) from None
 
 
 def _domain(args: argparse.Namespace) -> int:
@@ -148,6 +162,8 @@ def run(args: argparse.Namespace) -> int:
         request_args: dict[str, Any] = {}
         if args.command == "start":
             request_args = {"mission": args.mission, "params": _params(args.param)}
+        elif args.command == "set":
+            request_args = {"name": args.name, "at": _point(args.value, f"set {args.name}")}
         elif args.command == "recover" and args.run_id is not None:
             request_args = {"run_id": args.run_id}
         elif args.command == "missions" and not args.names:
@@ -279,6 +295,9 @@ def add_parsers(sub: Any) -> None:
         sub.add_parser(name, parents=[common])
     p = sub.add_parser("recover", parents=[common])
     p.add_argument("run_id", nargs="?", metavar="RUN_ID")
+    p = sub.add_parser("set", parents=[common])
+    p.add_argument("name", metavar="NAME", help="the place's name (a reach's at: NAME)")
+    p.add_argument("value", metavar="[X,Y,Z]", help="m, the robot's base frame")
     for name in (
         "status",
         "watch",
@@ -290,5 +309,6 @@ def add_parsers(sub: Any) -> None:
         "reset",
         "reload",
         "recover",
+        "set",
     ):
         sub.choices[name].set_defaults(handler=run)

@@ -33,7 +33,7 @@ REQUEST_QOS = Qos(
     Policy.Durability.Volatile,
 )
 # the verbs that command the robot: signed, and bound to the instance that runs them
-MUTATING = frozenset({"start", "stop", "reset", "reload", "pause", "resume", "recover"})
+MUTATING = frozenset({"start", "stop", "reset", "reload", "pause", "resume", "recover", "set"})
 
 
 class Code(enum.IntEnum):

@@ -1,5 +1,6 @@
 """Requests with replies over DDS: list missions, validate, start, stop, pause, resume, reset,
-reload, status, recoverable and recover (executive/service/recover.py).
+reload, status, recoverable and recover (executive/service/recover.py), and set (a place for
+the running mission's reach: behaviours/places.py).
 
 Every request gets exactly one reply, with a code and a message: unknown verbs, bad or
 oversized fields, fields that are not UTF-8, JSON too deep or with numbers too long to
@@ -44,6 +45,7 @@ from cyclonedds.pub import DataWriter
 from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 
+from behaviours import places
 from executive.core.tree import Executive
 from executive.logs import RateLimitedLog
 from executive.mission.catalogue import describe_missions
@@ -384,6 +386,17 @@ class RequestServer:
         if not hasattr(library, "prepare"):
             return Answer(Code.REFUSED, "this service's missions cannot be recovered")
         return self.recoveries.recover(run_id, library, self._on_tick)  # type: ignore[arg-type]
+
+    def _verb_set(self, args: dict[str, Any]) -> Answer:
+        """``{"name": "cup", "at": [x, y, z]}``: a place for the running mission
+        (behaviours/places.py), checked here, applied on the tick thread."""
+        name, value = args.get("name"), args.get("at")
+        at, why = places.check(name, value)
+        if at is None:
+            return Answer(Code.BAD_REQUEST, why)
+        by = str(args.get("by", "")) or "request"
+        point = at
+        return self._on_tick(lambda: self.executive.set_place(str(name), point, by[:LOGGED_ID]))
 
     def _verb_reset(self, args: dict[str, Any]) -> Answer:
         return self._on_tick(self.executive.reset)

@@ -34,6 +34,7 @@ SAMPLES = {
     "walk": "walk: {forward: 0.5, duration: 2}",
     "run_task": "run_task: {task: 0, timeout: 5}",
     "checkpoint": "checkpoint: {name: here}",
+    "reach": "reach: {point: right_hand, at: [0.45, -0.2, 0.1], solve: right_arm, timeout: 5}",
 }
 REQUIRES = {
     "acquire_control": "control",
@@ -50,6 +51,7 @@ REQUIRES = {
     "walk": "base_velocity",
     "run_task": "tasks",
     "checkpoint": None,
+    "reach": "joints",
 }
 GRX_ONLY = {"walk", "run_task"}  # the Atom's profile lacks their capabilities (the GRX's has them)
 

@@ -188,7 +188,11 @@ def test_param_values_read_as_yaml(item: str, expected: tuple[str, object]) -> N
         ("waves=1.0e+999", "--param waves: must be a finite number, got 1.0e+999"),
         ("waves=010", "--param waves: '010': a leading zero makes YAML 1.1 read octal"),
         ("waves=1:30", "--param waves: '1:30': base-60 numbers are not allowed"),
-        ("waves=[1, 2]", "--param waves: expected a single value, got a list"),
+        (
+            "waves=[1, 2]",
+            "--param waves: expected a point [x, y, z] (three numbers, m, the robot's base "
+            "frame), got 2 values: number 1, number 2",
+        ),
         ("waves=a: b", "--param waves: expected a single value, got a mapping"),
         ("waves=null", "--param waves: 'null' reads as no value; quote it if it is text"),
         ("waves=\udcff", "--param waves: not UTF-8 text (byte 0xff)"),

@@ -43,6 +43,7 @@ def test_the_leaf_kinds_of_the_brief() -> None:
         "walk",
         "run_task",
         "checkpoint",
+        "reach",
     }
 
 
@@ -57,7 +58,7 @@ def test_every_waiting_kind_requires_a_positive_timeout() -> None:
 
 
 def test_leaf_args_are_fields_or_derived() -> None:
-    derived = {"targets", "fsm_id"}
+    derived = {"targets", "fsm_id", "joints", "scene"}  # reach: the solve's joints, the scene
     for name in LEAF_KINDS:
         kind = KINDS[name]
         fields = {f.name for f in kind.fields}

@@ -193,6 +193,7 @@ VALID_WAITING = {
     "hand_gesture": "{gesture: right_open}",
     "navigate_to_tag": "{tag: 4}",
     "wait_for_button": "{button: A}",
+    "reach": "{point: right_hand, at: [0.45, -0.2, 0.1], solve: right_arm}",
 }
 
 

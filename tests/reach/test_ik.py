@@ -90,9 +90,7 @@ def test_both_hands_and_the_gaze(solver: Solver) -> None:
     assert both.ok and both.residual < 0.002
     # the Atom is left-right symmetric: so is the solution
     assert both.joints["left_elbow_pitch"] == pytest.approx(both.joints["right_elbow_pitch"])
-    assert both.joints["left_shoulder_roll"] == pytest.approx(
-        -both.joints["right_shoulder_roll"]
-    )
+    assert both.joints["left_shoulder_roll"] == pytest.approx(-both.joints["right_shoulder_roll"])
     look = solver.solve([Goal("gaze", (0.4, 0.2, 0.2))], solver.joints_of("head"), {})
     assert look.ok and look.joints["head_yaw"] > 0.2 and look.joints["head_pitch"] > 0.2
 
@@ -172,9 +170,5 @@ def test_a_scene_box_is_avoided() -> None:
 def test_signed_distance_of_a_point_to_a_box() -> None:
     body = bodies.load(PROFILE)
     torso = next(g for g, link in body.link_of_geom.items() if link == "torso_link")
-    assert clearance.signed_distance(body, torso, np.array([0.0, 0.0, 0.2])) == pytest.approx(
-        -0.12
-    )
-    assert clearance.signed_distance(body, torso, np.array([0.33, 0.0, 0.2])) == pytest.approx(
-        0.2
-    )
+    assert clearance.signed_distance(body, torso, np.array([0.0, 0.0, 0.2])) == pytest.approx(-0.12)
+    assert clearance.signed_distance(body, torso, np.array([0.33, 0.0, 0.2])) == pytest.approx(0.2)
