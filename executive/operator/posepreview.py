@@ -432,6 +432,63 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--profile", default=DEFAULT_PROFILE, help="robot profile name or path")
     p.add_argument("--kind", choices=("pose", "gesture"), help="when a name is both")
     p.set_defaults(handler=command)
+    s = verbs.add_parser(
+        "solve",
+        help="a pose given by where it goes (solve: GROUP): its joints, residual and clearance",
+    )
+    s.add_argument("name", metavar="NAME", help="a pose of the library (missions/poses)")
+    s.add_argument(
+        "--missions",
+        type=Path,
+        default=Path("missions"),
+        help="mission directory, its poses/ (default: ./missions)",
+    )
+    s.add_argument("--profile", default=DEFAULT_PROFILE, help="robot profile name or path")
+    s.set_defaults(handler=solve_command)
+
+
+def solve_command(args: argparse.Namespace) -> int:
+    """``pose solve NAME``: what the library solved for a pose (or why it could not)."""
+    from executive.mission.loader import MissionLoader
+    from executive.seam.profile import ProfileError
+    from executive.suggest import not_found
+
+    try:
+        profile = load_profile(args.profile)
+    except ProfileError as e:
+        print(f"atom-executive pose solve: {e}", file=sys.stderr)  # noqa: T201 - the answer
+        return 1
+    root = args.missions.resolve()
+    library = MissionLoader(profile, root).library(root)
+    pose = library.poses.get(args.name)
+    if pose is None:
+        missing = not_found("pose", args.name, library.poses)
+        print(f"atom-executive pose solve: {missing}", file=sys.stderr)  # noqa: T201
+        return 1
+    if args.name in library.broken:
+        for d in library.diagnostics:
+            if d.is_error and f"poses.{args.name}" in d.path:
+                print(d, file=sys.stderr)  # noqa: T201 - the refusal, at its file:line
+        return 1
+    solution = pose.solution
+    if solution is None:
+        where = f"{pose.where.file}:{pose.where.line}"
+        print(f"{args.name}: gives its joints, nothing solved ({where})")  # noqa: T201
+        return 1
+    lines = [
+        f"{args.name}: {pose.solve} solved for its intent ({pose.where.file}:{pose.where.line})"
+    ]
+    lines += [f"  {joint}: {q:+.4f}" for joint, q in pose.joints.items()]
+    for point, miss in solution.residuals.items():
+        x, y, z = solution.points[point]
+        lines.append(
+            f"  {point} at ({x:+.3f}, {y:+.3f}, {z:+.3f}) m, residual {miss * 1000:.1f} mm"
+        )
+    if solution.closest is not None:
+        lines.append(f"  closest to the body: {solution.closest.describe()}")
+    lines.append(f"  {solution.iterations} iterations")
+    print("\n".join(lines))  # noqa: T201 - the answer
+    return 0
 
 
 def command(args: argparse.Namespace) -> int:
