@@ -67,6 +67,7 @@ from bench.parts import (
     idle,
     memory,
     options,
+    reach,
     reflex,
     startup,
     stream,
@@ -81,6 +82,7 @@ PARTS: tuple[Part, ...] = tuple(
     for m in (
         codec,
         startup,
+        reach,
         tick,
         stream,
         estop,
