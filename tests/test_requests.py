@@ -425,3 +425,32 @@ def test_reads_are_counted_and_commands_are_each_logged(served: Served) -> None:
     assert len(reads) == 1 and reads[0]["verb"] == "status", reads
     assert served.server.quiet_log.unlogged("read:status") == 29
     assert [x["verb"] for x in lines if x["event"] == "request"] == ["reset"] * 3
+
+
+def test_set_gives_the_running_mission_a_place_and_refuses_what_is_none(served: Served) -> None:
+    """``set NAME [x, y, z]`` (signed): refused unsigned, while idle, or when the value is
+    not three finite numbers; applied on the tick thread while a mission runs, and the
+    places are gone when the run ends (behaviours/places.py)."""
+    from behaviours import places
+
+    server = served.server
+    assert (
+        server.answer(request("set", {"name": "cup", "at": [0.4, -0.2, 0.1]}, key=None)).code
+        is Code.UNAUTHENTICATED
+    )
+    idle = server.answer(request("set", {"name": "cup", "at": [0.4, -0.2, 0.1]}))
+    assert idle.code is Code.REFUSED and "no mission is running" in idle.message
+    for bad, words in (
+        ({"name": "cup", "at": [0.4, -0.2]}, "expected a point [x, y, z]"),
+        ({"name": "cup", "at": [0.4, -0.2, 1e9]}, "more than 100 m"),
+        ({"name": "cup", "at": "here"}, "expected a point"),
+        ({"name": "Cup!", "at": [0.4, -0.2, 0.1]}, "lower_case letters"),
+    ):
+        answer = server.answer(request("set", bad))
+        assert answer.code is Code.BAD_REQUEST and words in answer.message, answer
+    assert server.answer(request("start", {"mission": "wait"})).code is Code.OK
+    answer = server.answer(request("set", {"name": "cup", "at": [0.4, -0.2, 0.1]}))
+    assert answer.code is Code.OK and answer.message == "place cup = [0.4, -0.2, 0.1]"
+    assert places.names() == ["cup"]
+    assert server.answer(request("stop")).code is Code.OK
+    assert places.names() == []
