@@ -78,7 +78,8 @@ def _shipped_library(section: str, field_name: str) -> dict[str, dict[str, float
     out: dict[str, dict[str, float]] = {}
     for path in sorted((SHIPPED / section).glob("*.yaml")):
         doc = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
-        out.update({name: dict(e[field_name]) for name, e in doc[section].items()})
+        # a pose solved for its intent (solve:) gives no joints in the file: left out here
+        out.update({n: dict(e[field_name]) for n, e in doc[section].items() if field_name in e})
     return out
 
 
