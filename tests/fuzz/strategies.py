@@ -107,11 +107,14 @@ FINGERS = tuple(n for n, j in PROFILE.joints.items() if j.group == "hands")
 FSM_STATES = tuple(PROFILE.fsm)
 # the leaf kinds the fuzzed profile's robot can run (the others are refused by capability),
 # but checkpoints: valid only on a chain of memory sequences from the root (mission/
-# checkpoints.py; tests/mission/test_checkpoints.py covers where they may and may not sit)
+# checkpoints.py; tests/mission/test_checkpoints.py covers where they may and may not sit),
+# and reach, whose point and group are names of the body a random string is not (its
+# fields are checked in tests/mission and tests/behaviours/test_reach.py)
 LEAF_KINDS = tuple(
     k.name
     for k in LEAVES
-    if (k.requires is None or k.requires in PROFILE.capabilities) and k.name != "checkpoint"
+    if (k.requires is None or k.requires in PROFILE.capabilities)
+    and k.name not in ("checkpoint", "reach")
 )
 # leaves that drive nothing a parallel sibling could fight over (tree_checks.resources)
 FREE_LEAVES = ("wait", "log", "check_battery", "clear_errors", "wait_for_button")
