@@ -55,11 +55,14 @@ def live(start_sim: Callable[..., Sim], dds_domain: int) -> Iterator[Live]:  # n
             participant=participant,
             stream_priority=ServiceConfig().stream_priority,
         )
+        store = MissionStore(
+            ROOT / "missions", profile
+        )  # loaded before the start, as the service does
         runtime.start()
         # every safety source heard (a service is up long before anyone starts a mission)
         assert wait_until(lambda: not runtime.executive.not_ready()), runtime.executive.not_ready()
         try:
-            yield Live(sim, runtime, MissionStore(ROOT / "missions", profile))
+            yield Live(sim, runtime, store)
         finally:
             runtime.stop_supervisor()
             runtime.ticker.stop()
