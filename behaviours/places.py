@@ -43,14 +43,16 @@ def key(name: str) -> str:
 
 
 def check(name: object, value: object) -> tuple[tuple[float, float, float] | None, str]:
-    """(the point, "") for a valid place name and value, else (None, why not)."""
-    if not isinstance(name, str) or not re.match(PLACE_NAME, name):
+    """(the point, "") for a valid place name and value, else (None, why not), the why
+    naming the request's field (``args.name``, ``args.at``) that is wrong."""
+    if not isinstance(name, str) or not re.fullmatch(PLACE_NAME, name):
         return None, (
-            f"place name {name!r}: lower_case letters, digits and _, starting with a letter"
+            f"args.name: place name {name!r}: lower_case letters, digits and _, "
+            "starting with a letter"
         )
     at, problem = point(value)
     if problem is not None or at is None:
-        return None, f"place {name}: {problem}"
+        return None, f"args.at: place {name}: {problem}"
     return at, ""
 
 

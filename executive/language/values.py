@@ -110,7 +110,7 @@ def check_value(value: object, field: Field, names: Names) -> tuple[Any, str | N
     if ftype is FieldType.POINT or (ftype is FieldType.PLACE and not isinstance(value, str)):
         return point(value)
     if ftype is FieldType.PLACE and isinstance(value, str):
-        if re.match(PLACE_NAME, value):
+        if re.fullmatch(PLACE_NAME, value):
             return value, None
         return None, (
             f"expected {EXPECTED[ftype]} (a name: lower_case letters, digits and _), "
@@ -142,14 +142,18 @@ def point(value: object) -> tuple[tuple[float, float, float] | None, str | None]
     if len(value) != 3 or not all(is_number(v) for v in value):
         shown = ", ".join(describe_value(v) for v in value) if len(value) <= 6 else "..."
         return None, f"expected {want}, got {len(value)} values: {shown}"
-    if not all(math.isfinite(v) for v in value):
+    try:  # an integer past a float's range (JSON has them) is no more a place than inf
+        x, y, z = (float(v) for v in value)
+    except OverflowError:
+        return None, f"expected {want}, got a number too large to be a coordinate"
+    if not all(math.isfinite(v) for v in (x, y, z)):
         return None, f"expected {want}, got a value that is not a finite number: {list(value)}"
-    if any(abs(v) > MAX_COORDINATE for v in value):
+    if any(abs(v) > MAX_COORDINATE for v in (x, y, z)):
         return None, (
-            f"{list(value)} is more than {MAX_COORDINATE:g} m from the robot: "
+            f"{[x, y, z]} is more than {MAX_COORDINATE:g} m from the robot: "
             "a point is in metres, in the robot's base frame"
         )
-    return (float(value[0]), float(value[1]), float(value[2])), None
+    return (x, y, z), None
 
 
 def _named(value: str, field: Field, names: Names) -> tuple[Any, str | None]:

@@ -1078,6 +1078,27 @@ def _args_object(verb: str) -> st.SearchStrategy[dict[str, Any]]:
         (20, st.sampled_from(["../runs/x", "", "ABC", "0" * 64 + "/"])),
         (30, _json_values()),
     )
+    if verb == "set":  # a place: its name and where
+        coordinate = st.one_of(
+            st.floats(-1.0, 1.0),
+            st.sampled_from([100, 100.0001, -100, 10**400, math.inf, math.nan, True, "0.1"]),
+        )
+        place = st.fixed_dictionaries(
+            {
+                "name": weighted(
+                    (60, st.sampled_from(["cup", "table_2", "a" * 64])),
+                    (40, st.sampled_from(["Cup", "cup\n", "2cup", "", "a" * 65, "cup-2", 7])),
+                ),
+                "at": weighted(
+                    (70, st.lists(coordinate, min_size=3, max_size=3)),
+                    (30, st.one_of(st.lists(coordinate, max_size=5), _json_values())),
+                ),
+            },
+            optional={"by": _json_values(), "extra": _json_values()},
+        )
+        return weighted(
+            (85, place), (15, st.dictionaries(st.text(max_size=10), _json_values(), max_size=3))
+        )
     body = st.fixed_dictionaries(
         {"mission": mission} if needs else {"run_id": run_id} if verb == "recover" else {},
         optional={"params": _params(), "extra": _json_values()}

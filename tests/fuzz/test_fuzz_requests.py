@@ -289,6 +289,13 @@ def expect(fz: Fuzz, spec: RequestSpec, fields: dict[str, Any], seen: dict[str, 
         if not isinstance(asked, str) or not RUN_ID.fullmatch(asked):
             return sent(Code.BAD_REQUEST, "args.run_id")
         return sent(Code.NOT_FOUND, f"no run {asked}")
+    if verb == "set":  # a place for the running mission (fuzz_long reaches for none)
+        called = args.get("name")
+        if not isinstance(called, str) or not PLACE.fullmatch(called):
+            return sent(Code.BAD_REQUEST, "args.name")
+        if not _is_place(args.get("at")):
+            return sent(Code.BAD_REQUEST, "args.at")
+        return sent(Code.OK, f"place {called} = [")
     name = args.get("mission")
     if not isinstance(name, str):
         return sent(Code.BAD_REQUEST, "args.mission")
@@ -305,6 +312,18 @@ def expect(fz: Fuzz, spec: RequestSpec, fields: dict[str, Any], seen: dict[str, 
     if root is None:
         return sent(Code.INVALID, "", errors)
     return sent(Code.REFUSED, f"mission {TARGET!r} is running")
+
+
+PLACE = re.compile(r"[a-z][a-z0-9_]{0,63}")  # the protocol's place names (``set``)
+
+
+def _is_place(at: object) -> bool:
+    """Three finite numbers (not booleans), each within 100 m of the robot."""
+    if not isinstance(at, list) or len(at) != 3:
+        return False
+    if any(isinstance(v, bool) or not isinstance(v, int | float) for v in at):
+        return False
+    return all(abs(v) <= 100 for v in at)  # (inf and NaN fail; a huge int is just huge)
 
 
 def _auth(fz: Fuzz, fields: dict[str, Any]) -> str:
