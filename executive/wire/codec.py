@@ -9,7 +9,8 @@ sample is then a numpy record, encoding is ``tobytes()``, decoding is ``frombuff
 Tests prove the bytes identical to stock for every supported type.
 
 Raw I/O (``raw_write``/``raw_take``) hands those bytes to CycloneDDS directly through the
-binding's C layer, skipping the Python object round trip on both ends.
+binding's C layer, skipping the Python object round trip on both ends; on the in-process
+wire of simulated time (``executive.wire.loop``) it hands them to the loop's entities.
 
 What we *write* is what stock writes: XCDR1 little-endian, options zero. What we *read* is
 whatever a conforming peer may send for a ``@final`` type (DDS-XTypes 1.3, 7.6.3.1.2):
@@ -57,6 +58,8 @@ import numpy as np
 import numpy.typing as npt
 from cyclonedds._clayer import ddspy_take, ddspy_write
 from cyclonedds.idl import _machinery as mach
+
+from executive.wire.loop import LoopReader, LoopWriter
 
 # XCDR1 little-endian encapsulation (CDR_LE, options 0), what stock writes for these types.
 HEADER = b"\x00\x01\x00\x00"
@@ -673,6 +676,9 @@ class Codec:
 def raw_write(writer: Any, data: bytes) -> None:
     """Write pre-encoded bytes on a DataWriter, padded to 4 as the stock writer pads."""
     pad = -len(data) % 4
+    if isinstance(writer, LoopWriter):
+        writer.write_raw(data + b"\x00" * pad if pad else data)
+        return
     ret = ddspy_write(writer._ref, data + b"\x00" * pad if pad else data)
     if ret < 0:
         from cyclonedds.core import DDSException
@@ -682,6 +688,8 @@ def raw_write(writer: Any, data: bytes) -> None:
 
 def raw_take(reader: Any, n: int = 64) -> list[bytes]:
     """Take up to ``n`` samples as encoded bytes (valid data only)."""
+    if isinstance(reader, LoopReader):
+        return [data for data, _ in reader.take_raw(n)]
     ret = ddspy_take(reader._ref, n)
     if isinstance(ret, int):
         from cyclonedds.core import DDSException
@@ -693,6 +701,8 @@ def raw_take(reader: Any, n: int = 64) -> list[bytes]:
 def raw_take_stamped(reader: Any, n: int = 64) -> list[tuple[bytes, int]]:
     """Take up to ``n`` samples as encoded bytes with their source timestamps (the
     writer's wall clock, ns), valid data only, oldest first."""
+    if isinstance(reader, LoopReader):
+        return reader.take_raw(n)
     ret = ddspy_take(reader._ref, n)
     if isinstance(ret, int):
         from cyclonedds.core import DDSException

@@ -31,6 +31,8 @@ from cyclonedds.core import DDSException, Entity, Policy, Qos
 from cyclonedds.domain import DomainParticipant
 from cyclonedds.util import duration
 
+from executive.wire.loop import LoopReader, LoopWriter
+
 
 def _log() -> Any:
     """This module's logger, structlog imported only when there is something to say (a
@@ -143,8 +145,9 @@ def close_participant(participant: DomainParticipant) -> None:
     participant.__del__()
 
 
-def delete_entities(entities: Iterable[Entity]) -> None:
-    """Detach the entities' listeners, then delete the entities, now. Idempotent.
+def delete_entities(entities: Iterable[Entity | LoopReader | LoopWriter]) -> None:
+    """Detach the entities' listeners, then delete the entities, now. Idempotent. (An
+    entity of the in-process wire, ``executive.wire.loop``, is closed.)
 
     In that order: CycloneDDS's delete closes an entity's handle *before* it waits for a
     callback in flight, so a callback racing the delete would read a closed handle; setting
@@ -158,18 +161,23 @@ def delete_entities(entities: Iterable[Entity]) -> None:
     crashes the process on the receive thread (measured: 3 of 3 runs of
     ``tests/wire/test_reader_lifetime.py``'s loop without this).
     """
-    entities = list(entities)
+    ours: list[Entity] = []
+    for entity in entities:
+        if isinstance(entity, LoopReader):
+            entity.close()
+        elif not isinstance(entity, LoopWriter):
+            ours.append(entity)
+    if not ours:
+        return
     if _on_a_dds_thread():
         # A listener's thread (a finalizer run there: its LatestReader's last reference
         # went with the callback's). Setting a listener waits for the callbacks in flight,
         # this one among them: it would wait for itself, and every thread deleting on this
         # participant with it (measured: a test worker hung in dds_delete). Deleted once
         # this callback has returned, from a thread of our own.
-        threading.Thread(
-            target=_delete_now, args=(entities,), name="dds-delete", daemon=True
-        ).start()
+        threading.Thread(target=_delete_now, args=(ours,), name="dds-delete", daemon=True).start()
         return
-    _delete_now(entities)
+    _delete_now(ours)
 
 
 _listening = threading.local()

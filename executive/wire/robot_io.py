@@ -26,6 +26,10 @@ estimated from its source timestamp (``ArrivalClock``), never from when it was t
 undecodable newest sample is still counted, named and reported to ``on_undecodable``, on
 the thread that calls ``poll`` (the tick's), never from ``latest``. ``ATOM_EXECUTIVE_POLL=off``
 makes every reader listen, as before (``bench/idle.py``'s A/B).
+
+The participant may be the in-process wire of simulated time (``executive.wire.loop``'s
+``LoopBus``): the same readers and writers then carry the same encoded samples without
+DDS, timed by the loop's simulated clock.
 """
 
 from __future__ import annotations
@@ -45,12 +49,10 @@ import structlog
 from cyclonedds.core import Listener, Qos
 from cyclonedds.domain import DomainParticipant
 from cyclonedds.internal import InvalidSample
-from cyclonedds.pub import DataWriter
 from cyclonedds.sub import DataReader
-from cyclonedds.topic import Topic
 
 from executive.seam.ports import ReaderHealth, Stamped
-from executive.wire import dds
+from executive.wire import dds, loop
 from executive.wire.codec import Codec, raw_take, raw_take_stamped, raw_write
 
 T = TypeVar("T")
@@ -114,18 +116,29 @@ class ArrivalClock:
         return arrived if since is None else min(now, max(since, arrived))
 
 
-def _weak_listener(latest: weakref.ReferenceType[LatestReader[Any]]) -> Listener:
-    """The listener of a ``LatestReader``'s DDS reader. It holds the ``LatestReader`` weakly,
-    so the reader (held by its finalizer) never keeps it alive."""
+def _weak_callback(latest: weakref.ReferenceType[LatestReader[Any]]) -> Callable[[Any], None]:
+    """The data callback of a ``LatestReader``'s reader. It holds the ``LatestReader``
+    weakly, so the reader (held by its finalizer, or by the in-process wire) never keeps
+    it alive."""
 
-    def on_data_available(reader: DataReader[Any] | None) -> None:
+    def on_data_available(reader: Any) -> None:
         with dds.in_listener():  # if the last reference goes here, its deletion waits
             target = latest()
             if target is not None:
                 target._on_data(reader)
             del target
 
-    return Listener(on_data_available=on_data_available)  # type: ignore[no-untyped-call]
+    return on_data_available
+
+
+def _listen(reader: Any, latest: LatestReader[Any]) -> None:
+    """Call ``latest`` back with every sample ``reader`` gets: a DDS listener, or the
+    in-process wire's ``on_data``."""
+    callback = _weak_callback(weakref.ref(latest))
+    if isinstance(reader, loop.LoopReader):
+        reader.on_data = callback
+    else:
+        reader.set_listener(Listener(on_data_available=callback))  # type: ignore[no-untyped-call]
 
 
 class LatestReader(Generic[T]):
@@ -147,15 +160,19 @@ class LatestReader(Generic[T]):
 
     def __init__(
         self,
-        participant: DomainParticipant,
-        topic: Topic[Any],
+        participant: DomainParticipant | loop.LoopBus,
+        topic: Any,
         qos: Qos,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Callable[[], float] | None = None,
         codec: Codec | None = None,
         *,
         polled: bool = False,
     ) -> None:
-        self._clock = clock
+        # time.monotonic, or the in-process wire's simulated clock (and its wall clock)
+        self._clock = clock or loop.clock_of(participant) or time.monotonic
+        self._wall_ns = (
+            participant.clock.wall_ns if isinstance(participant, loop.LoopBus) else time.time_ns
+        )
         self._codec = codec
         self.polled = polled and os.environ.get(POLL_ENV, "").strip().lower() != "off"
         self._arrivals = ArrivalClock()
@@ -170,14 +187,14 @@ class LatestReader(Generic[T]):
         self._logged_at: dict[str, float] = {}  # kind of error -> when it was last logged
         self._unlogged: dict[str, int] = {}  # kind of error -> occurrences since then
         self._take_lock = threading.Lock()  # the listener's thread and the first take below
-        self.reader: DataReader[T] = DataReader(participant, topic, qos=qos)
-        self._created_at = clock()
+        self.reader: DataReader[T] = loop.reader(participant, topic, qos)
+        self._created_at = self._clock()
         # The listener goes on after the constructor: cyclonedds-python 0.10.2 sets the
         # reader's topic after creating it, and a listener given to the constructor can run
         # before that ("take failed: ... no attribute '_topic'", seen with a writer already
         # publishing, as a robot is when the service starts). Then take what came before it.
         if not self.polled:
-            self.reader.set_listener(_weak_listener(weakref.ref(self)))
+            _listen(self.reader, self)
         # Deleted with this object however it goes (close, refcount or the collector), by
         # a finalizer that holds the DDS reader and not this object (see dds.delete_entities)
         self._finalizer = weakref.finalize(self, dds.delete_entities, [self.reader])
@@ -190,7 +207,7 @@ class LatestReader(Generic[T]):
         ``health`` keep their last values."""
         self._finalizer()
 
-    def _on_data(self, reader: DataReader[T] | None) -> None:
+    def _on_data(self, reader: Any) -> None:
         if reader is None:  # the reader was deleted while its last callback was in flight
             return
         try:
@@ -199,7 +216,7 @@ class LatestReader(Generic[T]):
         except Exception as e:  # noqa: BLE001 - nothing may raise through the listener
             self._failed("take", f"{type(e).__name__}: {e}")
 
-    def _take(self, reader: DataReader[T]) -> None:
+    def _take(self, reader: Any) -> None:
         samples: list[Any] = []
         if self._codec is None:  # a writer leaving shows up as an InvalidSample: not state
             samples = [s for s in reader.take(N=64) if not isinstance(s, InvalidSample)]
@@ -231,7 +248,7 @@ class LatestReader(Generic[T]):
         if not self.polled or not self._finalizer.alive:
             return
         self.polled = False
-        self.reader.set_listener(_weak_listener(weakref.ref(self)))
+        _listen(self.reader, self)
         self._on_data(self.reader)
 
     # -- polled ---------------------------------------------------------------------------
@@ -243,7 +260,7 @@ class LatestReader(Generic[T]):
         if not self._finalizer.alive:  # closed: keep the last values
             return
         with self._take_lock:
-            now, wall = self._clock(), time.time_ns()
+            now, wall = self._clock(), self._wall_ns()
             try:
                 taken = self._take_stamped()
             except Exception as e:  # noqa: BLE001 - a reader deleted under us, a DDS error
@@ -410,7 +427,7 @@ class RobotIO:
 
     def __init__(
         self,
-        participant: DomainParticipant,
+        participant: DomainParticipant | loop.LoopBus,
         interface: Any,
         topics: Mapping[str, TopicSpec],
         *,
@@ -418,22 +435,25 @@ class RobotIO:
         records: Iterable[str] = (),
         polled: Iterable[str] = (),
     ) -> None:
-        self.participant = participant
+        # a DomainParticipant, or the in-process wire's LoopBus (executive.wire.loop)
+        self.participant: Any = participant
+        # what its samples are timed by: time.monotonic, or the in-process wire's clock
+        self.clock: Callable[[], float] = loop.clock_of(participant) or time.monotonic
         self.interface = interface
         self.side = side
         self.topics = dict(topics)
         self.readers: dict[str, LatestReader[Any]] = {}
-        self.writers: dict[str, DataWriter[Any]] = {}
+        self.writers: dict[str, Any] = {}  # DataWriters, or the in-process wire's LoopWriters
         self.codecs: dict[str, Codec] = {
             key: Codec(getattr(self.interface, self.topics[key].type_name)) for key in records
         }
         polled = frozenset(polled)
         for key, spec in self.topics.items():
-            topic = Topic(participant, spec.name, getattr(self.interface, spec.type_name))
+            topic = loop.topic(participant, spec.name, getattr(self.interface, spec.type_name))
             robot_writes = spec.kind is Kind.STATE
             if robot_writes == (side is Side.ROBOT):
                 qos = dds.STATE_WRITER_QOS if robot_writes else _writer_qos(spec.kind)
-                self.writers[key] = DataWriter(participant, topic, qos=qos)
+                self.writers[key] = loop.writer(participant, topic, qos)
             else:
                 qos = dds.STATE_READER_QOS if robot_writes else dds.EVENT_READER_QOS
                 self.readers[key] = LatestReader(
