@@ -36,7 +36,6 @@ from cyclonedds.core import DDSException
 from cyclonedds.domain import DomainParticipant
 from cyclonedds.pub import DataWriter
 from cyclonedds.sub import DataReader
-from cyclonedds.topic import Topic
 
 from executive.clock import wall_offset
 from executive.robots.simkit.faults import (
@@ -57,7 +56,8 @@ from executive.robots.simkit.topics import (
     Fault_,
     types,
 )
-from executive.wire import dds
+from executive.wire import dds, loop
+from executive.wire.loop import LoopBus
 
 log = structlog.get_logger(__name__)
 
@@ -73,18 +73,22 @@ class RawReader:
     """A command topic read by polling, as raw bytes with source timestamps.
 
     Polling at the scheduler's wake-up, not a listener callback per sample: at 500 Hz a
-    callback costs a thread switch and the GIL each time.
+    callback costs a thread switch and the GIL each time. On the in-process wire of
+    simulated time (``executive.wire.loop``) it reads the loop's reader.
     """
 
-    def __init__(self, participant: DomainParticipant, name: str, idl_type: Any) -> None:
+    def __init__(self, participant: DomainParticipant | LoopBus, name: str, idl_type: Any) -> None:
         self.name = name
         # The QoS RobotIO gives every reader of a controller-written topic.
-        self.reader: DataReader[Any] = DataReader(
-            participant, Topic(participant, name, idl_type), qos=dds.EVENT_READER_QOS
+        self.reader: Any = loop.reader(
+            participant, loop.topic(participant, name, idl_type), dds.EVENT_READER_QOS
         )
-        self._ref = self.reader._ref
+        self._loop = self.reader if isinstance(self.reader, loop.LoopReader) else None
+        self._ref = None if self._loop is not None else self.reader._ref
 
     def take(self, n: int = 64) -> list[tuple[bytes, int]]:
+        if self._loop is not None:
+            return self._loop.take_raw(n)
         ret = ddspy_take(self._ref, n)
         if isinstance(ret, int):
             raise DDSException(ret, f"take on {self.name}")
@@ -114,6 +118,9 @@ class SimNode:
 
     def __init__(self, clock: Callable[[], float]) -> None:
         self.clock = clock
+        # wall time less ``clock``'s: maps a command's source timestamp onto ``clock``
+        # (a simulated clock says its own: ``executive.clock.SimClock``)
+        self._wall_offset: Callable[[], float] = getattr(clock, "wall_offset", wall_offset)
         self.started = clock()
         self.faults = FaultBook()
         self.recorder: Recorder | None = None
@@ -126,14 +133,18 @@ class SimNode:
     # -- set-up (the subclass calls these in its __init__) --------------------------------
 
     def _open_sim_topics(
-        self, participant: DomainParticipant, fault_topic: str, status_topic: str, status: Any
+        self,
+        participant: DomainParticipant | LoopBus,
+        fault_topic: str,
+        status_topic: str,
+        status: Any,
     ) -> None:
         """The sim's own topics: fault requests in, ``status`` (its type) out."""
-        self._fault_reader: DataReader[Any] = DataReader(
-            participant, Topic(participant, fault_topic, Fault_), qos=FAULT_QOS
+        self._fault_reader: DataReader[Any] = loop.reader(
+            participant, loop.topic(participant, fault_topic, Fault_), FAULT_QOS
         )
-        self._status_writer: DataWriter[Any] = DataWriter(
-            participant, Topic(participant, status_topic, status), qos=STATUS_QOS
+        self._status_writer: DataWriter[Any] = loop.writer(
+            participant, loop.topic(participant, status_topic, status), STATUS_QOS
         )
 
     def _start_record(
@@ -206,8 +217,7 @@ class SimNode:
 
     # -- commands in ----------------------------------------------------------------------
 
-    @staticmethod
-    def _take(now: float, sources: Iterable[tuple[Take, Handler]]) -> None:
+    def _take(self, now: float, sources: Iterable[tuple[Take, Handler]]) -> None:
         """Hand every command each ``take`` returns to its handler, with its send time."""
         offset = None
         for take, handle in sources:
@@ -215,7 +225,7 @@ class SimNode:
             if not taken:
                 continue
             if offset is None:  # source timestamps are wall-clock ns: map them to monotonic
-                offset = wall_offset()
+                offset = self._wall_offset()
             for cmd, source_ns in taken:
                 handle(now, source_ns * 1e-9 - offset, cmd)
 

@@ -86,32 +86,43 @@ class Scheduler:
 
     def run(self) -> None:
         """Run due jobs until ``stop()``. A job's exception propagates and ends the run."""
-        jobs = self._jobs
-        timer, clock, sleep = time.perf_counter, self._clock, self._sleep
-        before_each = self._before_each
+        clock, sleep = self._clock, self._sleep
         while not self._stopping:
-            now = clock()
-            self.wakeups += 1
-            if before_each is not None:
-                t0 = timer()
-                before_each(now)
-                self.busy_before_each += timer() - t0
-            due = math.inf  # the next deadline, found on the way (a wake-up runs 500 a second)
-            for entry in jobs:
-                deadline = entry.deadline
-                if now >= deadline:
-                    periods = 1 + int((now - deadline) / entry.period)
-                    entry.skipped += periods - 1
-                    entry.runs += 1
-                    t0 = timer()
-                    entry.job(now, periods)
-                    entry.busy += timer() - t0
-                    deadline += periods * entry.period
-                    entry.deadline = deadline
-                due = min(due, deadline)
-            if not jobs:
+            due = self.run_due(clock())
+            if not self._jobs:
                 sleep(0.05)
                 continue
             delay = due - clock()
             if delay > 0:
                 sleep(delay)
+
+    def due(self) -> float:
+        """The earliest deadline of any job (inf with no jobs)."""
+        return min((e.deadline for e in self._jobs), default=math.inf)
+
+    def run_due(self, now: float) -> float:
+        """One wake-up at ``now``: ``before_each``, then every job due by ``now``; the next
+        deadline. ``run`` calls it each time it wakes; a simulated clock's driver
+        (``executive.scenario``) calls it at each ``due()``, so the jobs run in simulated
+        time, in the order and at the rates they run in real time."""
+        timer = time.perf_counter
+        self.wakeups += 1
+        before_each = self._before_each
+        if before_each is not None:
+            t0 = timer()
+            before_each(now)
+            self.busy_before_each += timer() - t0
+        due = math.inf  # the next deadline, found on the way (a wake-up runs 500 a second)
+        for entry in self._jobs:
+            deadline = entry.deadline
+            if now >= deadline:
+                periods = 1 + int((now - deadline) / entry.period)
+                entry.skipped += periods - 1
+                entry.runs += 1
+                t0 = timer()
+                entry.job(now, periods)
+                entry.busy += timer() - t0
+                deadline += periods * entry.period
+                entry.deadline = deadline
+            due = min(due, deadline)
+        return due
