@@ -35,6 +35,9 @@ class RobotSpec:
     check_interface: str = ".adapter:check_interface"  # (text[, profile]) -> why not, or None
     check_options: str = ""  # (options, profile) -> ["key: message"]; "": it takes none
     sim: str = ""  # main(argv) of its simulator (``atom-executive sim --profile P``)
+    # its simulator in simulated time, for mission tests (``executive.seam.lockstep``'s
+    # ``LockstepPart``); "": its missions are not testable in simulated time yet
+    lockstep: str = ""
     wire_words: str = ""  # () -> its topics' and fields' names (tests/test_seam.py)
     # generated wire packages (executive.wire.gen.<name>) -> folders of idl/ whose .idl
     # files (and what they include) make them (``make idl``)

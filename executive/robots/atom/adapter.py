@@ -1,9 +1,15 @@
 """The Dobot Atom's adapter: ``open(profile)`` opens its topics on one participant as the
 seam's ports, registers the fast path (an e-stop sample, an undecodable safety sample) and
-arms the C e-stop reflex (``reflex.py``); ``check_interface`` names its interface variants."""
+arms the C e-stop reflex (``reflex.py``); ``check_interface`` names its interface variants.
+
+The participant may be the in-process wire of simulated time (``executive.wire.loop``,
+``executive.robots.atom.lockstep``): everything is the same but the reflex, which is C on
+DDS's receive thread; there the Python fast path holds, as with ``ATOM_EXECUTIVE_REFLEX=off``,
+and the samples, commands and snapshots are timed by the wire's simulated clock."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -24,6 +30,7 @@ from executive.robots.atom.streams import AtomStream
 from executive.robots.atom.topics import TOPICS, AtomIO
 from executive.seam.ports import Motion, RobotSnapshot, SafetyEvent, Stamped
 from executive.seam.profile import RobotProfile
+from executive.wire.loop import LoopBus
 from executive.wire.robot_io import Kind, Side
 from executive.wire.typewatch import TypeWatch, type_ids
 
@@ -39,8 +46,11 @@ COMMAND_TOPICS = frozenset(s.name for s in TOPICS.values() if s.kind in (Kind.ST
 POLLED = frozenset(k for k, s in TOPICS.items() if s.kind is Kind.STATE and k != ESTOP_KEY)
 
 
-def polled() -> frozenset[str]:
-    """The topics read at tick rate here: ``POLLED``, and the e-stop if the reflex arms."""
+def polled(participant: object = None) -> frozenset[str]:
+    """The topics read at tick rate here: ``POLLED``, and the e-stop if the reflex arms (on
+    DDS only: the in-process wire has none)."""
+    if isinstance(participant, LoopBus):
+        return POLLED
     return POLLED | {ESTOP_KEY} if native.available() else POLLED
 
 
@@ -67,19 +77,33 @@ class AtomAdapter:
     name = "atom"
 
     def __init__(
-        self, profile: RobotProfile, participant: DomainParticipant, interface: Interface
+        self,
+        profile: RobotProfile,
+        participant: DomainParticipant | LoopBus,
+        interface: Interface,
     ) -> None:
         self.profile = profile
         self.interface = interface
         self.interface_name = interface.variant.name
         self.capabilities = profile.capabilities
         self.io = AtomIO(
-            participant, interface, side=Side.CONTROLLER, records=profile.sources, polled=polled()
+            participant,
+            interface,
+            side=Side.CONTROLLER,
+            records=profile.sources,
+            polled=polled(participant),
         )
-        self.commands = AtomCommands(self.io)
+        self.commands = AtomCommands(
+            self.io,
+            clock_ns=participant.clock.wall_ns
+            if isinstance(participant, LoopBus)
+            else time.time_ns,
+        )
         self.streams = tuple(AtomStream(self.io, profile, name) for name in profile.topics)
         layout = {j.name: (j.topic, j.index) for j in profile.joints.values()}
-        self.state = AtomState(interface, self.io.readers, layout, profile.sources)
+        self.state = AtomState(
+            interface, self.io.readers, layout, profile.sources, clock=self.io.clock
+        )
         self.command_topics = COMMAND_TOPICS  # for executive.service.peers: who else commands it
         self._reflex: reflex.Reflex | None = None
         self._base_speed = BaseSpeed()
@@ -90,7 +114,10 @@ class AtomAdapter:
         return self.state.snapshot()
 
     def wire_mismatches(self) -> list[str] | None:
-        """Discovery's types on the Atom's topics against ours (executive.wire.typewatch)."""
+        """Discovery's types on the Atom's topics against ours (executive.wire.typewatch);
+        none on the in-process wire, whose two ends share one table."""
+        if isinstance(self._participant, LoopBus):
+            return []
         if self._types is None:
             self._types = AtomTypeWatch(self._participant, self.interface)
         if not self._types.poll():
@@ -201,6 +228,8 @@ class AtomAdapter:
         return tuple(done)
 
     def install_reflex(self, streamer: Any, on_trip: Callable[[reflex.Trip], None]) -> Any:
+        if isinstance(self.io.participant, LoopBus):
+            return None  # C on DDS's receive thread: the in-process wire has none
         measured = [
             s.measured_for_reflex(self.profile, streamer.max_state_age) for s in self.streams
         ]
@@ -223,7 +252,7 @@ def check_interface(text: str) -> str | None:
 def open(  # the name executive.seam.registry.open_adapter calls
     profile: RobotProfile,
     *,
-    participant: DomainParticipant,
+    participant: DomainParticipant | LoopBus,
     interface: str | Interface | None = None,
     **_: Any,
 ) -> AtomAdapter:

@@ -22,7 +22,7 @@ class AtomCommands:
     def __init__(self, io: RobotIO, clock_ns: Callable[[], int] = time.time_ns) -> None:
         self.io = io
         self.i = io.interface
-        self._ids = itertools.count(int(time.time()) % 1_000_000 * 1000)
+        self._ids = itertools.count(clock_ns() // 10**9 % 1_000_000 * 1000)
         self._clock_ns = clock_ns
         # set while the base is remote-driven: the safe stop then sends STOP_REMOTE too
         self.remote_driving = False

@@ -26,6 +26,7 @@ ROBOT = RobotSpec(
     fsm_id_max=2**16 - 1,  # SetFsmId_.id is uint16
     tag_max=2**32 - 1,  # AMRCommand_.target_id is uint32
     sim=".sim.cli:main",
+    lockstep=".lockstep:PART",
     wire_words=".topics:wire_words",
     # the seeds' types (idl/dobot_atom) and each interface variant's (idl/variants/<name>)
     idl={

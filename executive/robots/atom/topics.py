@@ -11,6 +11,7 @@ from cyclonedds.domain import DomainParticipant
 
 from executive.robots.atom.interface import Interface
 from executive.robots.atom.robot import ROBOT
+from executive.wire.loop import LoopBus
 from executive.wire.robot_io import Kind, RobotIO, Side, TopicSpec
 
 # The 14 topics of the seeds (DESIGN.md 3), keyed by a short name used across the code.
@@ -43,7 +44,7 @@ class AtomIO(RobotIO):
 
     def __init__(
         self,
-        participant: DomainParticipant,
+        participant: DomainParticipant | LoopBus,
         interface: Interface | None = None,
         side: Side = Side.CONTROLLER,
         topics: Mapping[str, TopicSpec] | None = None,

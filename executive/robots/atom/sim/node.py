@@ -75,6 +75,7 @@ from executive.robots.simkit.scheduler import Scheduler
 from executive.seam.body import BodySpec, NoBody
 from executive.seam.profile import RobotProfile, load_profile
 from executive.wire.codec import Codec, Record, raw_write
+from executive.wire.loop import LoopBus
 from executive.wire.robot_io import Side
 
 log = structlog.get_logger(__name__)
@@ -178,7 +179,7 @@ class _StateTopic:
         self.codec: Codec = io.codec(key)
         self.record: Record = self.codec.zeros()
         self._encode = self.codec.encoder(self.record)  # the record stays this object
-        self.writer = io.writers[key]
+        self.writer = io.writers[key]  # DDS's, or the in-process wire's (simulated time)
         self.published = 0
 
     def publish(self) -> None:
@@ -190,7 +191,7 @@ class _StreamReader(RawReader):
     """A joint command topic read by polling, as raw bytes through the codec."""
 
     def __init__(
-        self, participant: DomainParticipant, interface: Interface, key: str, field: str
+        self, participant: DomainParticipant | LoopBus, interface: Interface, key: str, field: str
     ) -> None:
         spec = TOPICS[key]
         idl_type = getattr(interface, spec.type_name)
@@ -212,7 +213,7 @@ class SimAtom(SimNode):
 
     def __init__(
         self,
-        participant: DomainParticipant,
+        participant: DomainParticipant | LoopBus,
         config: SimConfig | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
