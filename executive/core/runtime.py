@@ -5,6 +5,11 @@ the same for every robot.
 
 The service, the demo and the integration tests all run the same assembly, so what is
 tested is what runs. Nothing here is global: close() deletes the participant it made.
+
+``clock``: where everything reads time (the tick, the streamer, the leaves' timeouts, the
+safety monitor). A mission's test in simulated time (``executive.scenario``) builds the
+same assembly on a simulated clock and its robot's in-process wire, and steps it itself
+(``tick()`` and the streamer's ``step``) instead of ``start()``.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from typing import Any
 import structlog
 from cyclonedds.domain import DomainParticipant
 
-from behaviours.context import RobotContext
+from behaviours.context import Pauses, RobotContext
 from executive.core.safety import STALL_S, SafetyConfig, SafetyMonitor
 from executive.core.taps import CommandTap
 from executive.core.ticker import Ticker
@@ -67,6 +72,7 @@ class Runtime:
     busy_period: float = 1.0 / 50.0
     idle_period: float = 1.0 / IDLE_TICK_HZ
     _busy_at: float = -math.inf  # the last tick with a mission
+    clock: Callable[[], float] = time.monotonic
 
     @classmethod
     def build(
@@ -80,6 +86,7 @@ class Runtime:
         stream_hz: float | None = None,
         stream_priority: int | None = None,
         safety: SafetyConfig | None = None,
+        clock: Callable[[], float] = time.monotonic,
         **adapter_options: Any,
     ) -> Runtime:
         participant = participant or dds.make_participant()
@@ -91,18 +98,24 @@ class Runtime:
             profile,
             rate_hz=stream_hz,
             priority=stream_priority,
-            native=native.mode(profile.stream_mode) == "native",
+            clock=clock,
+            # the native stream keeps real time on its own thread: another clock streams
+            # from Python (``stream_mode: python``)
+            native=clock is time.monotonic and native.mode(profile.stream_mode) == "native",
             deadman_s=profile.stream_deadman_s,
         )
         # every one-shot command passes the tap: a run's recording lists them (runchannels)
         commands = CommandTap(adapter.commands)
-        context = RobotContext(profile, commands, streamer, clock=time.monotonic)
-        monitor = SafetyMonitor(safety, max_age=profile.safety_sources, stall_s=STALL_S)
+        context = RobotContext(profile, commands, streamer, clock=clock, pauses=Pauses(clock))
+        monitor = SafetyMonitor(
+            safety, clock=clock, max_age=profile.safety_sources, stall_s=STALL_S
+        )
         executive = Executive(
             adapter,
             context,
             streamer,
             monitor,
+            clock=clock,
             safe_stop=commands.tapped_safe_stop(adapter.safe_stop),
             max_pause_s=profile.max_pause_s,
         )
@@ -111,7 +124,8 @@ class Runtime:
             adapter,
             streamer,
             executive,
-            Ticker(lambda: None, tick_hz, name="tick-loop"),
+            Ticker(lambda: None, tick_hz, name="tick-loop", clock=clock),
+            clock=clock,
         )
         runtime.ticker.work = runtime.tick
         runtime.busy_period = 1.0 / tick_hz
@@ -129,7 +143,7 @@ class Runtime:
         The first tick after the whole executive stalled (no tick started for ``stall_s``:
         the process stopped, starved or its interpreter blocked, so the supervisor could
         not run either) reports the stall before the tree judges anything."""
-        now = time.monotonic()
+        now = self.clock()
         previous, self._tick_started_at = self._tick_started_at, now
         supervised = self._supervised_at
         if (

@@ -31,7 +31,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -86,7 +86,10 @@ class McapRecorder:
         preroll_s: float = PREROLL_S,
         tail_s: float = TAIL_S,
         queue_items: int = QUEUE_ITEMS,
+        clock: Callable[[], float] | None = None,
     ) -> None:
+        # the wall clock a tail ends on: a simulated clock's own (a mission's test)
+        self._now_ns: Callable[[], int] = getattr(clock, "wall_ns", time.time_ns)
         self.dir = Path(data_dir) / "runs"
         self.dir.mkdir(parents=True, exist_ok=True)
         self.channels = list(channels)
@@ -155,7 +158,7 @@ class McapRecorder:
 
     def _tail_ended(self) -> None:
         """After each batch: without traffic, a finished run's tail still ends on time."""
-        if self._ends_at is not None and time.time_ns() > self._ends_at:
+        if self._ends_at is not None and self._now_ns() > self._ends_at:
             self._finish()
 
     def _message(self, message: Message) -> None:

@@ -55,7 +55,8 @@ Times are wall-clock nanoseconds (what Foxglove shows and a person correlates wi
 journal): ``log_time`` when the hook saw it, never decreasing along the stream (items
 from several threads may reach the queue a few microseconds out of order: the encoder
 lifts such a stamp to the previous one), and ``publish_time`` when the sample arrived
-from the robot (its reader's receive time) or the command left.
+from the robot (its reader's receive time) or the command left. On a simulated clock
+(``clock=``, an ``executive.clock.SimClock``: a mission's test) both are its wall clock.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ import collections
 import json
 import math
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -417,8 +418,15 @@ class RunChannels:
         queue_items: int = QUEUE_ITEMS,
         state_hz: float = STATE_HZ,
         command_hz: float = COMMAND_HZ,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.executive = executive
+        self._clock = clock  # the executive's; a simulated one says its wall clock too
+        self._now_ns: Callable[[], int] = getattr(clock, "wall_ns", time.time_ns)
+        offset = getattr(clock, "wall_offset", None)
+        self._wall_ns: Callable[[float], int] = (
+            _wall_ns if offset is None else lambda m: round((offset() + m) * 1e9)
+        )
         self.profile = profile
         self.sinks = list(sinks)
         self.channels = catalogue(profile)
@@ -487,7 +495,7 @@ class RunChannels:
     def on_tick(self, ex: Executive) -> None:
         """After each tick (tick thread): new state samples, the tree if it changed, and
         the safety causes if they changed."""
-        now_ns = time.time_ns()
+        now_ns = self._now_ns()
         snap = self._tick_snapshot(ex)
         for stream, stamped in snap.joints.items():
             if self._due(stream, stamped.received, self._state_gap):
@@ -543,7 +551,7 @@ class RunChannels:
             stack.extend(reversed(node.children))
         statuses = tuple(nodes)
         feedback = tuple(n.feedback_message for n in nodes[::2])
-        now = time.monotonic()
+        now = self._clock()
         if ended is None:
             if statuses == self._statuses and (
                 feedback == self._feedback or now - self._tree_at < FEEDBACK_S
@@ -573,7 +581,7 @@ class RunChannels:
     def on_change(self, ex: Executive) -> None:
         """On each executive state change (tick thread): the event, and a run's begin
         or end for the sinks."""
-        now_ns = time.time_ns()
+        now_ns = self._now_ns()
         run = ex.run or ex.last_run
         event: dict[str, Any] = {
             "event": "state",
@@ -600,15 +608,15 @@ class RunChannels:
     def _on_publish(self, topic: str, q: FloatArray, held: bool) -> None:
         """The streamer published ``q`` (its thread, under its lock): keep one in
         ``command_gap``, and every change of ``held``."""
-        now = time.monotonic()
+        now = self._clock()
         last = self._cmd_last.get(topic)
         if last is not None and last[1] == held and now - last[0] < self._command_gap:
             return
         self._cmd_last[topic] = (now, held)
-        self._put(("joints_cmd", time.time_ns(), topic, q, held))
+        self._put(("joints_cmd", self._now_ns(), topic, q, held))
 
     def _on_command(self, command: str, args: dict[str, Any], result: int | None) -> None:
-        self._put(("oneshot", time.time_ns(), command, args, result))
+        self._put(("oneshot", self._now_ns(), command, args, result))
 
     # -- the encoder thread ------------------------------------------------------------
 
@@ -735,7 +743,7 @@ class RunChannels:
         if last is None or last[0] != values:
             last = (values, _json({"position": dict(zip(names, values, strict=False))}))
             self._joints_json[stream] = last
-        received_ns = _wall_ns(stamped.received)
+        received_ns = self._wall_ns(stamped.received)
         self._emit_data(f"/robot/joints/{stream}", log_ns, last[1], received_ns)
         if self._frames is not None:
             self._frames.measured(names, stamped.sample)
@@ -748,7 +756,7 @@ class RunChannels:
 
     def _encode_estop(self, log_ns: int, stamped: Stamped[tuple[str, ...]]) -> None:
         payload = {"on": list(stamped.sample), "any": bool(stamped.sample)}
-        self._emit("/robot/emergency", log_ns, payload, _wall_ns(stamped.received))
+        self._emit("/robot/emergency", log_ns, payload, self._wall_ns(stamped.received))
 
     def _encode_base(self, log_ns: int, stamped: Stamped[BaseState]) -> None:
         b = stamped.sample
@@ -760,7 +768,7 @@ class RunChannels:
             "estop_pressed": b.estop_pressed,
             "position": _pose(b.pose),
         }
-        self._emit("/robot/base", log_ns, payload, _wall_ns(stamped.received))
+        self._emit("/robot/base", log_ns, payload, self._wall_ns(stamped.received))
 
     def _encode_status(
         self, log_ns: int, snap: RobotSnapshot, sources: list[dict[str, Any]]
@@ -778,8 +786,8 @@ class RunChannels:
             "servo_errors": None if servo is None else list(servo),
             "task": None if task is None else {"id": int(task[0]), "in_process": bool(task[1])},
         }
-        self._emit("/robot/status", log_ns, payload, _wall_ns(snap.taken))
-        self._emit("/robot/sources", log_ns, {"sources": sources}, _wall_ns(snap.taken))
+        self._emit("/robot/status", log_ns, payload, self._wall_ns(snap.taken))
+        self._emit("/robot/sources", log_ns, {"sources": sources}, self._wall_ns(snap.taken))
 
     # -- reports -------------------------------------------------------------------------
 
