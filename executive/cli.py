@@ -90,6 +90,11 @@ COMMANDS: dict[str, tuple[str | None, str]] = {
         "run the simulated Atom on DDS (or inject faults into one)",
     ),
     "validate": (_MISSION, "check mission files; every problem as file:line:col: path: message"),
+    "test": (
+        "executive.scenario.cli:add_parser",
+        "run missions' scenarios (*.test.yaml) in simulated time (--realtime: the real "
+        "processes); exit 1 if one fails",
+    ),
     "schema": (_MISSION, "print the JSON Schema (draft 2020-12) of mission files"),
     "render": (_MISSION, "draw a mission's tree (ascii, dot or svg)"),
     "diff": (

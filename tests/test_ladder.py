@@ -40,6 +40,7 @@ LADDER = (
     "executive.operator",  # the operator's commands
     "executive.cli",  # atom-executive
     "executive.harness",  # processes for tests, demos and benchmarks
+    "executive.scenario",  # mission tests: simulated time, or the real processes (harness)
     "executive.demos",  # make demo
 )
 # inside executive.robots: the kits, then the adapters, which never import one another
