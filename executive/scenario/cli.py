@@ -39,7 +39,7 @@ def add_parser(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
-        "paths", nargs="+", type=Path, metavar="PATH", help="*.test.yaml files or directories"
+        "paths", nargs="*", type=Path, metavar="PATH", help="*.test.yaml files or directories"
     )
     p.add_argument(
         "--missions-dir",
@@ -66,36 +66,39 @@ def add_parser(sub: Any) -> None:
         help="scenarios run at once (processes; default 1)",
     )
     p.add_argument("-v", "--verbose", action="store_true", help="say what became of each event")
+    p.add_argument(
+        "--schema",
+        nargs="?",
+        const="atom-sdk",
+        metavar="PROFILE",
+        help="print the JSON Schema of scenario files (with PROFILE's world keys and buttons)",
+    )
     p.set_defaults(handler=main)
 
 
 def main(args: argparse.Namespace) -> int:
-    from executive.scenario.load import find_scenarios, load_scenario
+    from executive.scenario.load import find_scenarios
 
+    if args.schema is not None:
+        return _schema(args.schema)
     started = time.perf_counter()
+    if not args.paths:
+        _say("atom-executive test: give scenario files or directories (PATH...)", sys.stderr)
+        return 2
     files = find_scenarios(list(args.paths))
     if not files:
-        _say(
-            f"atom-executive test: no *.test.yaml in {', '.join(map(str, args.paths))}", sys.stderr
-        )
+        where = ", ".join(map(str, args.paths))
+        _say(f"atom-executive test: no *.test.yaml in {where}", sys.stderr)
         return 2
-    invalid = []
-    for path in files:
-        scenario, problems = load_scenario(path, args.missions_dir)
-        errors = [str(d) for d in problems if d.is_error]
-        if scenario is None:
-            invalid.append(Verdict(str(path), status=INVALID, problems=errors or ["invalid"]))
+    invalid = _invalid(files, args.missions_dir)
     if invalid:  # refused before anything runs
-        for verdict in invalid:
-            for line in verdict.problems:
-                _say(line)
         _say(f"{len(invalid)} of {len(files)} scenario files invalid: nothing ran")
         if args.junit:
             junit(invalid, args.junit, time.perf_counter() - started)
         return 2
-    jobs = max(1, min(args.jobs, len(files)))
     options = (args.missions_dir, args.realtime, args.keep)
     verdicts: list[Verdict] = []
+    jobs = max(1, min(args.jobs, len(files)))
     if jobs == 1:
         for path in files:
             verdicts.append(_told(run_file(path, *options), args.verbose))
@@ -103,13 +106,43 @@ def main(args: argparse.Namespace) -> int:
         # a process per scenario at once: py_trees' blackboard is one per process
         with ProcessPoolExecutor(jobs, mp_context=get_context("spawn")) as pool:
             futures = [pool.submit(run_file, path, *options) for path in files]
-            for future in futures:
-                verdicts.append(_told(future.result(), args.verbose))
+            verdicts += [_told(future.result(), args.verbose) for future in futures]
     wall = time.perf_counter() - started
     _say(summary(verdicts, wall))
     if args.junit:
         junit(verdicts, args.junit, wall)
     return exit_code(verdicts)
+
+
+def _invalid(files: list[Path], missions_dir: Path | None) -> list[Verdict]:
+    """Every file checked; those that are not valid, each problem said."""
+    from executive.scenario.load import load_scenario
+
+    invalid = []
+    for path in files:
+        scenario, problems = load_scenario(path, missions_dir)
+        if scenario is None:
+            errors = [str(d) for d in problems if d.is_error] or ["invalid"]
+            invalid.append(Verdict(str(path), status=INVALID, problems=errors))
+            for line in errors:
+                _say(line)
+    return invalid
+
+
+def _schema(profile_name: str) -> int:
+    import json
+
+    from executive.scenario.schema import scenario_schema
+    from executive.scenario.simtime import lockstep_part
+    from executive.seam.profile import ProfileError, load_profile
+
+    try:
+        robot = lockstep_part(load_profile(profile_name))
+    except (ProfileError, LookupError) as e:
+        _say(f"atom-executive test --schema: {e}", sys.stderr)
+        return 2
+    print(json.dumps(scenario_schema(robot), indent=2))  # noqa: T201 - the command's output
+    return 0
 
 
 def _say(line: str, to: TextIO | None = None) -> None:
@@ -200,6 +233,7 @@ def _logging_to(path: Path) -> Any:
 
     from executive import logs
 
+    saved = structlog.get_config()
     with path.open("a", encoding="utf-8") as sink:
         logs.configure(level="info", journal=False)
         out = cast(TextIO, _Sink(sink))
@@ -207,7 +241,7 @@ def _logging_to(path: Path) -> Any:
         try:
             yield
         finally:
-            structlog.configure(logger_factory=lambda *_: structlog.PrintLogger(sys.stderr))
+            structlog.configure(**saved)
 
 
 class _Sink:

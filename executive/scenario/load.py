@@ -18,7 +18,7 @@ the file, else the caller's, else the nearest directory above the file with ``po
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -72,7 +72,7 @@ TOP = {
     "timeout": f"simulated seconds before the scenario is ended and failed ({DEFAULT_TIMEOUT_S:g})",
     "tail": f"seconds the scenario goes on after its run ended ({DEFAULT_TAIL_S:g})",
 }
-EVENT_KEYS = {*WHENS, "after", *ACTIONS}
+EVENT_KEYS = dict.fromkeys((*WHENS, "after", *ACTIONS), "")
 EXPECT = {
     "result": f"how the run ends: {' | '.join(RESULTS)}",
     "causes": "the codes of the SAFE_STOP's causes (estop, servo_error, ...), or a failure's",
@@ -95,7 +95,8 @@ class _Checker:
     def error(self, where: Location, path: str, message: str) -> None:
         self.diags.error(where, path, message)
 
-    def keys(self, node: YMap, path: str, known: Mapping[str, str] | set[str]) -> None:
+    def keys(self, node: YMap, path: str, known: Iterable[str]) -> None:
+        known = tuple(known)
         for key, entry in node.entries.items():
             if key not in known:
                 where = f"{path}." if path else ""
@@ -357,7 +358,9 @@ def _world(check: _Checker, top: YMap, robot: LockstepPart | None, base: Path) -
     world: dict[str, Any] = dict(plain(node))  # type: ignore[call-overload]
     for key, message in robot.check_world(world, base):
         entry = node.entries.get(key)
-        where = entry.value.where if entry is not None else node.where
+        where = node.where if entry is None else entry.value.where
+        if entry is not None and key not in robot.world_keys:  # a name: said at the name
+            where = entry.key_where
         known = (
             ""
             if key in robot.world_keys
@@ -541,7 +544,7 @@ def _still(check: _Checker, node: YNode | None, events: list[Event]) -> Still | 
     within: float | None = DEFAULT_STILL_WITHIN_S
     until = None
     if isinstance(node, YMap):
-        check.keys(node, path, {"event", "within", "until"})
+        check.keys(node, path, ("event", "within", "until"))
         index_node = _entry(node, "event")
         if _entry(node, "within") is not None:
             within = check.number(_entry(node, "within"), f"{path}.within", strict=True)
@@ -587,7 +590,7 @@ def _end(
     end = check.mapping(node, path)
     if end is None:
         return None
-    check.keys(end, path, {"pose", "within", "hand"})
+    check.keys(end, path, ("pose", "within", "hand"))
     if "pose" not in end.entries and "hand" not in end.entries:
         check.error(end.where, path, "needs pose: NAME and/or hand: {point, at, within}")
         return None
@@ -601,7 +604,7 @@ def _end(
     point, at, point_within = "", (0.0, 0.0, 0.0), 0.05
     hand = check.mapping(_entry(end, "hand"), f"{path}.hand")
     if hand is not None:
-        check.keys(hand, f"{path}.hand", {"point", "at", "within"})
+        check.keys(hand, f"{path}.hand", ("point", "at", "within"))
         point = check.text(_entry(hand, "point"), f"{path}.hand.point") or ""
         points = getattr(profile.body, "points", {}) if profile is not None else {}
         if point and profile is not None and point not in points:

@@ -25,8 +25,11 @@ SHIPPED = sorted(MISSIONS.glob("*.yaml"))
 NAMES = [p.stem for p in SHIPPED]
 # other robots' missions and libraries live in a folder of their own, validated for them
 ROBOT_FOLDERS = {"adam": "adam-pro", "grx": "grx", "aurora": "aurora"}
+TESTS = "tests"  # the missions' scenarios (atom-executive test: tests/scenario), not missions
 ALL_FILES = sorted(
-    p for p in MISSIONS.rglob("*.yaml") if p.relative_to(MISSIONS).parts[0] not in ROBOT_FOLDERS
+    p
+    for p in MISSIONS.rglob("*.yaml")
+    if p.relative_to(MISSIONS).parts[0] not in {*ROBOT_FOLDERS, TESTS}
 )
 ROBOT_FILES = sorted(
     (p, ROBOT_FOLDERS[p.relative_to(MISSIONS).parts[0]])

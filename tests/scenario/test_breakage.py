@@ -1,0 +1,102 @@
+"""An author who breaks a mission sees a named scenario fail, with the expectation and the
+node, in seconds (issue 31's "done when"): a fallback removed, a timeout too short for the
+speed caps, a pose moved so the hand misses the cup. Each break is made to a copy of the
+shipped missions (or, for the fallback, a mission written here: no shipped mission has
+one the simulated Atom can be made to need), and the scenario that passes on the
+original fails on the copy, naming what broke."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from executive.scenario.cli import run_file
+from executive.scenario.report import FAIL, PASS
+
+ROOT = Path(__file__).resolve().parents[2]
+MISSIONS = ROOT / "missions"
+SCENARIOS = MISSIONS / "tests" / "atom"
+
+FALLBACK = """\
+mission: go_to_bar
+description: Drive to the bar; if the base cannot, go and charge instead.
+tree:
+  fallback:
+    name: The bar, else the charger
+    children:
+      - navigate_to_tag: {name: Drive to the bar, tag: 3, timeout: 30}
+      - sequence:
+          name: Charge instead
+          children:
+            - wait: {seconds: 1.0}
+            - navigate_to_tag: {name: Drive to the charger, tag: 5, timeout: 30}
+"""
+FALLBACK_TEST = """\
+test: go_to_bar goes to the charger when the base cannot reach the bar
+mission: go_to_bar
+events:
+  - {on_start: Drive to the bar, after: 0.5, fault: amr-failure@1.0}
+expect:
+  result: SUCCEEDED
+  ran: [Drive to the bar, Drive to the charger]
+"""
+
+
+@pytest.fixture
+def missions(tmp_path: Path) -> Path:
+    """A copy of the shipped missions an author may break (libraries, subtrees, missions)."""
+    copy = tmp_path / "missions"
+    shutil.copytree(MISSIONS, copy, ignore=shutil.ignore_patterns("tests", "adam", "grx", "aurora"))
+    return copy
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, old
+    path.write_text(text.replace(old, new, 1))
+
+
+def test_a_fallback_removed(missions: Path) -> None:
+    (missions / "go_to_bar.yaml").write_text(FALLBACK)
+    scenario = missions / "go_to_bar.test.yaml"
+    scenario.write_text(FALLBACK_TEST)
+    assert run_file(scenario).status == PASS
+    edit(missions / "go_to_bar.yaml", "  fallback:", "  sequence:")  # its alternative gone
+    verdict = run_file(scenario)
+    assert verdict.status == FAIL
+    assert re.search(
+        r"go_to_bar.test.yaml:6:3: expect.result: expected SUCCEEDED; the run ended FAILED "
+        r"at 'The bar, else the charger/Drive to the bar'",
+        verdict.failures[0],
+    ), verdict.failures
+    assert verdict.node == "The bar, else the charger/Drive to the bar"
+
+
+def test_a_timeout_too_short_for_the_speed_caps(missions: Path) -> None:
+    """The first move comes from wherever the joints are: the validator cannot know it is
+    too short; the scenario does."""
+    edit(
+        missions / "greeting_wave.yaml",
+        "            - move_joints:\n                pose: home\n                timeout: 12",
+        "            - move_joints:\n                pose: home\n                timeout: 0.5",
+    )
+    verdict = run_file(SCENARIOS / "greeting_wave.succeeds.test.yaml", missions)
+    assert verdict.status == FAIL
+    assert "expect.result: expected SUCCEEDED; the run ended FAILED at " in verdict.failures[0]
+    assert verdict.node == "Greet/Come to rest/Move to pose home"
+    assert re.search(r"timeout: \w+ is [\d.]+ rad from its target after 0.5 s", verdict.failures[0])
+
+
+def test_a_pose_moved_so_the_hand_misses_the_cup(missions: Path) -> None:
+    """A pose whose author moved its joints and dropped its intent (which validation checks
+    by forward kinematics, and would have refused): the hand closes short of the cup."""
+    arms = missions / "poses" / "arms.yaml"
+    edit(arms, "      right_shoulder_pitch: -0.82\n", "      right_shoulder_pitch: -0.62\n")
+    edit(arms, "    intent:\n      right_hand: {at: [0.55, -0.25, 0.22], within: 0.03}\n", "")
+    verdict = run_file(SCENARIOS / "deliver_drink.succeeds.test.yaml", missions)
+    assert verdict.status == FAIL, verdict.failures
+    assert "expect.body[0].hand: when 'Grasp the cup' ended: right_hand at [" in verdict.failures[0]
+    assert verdict.node == "Grasp the cup"
