@@ -1,0 +1,53 @@
+"""Parity: the simulated-time path may not drift from what the service really does.
+
+A set of shipped scenarios runs both ways, in simulated time (the service's assembly
+against the simulator in one process, stepped in lockstep) and against the real service and
+simulator processes over DDS (``--realtime``), and must end the same: the same result, the
+same causes, and the same nodes run in the same order (the run's record, as the service
+wrote it, both ways). Each way must also pass the scenario's own expectations.
+
+The set covers every end (SUCCEEDED, FAILED, ABORTED, SAFE_STOP) and every kind of event
+(a fault, a button, an operator's request); each takes its mission's real seconds.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from executive.scenario.load import load_scenario
+from executive.scenario.realtime import RealtimeRun
+from executive.scenario.simtime import SimulatedRun, lockstep_part
+from executive.scenario.verdict import judge
+from executive.seam.profile import load_profile
+
+pytestmark = pytest.mark.dds
+
+ROOT = Path(__file__).resolve().parents[2]
+ATOM = ROOT / "missions" / "tests" / "atom"
+PARITY = [
+    "operator_confirmed_step.succeeds",  # SUCCEEDED, a button
+    "head_scan.battery",  # FAILED, a fault (the battery)
+    "greeting_wave.stop",  # ABORTED, an operator's stop
+    "operator_confirmed_step.estop",  # SAFE_STOP, an e-stop
+]
+
+
+@pytest.mark.parametrize("name", PARITY)
+def test_both_ways_end_alike(name: str, tmp_path: Path) -> None:
+    scenario, problems = load_scenario(ATOM / f"{name}.test.yaml")
+    assert scenario is not None, problems
+    profile = load_profile(scenario.profile)
+    part = lockstep_part(profile)
+    (tmp_path / "sim").mkdir()
+    simulated = SimulatedRun(scenario, tmp_path / "sim").run()
+    real = RealtimeRun(scenario, tmp_path / "real").run()
+    for outcome in (simulated, real):
+        failures = judge(scenario, outcome, part, profile)
+        assert not failures, (outcome.simulated, [str(f) for f in failures])
+    a, b = simulated.story, real.story
+    assert a is not None and b is not None
+    assert (a.result, set(a.causes)) == (b.result, set(b.causes))
+    assert a.started == b.started, "the nodes ran in another order"
+    assert a.failed_at == b.failed_at
