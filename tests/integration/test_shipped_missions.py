@@ -104,7 +104,7 @@ def docs_missions() -> dict[str, str]:
     out: dict[str, str] = {}
     for block in yaml_blocks(DOCS.read_text(encoding="utf-8")):
         doc = yaml.safe_load(block)
-        if isinstance(doc, dict) and "mission" in doc:
+        if isinstance(doc, dict) and "mission" in doc and "test" not in doc:  # (not a scenario)
             assert doc["mission"] not in out, f"two docs examples named {doc['mission']}"
             out[str(doc["mission"])] = block
     return out

@@ -7,6 +7,7 @@
   has taken control, set a joint-control FSM state and brought the arms and the right hand
   to rest, as the docs' missions do before their timed moves — except the one the docs
   mark ``# wrong``, which fails with the message they quote;
+- a scenario (``test:``, "Testing a mission") passes: ``tests/scenario/test_docs.py``;
 - nothing else (a comment-only block is an editor hint).
 
 Reproduces issue 11: "A first mission" copied verbatim always failed on the robot.
@@ -36,6 +37,8 @@ def kind(block: str) -> str:
     doc = yaml.safe_load(block)
     if doc is None:
         return "comment"
+    if isinstance(doc, dict) and "test" in doc:
+        return "scenario"
     if isinstance(doc, dict) and "mission" in doc:
         return "mission"
     if isinstance(doc, dict) and set(doc) <= {"poses", "gestures", "description"}:
