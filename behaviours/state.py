@@ -47,9 +47,17 @@ EMPTY = RobotSnapshot(taken=0.0)
 
 
 def snapshot(bb: py_trees.blackboard.Client) -> RobotSnapshot:
-    """The snapshot on the blackboard (an empty one before the first gather)."""
-    try:  # one lookup, not exists() then get(): every condition reads state every tick
-        value = bb.get(SNAPSHOT_KEY)
-    except KeyError:
-        return EMPTY
+    """The snapshot on the blackboard (an empty one before the first gather).
+
+    Every condition reads it every tick: the storage is read directly once the client is
+    known to hold read access to the key (what ``bb.get`` checks, splitting and resolving
+    the name each time, at several microseconds a read; issue 31), unless py_trees'
+    activity stream is on, which must see every read."""
+    if SNAPSHOT_KEY in bb.read and py_trees.blackboard.Blackboard.activity_stream is None:
+        value = py_trees.blackboard.Blackboard.storage.get(bb.remappings[SNAPSHOT_KEY], EMPTY)
+    else:
+        try:  # one lookup, not exists() then get()
+            value = bb.get(SNAPSHOT_KEY)
+        except KeyError:
+            return EMPTY
     return value if isinstance(value, RobotSnapshot) else EMPTY

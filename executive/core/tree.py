@@ -261,6 +261,11 @@ class Executive:
     # a fast-path trip (hold, then latch) and a start or reset (judge, then release) exclude
     # each other, so "latched" always means "held"
     _trip_lock: threading.RLock = field(default_factory=threading.RLock, init=False, repr=False)
+    # every node of the core tree, as ``root.iterate()`` yields them, while the tree is the
+    # same (a mission inserted or pruned makes it anew): ``nodes()``
+    _nodes: tuple[py_trees.behaviour.Behaviour, ...] | None = field(
+        default=None, init=False, repr=False
+    )
 
     def __post_init__(self) -> None:
         self.reaction = SafetyReaction(self.streamer.hold, self.safe_stop or self.adapter.safe_stop)
@@ -333,6 +338,7 @@ class Executive:
             node.setup(context=self.context)
         run = MissionRun(name, uuid.uuid4().hex[:12], root, self.clock(), meta=dict(meta or {}))
         self.tree.insert_subtree(root, self.slot.id, 0)
+        self._nodes = None
         self.run = run
         self.context.control_acquired = False
         self.context.feed.clear()  # the feed is this run's; kept, it grew for good (bench/memory.py)
@@ -546,6 +552,26 @@ class Executive:
         """The robot's newest state (what the next tick would gather)."""
         return self.adapter.snapshot()
 
+    def nodes(self) -> tuple[py_trees.behaviour.Behaviour, ...]:
+        """Every node of the core tree, as ``tree.root.iterate()`` yields them: what the
+        records and the status look at after each tick, walked once per tree, not per look
+        (py_trees' recursive generator over a 100-node tree cost more than the tick's own
+        leaves; issue 31, bench/parts/tick.py)."""
+        if self._nodes is None:
+            self._nodes = tuple(self.tree.root.iterate())
+        return self._nodes
+
+    def _tick_tree(self) -> None:
+        """``tree.tick()``, without its visitors' walk of the whole tree when it has none
+        (the executive adds no visitor or tick handler: the walk found nothing to do)."""
+        tree = self.tree
+        if tree.visitors or tree.pre_tick_handlers or tree.post_tick_handlers:
+            tree.tick()
+            return
+        for _ in tree.root.tick():
+            pass
+        tree.count += 1
+
     def tick(self) -> None:
         """Apply queued requests, then tick the tree once and settle the mission's end."""
         while True:
@@ -558,7 +584,7 @@ class Executive:
             except Exception as e:  # noqa: BLE001 - a bad request must not stop the ticking
                 future.set_exception(e)
         try:
-            self.tree.tick()
+            self._tick_tree()
         except Exception as e:  # noqa: BLE001 - any leaf bug: halt, hold, report, keep serving
             self._tick_failed(e)
             return
@@ -620,6 +646,7 @@ class Executive:
         if run.root.status is Status.RUNNING:
             run.root.stop(Status.INVALID)  # every running leaf's terminate() runs once
         self.tree.prune_subtree(run.root.id)
+        self._nodes = None
         forget_blackboards(run.root)
         places.clear()
         if self.paused is not None:  # a run that ends paused: nothing of the pause is left

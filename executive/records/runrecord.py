@@ -54,8 +54,10 @@ class RunRecorder:
         self.dir = Path(data_dir) / "runs"
         self.dir.mkdir(parents=True, exist_ok=True)
         self._last: tuple[Any, ...] | None = None
-        self._statuses: dict[Any, Status] = {}  # node id -> status last recorded
-        self._paths: dict[Any, str] = {}  # node id -> path in the core tree, taken at start
+        # the run's nodes, each with its path in the core tree (taken at start) and the
+        # status last recorded: a mission's tree does not change while it runs
+        self._nodes: list[tuple[Any, str]] = []
+        self._statuses: list[Status] = []
         self._run_id = ""
         # (run id, lines, the Future of a durable write or None)
         self._queue: queue.Queue[tuple[str, str, Future[None] | None] | None] = queue.Queue(
@@ -193,22 +195,26 @@ class RunRecorder:
 
     def _begin(self, run: MissionRun) -> None:
         """A new run: paths are taken while its tree sits in the slot (it is pruned at the end)."""
-        self._run_id, self._statuses = run.run_id, {}
-        self._paths = {node.id: node_path(node) for node in run.root.iterate()}
+        self._run_id = run.run_id
+        self._nodes = [(node, node_path(node)) for node in run.root.iterate()]
+        self._statuses = [Status.INVALID] * len(self._nodes)
 
     def _transitions(self, run: MissionRun) -> list[dict[str, Any]]:
-        """Node status changes since the last call for this run, depth-first."""
+        """Node status changes since the last call for this run, depth-first (a flat walk of
+        the nodes taken at its start: no recursion, no node id to hash, every tick)."""
         if run.run_id != self._run_id:
             self._begin(run)
         changes = []
-        for node in run.root.iterate():
-            if self._statuses.get(node.id, Status.INVALID) is not node.status:
-                self._statuses[node.id] = node.status
+        statuses = self._statuses
+        for i, (node, path) in enumerate(self._nodes):
+            status = node.status
+            if statuses[i] is not status:
+                statuses[i] = status
                 changes.append(
                     {
                         "event": "node",
-                        "node": self._paths.get(node.id) or node_path(node),
-                        "status": node.status.value,
+                        "node": path,
+                        "status": status.value,
                         "feedback": node.feedback_message,
                     }
                 )

@@ -41,7 +41,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from importlib import resources
 from typing import Any, cast
 
@@ -81,9 +81,15 @@ class RunningSince:
     def __init__(self) -> None:
         self.since: dict[Any, float] = {}
 
-    def update(self, root: py_trees.behaviour.Behaviour, now: float) -> None:
+    def update(
+        self,
+        root: py_trees.behaviour.Behaviour,
+        now: float,
+        nodes: Iterable[py_trees.behaviour.Behaviour] | None = None,
+    ) -> None:
+        """``nodes``: the tree's nodes, walked already (``Executive.nodes``)."""
         running = set()
-        for node in root.iterate():
+        for node in root.iterate() if nodes is None else nodes:
             if node.status is py_trees.common.Status.RUNNING:
                 running.add(node.id)
                 self.since.setdefault(node.id, now)
@@ -519,7 +525,9 @@ class StatusPublisher:
             ex.run.run_id if ex.run else None,
             ex.paused is not None,
             ex.paused is not None and ex.paused.rest.at_rest,
-            tuple((n.id, n.status, n.feedback_message) for n in ex.tree.root.iterate()),
+            # the nodes themselves (compared by identity), not their ids: a UUID compare
+            # costs more than the rest (issue 31)
+            tuple((n, n.status, n.feedback_message) for n in ex.nodes()),
             len(ex.context.feed),
             tuple(ex.monitor.reasons),
             # which sources are silent, not their ages: those change every tick
@@ -543,7 +551,8 @@ class StatusPublisher:
         """Publish if anything changed or the heartbeat is due; True if it published."""
         with self._lock:
             now = self.clock()
-            self.running.update(self.executive.tree.root, self.executive.clock())
+            ex = self.executive
+            self.running.update(ex.tree.root, ex.clock(), ex.nodes())
             key = self._key()
             if key == self._last_key and now - self._last_sent < self.heartbeat:
                 return False
