@@ -4,7 +4,7 @@
     python -m bench.run --quick              # shortened runs, to check the harness
     python -m bench.run --only estop,stream  # some of: codec startup tick stream estop
                                              # estop_c grx reflex memory cli idle fleet
-                                             # fleet_scale groot2
+                                             # fleet_scale groot2 scenarios
 
 Each part is a module of ``bench/`` that also runs alone (``python bench/parts/estop.py -h``):
 
@@ -34,7 +34,9 @@ Each part is a module of ``bench/`` that also runs alone (``python bench/parts/e
   time, a request's round trip, the routers' CPU and memory, against N (issue 34);
 - ``groot2``: the tick loop's p99 with a Groot2 client polling statuses at 50 Hz and
   without (their ratio), beside bare py_trees ticking the same tree; the publisher's CPU
-  at idle with no client, beside a bare pyzmq poll (issue 32).
+  at idle with no client, beside a bare pyzmq poll (issue 32);
+- ``scenarios``: every shipped mission scenario in simulated time (wall and CPU), and one
+  beside its run in real time (issue 31).
 
 Every DDS participant uses the loopback config (``CYCLONEDDS_URI`` is set to
 ``executive/resources/cyclonedds-loopback.xml`` when unset) and a leased domain. The
@@ -69,6 +71,7 @@ from bench.parts import (
     options,
     reach,
     reflex,
+    scenarios,
     startup,
     stream,
     tick,
@@ -95,6 +98,7 @@ PARTS: tuple[Part, ...] = tuple(
         fleet,
         fleet_scale,
         groot2,
+        scenarios,
     )
 )
 NAMES = [part.name for part in PARTS]

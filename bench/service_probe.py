@@ -11,7 +11,8 @@ status publisher, the request server and the robot's state arriving at 500 Hz):
   streamer thread's id (its CPU time, from /proc);
 - ``Executive.tick`` and ``Runtime.tick``: each call's duration (``perf_counter_ns``):
   the tree's tick, and the tick loop's whole iteration (the tree, then the run record
-  and the status publisher).
+  and the status publisher); and the iteration's CPU time on its thread
+  (``thread_time_ns``: what it cost, without the waits a loaded machine adds).
 
 ``SIGUSR1`` marks a point. Every second mark closes a window, whose figures are appended
 as one JSON line to ``BENCH_PROBE_OUT``: the periods, missed periods and lateness (s) of
@@ -72,6 +73,7 @@ _trace: list[tuple[str, int]] = []  # (point, time.monotonic_ns()) with BENCH_PR
 _marks: list[dict[str, Any]] = []
 _tree_ticks = Ring()
 _loop_ticks = Ring()
+_loop_cpu = Ring()  # the same iterations' CPU time (their thread's)
 
 
 def _install() -> None:
@@ -93,10 +95,11 @@ def _install() -> None:
             _tree_ticks.add((time.perf_counter_ns() - t) / 1e9)
 
     def timed_loop_tick(self: Runtime) -> None:
-        t = time.perf_counter_ns()
+        t, c = time.perf_counter_ns(), time.thread_time_ns()
         try:
             loop_tick(self)
         finally:
+            _loop_cpu.add((time.thread_time_ns() - c) / 1e9)
             _loop_ticks.add((time.perf_counter_ns() - t) / 1e9)
 
     if os.environ.get("BENCH_PROBE_TRACE"):
@@ -217,6 +220,7 @@ def _on_usr1(signum: int, frame: Any) -> None:
     out["lateness"] = window(stats.lateness, start["periods"], end["periods"])
     out["tree_tick"] = _tree_ticks.between(start["tree_ticks"], end["tree_ticks"])
     out["loop_tick"] = _loop_ticks.between(start["loop_ticks"], end["loop_ticks"])
+    out["loop_tick_cpu"] = _loop_cpu.between(start["loop_ticks"], end["loop_ticks"])
     if len(_snapshots) >= 2:  # what grew over the window, by where it was allocated
         diff = _snapshots[-1].compare_to(
             _snapshots[-2], os.environ.get("BENCH_TRACEMALLOC_BY", "traceback")
