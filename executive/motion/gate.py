@@ -36,7 +36,13 @@ class Gate(Protocol):
 
 
 class PythonGate:
-    """No reflex: every command is written by its stream as it comes; nothing ever trips."""
+    """No reflex: every command is written by its stream as it comes; nothing ever trips.
+
+    ``keeps_holds`` False: it has no use for the holds, so the streamer does not compute
+    them (a stream's measured position, encoded, every period: half a Python period's
+    cost; issue 31)."""
+
+    keeps_holds = False
 
     def __init__(self, writers: Sequence[Callable[[bytes], None]]) -> None:
         self._writers = list(writers)

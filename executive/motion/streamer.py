@@ -775,7 +775,9 @@ class MotionStreamer:
             q = stream.target
             data = stream.port.encode(q)
             self._gate.publish(stream.slot, data, self._seen_trips)
-        if self._held:  # the hold being sent: the reflex sends it as it is
+        if not getattr(self._gate, "keeps_holds", True):
+            pass  # no reflex to hand a hold to (``PythonGate``)
+        elif self._held:  # the hold being sent: the reflex sends it as it is
             self._gate.store_hold(stream.slot, data)
         else:  # frozen where it is measured now (the reflex may find a newer measurement)
             self._gate.store_hold(stream.slot, self._hold_bytes(stream), True)
