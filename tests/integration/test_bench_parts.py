@@ -31,6 +31,7 @@ ROWS = {
     "fleet": "fleet: status to view (ms)",
     "fleet_scale": "fleet at scale: view status (ms)",
     "groot2": "groot2: loop tick, S at 50 Hz",
+    "scenarios": "all shipped scenarios, simulated time (s)",
 }
 
 
