@@ -191,7 +191,7 @@ def load_scenario(
     test = check.text(_entry(top, "test"), "test", required=True)
     if "test" not in top.entries:
         check.error(top.where, "test", "required: what the scenario shows, one line")
-    profile = _profile(check, top)
+    profile_text, profile = _profile(check, top)
     loaded = _mission(check, top, path, missions_dir, profile)
     robot = _lockstep(check, top, profile) if profile is not None else None
     world = _world(check, top, robot, path.parent)
@@ -213,7 +213,7 @@ def load_scenario(
             mission=name,
             mission_file=mission_file,
             missions_dir=missions_root,
-            profile=profile.name,
+            profile=profile_text,
             params=params,
             world=world,
             events=tuple(events),
@@ -226,16 +226,17 @@ def load_scenario(
     )
 
 
-def _profile(check: _Checker, top: YMap) -> RobotProfile | None:
+def _profile(check: _Checker, top: YMap) -> tuple[str, RobotProfile | None]:
+    """The profile as the scenario names it (a built-in name, or a path), and loaded."""
     node = _entry(top, "profile")
     name = check.text(node, "profile") if node is not None else DEFAULT_PROFILE
     if name is None:
-        return None
+        return "", None
     try:
-        return load_profile(name)
+        return name, load_profile(name)
     except ProfileError as e:
         check.error(node.where if node is not None else top.where, "profile", str(e))
-        return None
+        return name, None
 
 
 def _lockstep(check: _Checker, top: YMap, profile: RobotProfile) -> LockstepPart | None:

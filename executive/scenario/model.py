@@ -111,7 +111,7 @@ class Scenario:
     mission: str  # the mission's name
     mission_file: Path
     missions_dir: Path  # the mission's directory: its poses, gestures and subtrees
-    profile: str
+    profile: str  # as the file names it: a built-in profile's name, or a path
     params: Mapping[str, Any]
     world: Mapping[str, Any]
     events: tuple[Event, ...]

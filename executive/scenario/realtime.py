@@ -55,7 +55,7 @@ class RealtimeRun:
             )
         with running_stack(self.workdir, keep=True) as stack:
             config: dict[str, Any] = {
-                "profile": self.profile.name,
+                "profile": s.profile,
                 "missions_dir": str(s.missions_dir),
                 "status_hz": STATUS_HZ,
             }
