@@ -150,7 +150,7 @@ def point(value: object) -> tuple[tuple[float, float, float] | None, str | None]
         return None, f"expected {want}, got a value that is not a finite number: {list(value)}"
     if any(abs(v) > MAX_COORDINATE for v in (x, y, z)):
         return None, (
-            f"{[x, y, z]} is more than {MAX_COORDINATE:g} m from the robot: "
+            f"{list(value)} is more than {MAX_COORDINATE:g} m from the robot: "
             "a point is in metres, in the robot's base frame"
         )
     return (x, y, z), None
