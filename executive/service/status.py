@@ -6,7 +6,8 @@ and as a heartbeat.
 with its result, once it has ended), the active node, every node with its feedback and
 progress (fraction, elapsed, time left), the safety condition with every cause, the
 counters, the robot's telemetry from its robot-neutral snapshot (so every robot shows the
-same fields: the base's pose where the robot reports one) with the age of each source, the
+same fields: the base's pose where the robot reports one, each joint stream's measured
+positions by joint name, which ``pose teach`` reads) with the age of each source, the
 interface variant, profile, robot (and the profile's description of it), version, and when it
 was produced. ``atom-executive status --json`` prints it.
 
@@ -64,6 +65,7 @@ FEED_LINES = 20
 SCHEMA = "atom-executive/status"
 VERSION = 1
 DIGITS = 3  # seconds and fractions to the millisecond: enough to show, short to send
+POSITION_DIGITS = 4  # rad: measured joints to 0.1 mrad (a taught pose keeps them within 1 mrad)
 TICK_FRESH_S = 0.25  # s: a tick's snapshot older than this is not the state now (a stalled loop)
 
 
@@ -166,6 +168,7 @@ def _stamped(
 def telemetry(snap: RobotSnapshot, max_age: Mapping[str, float], now: float) -> dict[str, Any]:
     """The robot's state as every robot reports it (``None``: this robot does not report
     it, or has not yet), each value with its age, and every state source's health."""
+    positions = _positions(snap)
     sources = []
     for key in [*snap.sources, *(k for k in max_age if k not in snap.sources)]:
         source = snap.sources.get(key)
@@ -206,11 +209,29 @@ def telemetry(snap: RobotSnapshot, max_age: Mapping[str, float], now: float) -> 
         "buttons": _stamped(snap.buttons, now, held=sorted),
         "task": _stamped(snap.task, now, id=lambda t: int(t[0]), in_process=lambda t: bool(t[1])),
         "joints": {
-            stream: {"count": len(q.sample), "age_s": _round(now - q.received)}
+            stream: {
+                "count": len(q.sample),
+                "age_s": _round(now - q.received),
+                "position": positions.get(stream, {}),
+            }
             for stream, q in snap.joints.items()
         },
         "sources": sources,
     }
+
+
+def _positions(snap: RobotSnapshot) -> dict[str, dict[str, float | None]]:
+    """Each stream's measured joints by the profile's names (rad, to 0.1 mrad): what
+    ``pose teach`` takes from a running executive (no second reader of the robot)."""
+    out: dict[str, dict[str, float | None]] = {}
+    for name, (stream, i) in snap.layout.items():
+        q = snap.joints.get(stream)
+        if q is not None and i < len(q.sample):
+            value = float(q.sample[i])
+            out.setdefault(stream, {})[name] = (
+                round(value, POSITION_DIGITS) if math.isfinite(value) else None
+            )
+    return out
 
 
 VELOCITY: dict[str, Callable[[Any], Any]] = {  # a ports.Velocity's rates, rounded
