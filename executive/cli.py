@@ -107,7 +107,10 @@ COMMANDS: dict[str, tuple[str | None, str]] = {
         "executive.operator.timeline:add_parser",
         "draw a run (its MCAP file or JSON-lines record) as a PNG",
     ),
-    "pose": ("executive.operator.posepreview:add_parser", "poses of the library: preview"),
+    "pose": (
+        "executive.operator.posepreview:add_parser",
+        "poses of the library: preview, solve, teach (from the robot's measured joints)",
+    ),
     "poses": (_AUTHORING, "list the pose library of a mission directory (name, joints, file)"),
     "gestures": (
         _AUTHORING,

@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from executive.operator import poseteach
 from executive.seam import bodyframes
 from executive.seam.body import Body, BodyError, BodySpec, FloatArray, NoBody, load
 from executive.seam.profile import DEFAULT_PROFILE, RobotProfile, load_profile
@@ -445,6 +446,12 @@ def add_parser(sub: Any) -> None:
     )
     s.add_argument("--profile", default=DEFAULT_PROFILE, help="robot profile name or path")
     s.set_defaults(handler=solve_command)
+    t = verbs.add_parser(
+        "teach",
+        help="a pose taken from where the robot is: its measured joints and their intent",
+    )
+    poseteach.add_arguments(t)
+    t.set_defaults(handler=poseteach.command)
 
 
 def solve_command(args: argparse.Namespace) -> int:
