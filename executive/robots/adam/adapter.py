@@ -30,7 +30,11 @@ and starts no stream of its own, which would take every motor with no mission to
 What it does not have, and so no port: control authority (publishing ``rt/lowcmd`` takes
 every motor), an FSM on DDS (the vendor's is gRPC), an e-stop signal, a base, battery
 alarms (``battery_data.status`` is free text). Missions that need any of these are refused
-at validation, naming the capability."""
+at validation, naming the capability.
+
+The participant may be the in-process wire of simulated time (``executive.wire.loop``,
+``executive.robots.adam.lockstep``): the same readers, writers and codecs, the snapshot
+timed by the wire's simulated clock, no discovery to watch."""
 
 from __future__ import annotations
 
@@ -40,8 +44,6 @@ from typing import Any
 
 import numpy as np
 from cyclonedds.domain import DomainParticipant
-from cyclonedds.pub import DataWriter
-from cyclonedds.topic import Topic
 
 from executive.robots import native
 from executive.robots.adam.interface import (
@@ -55,7 +57,8 @@ from executive.robots.adam.settings import battery_percent, battery_range
 from executive.robots.adam.streams import BodyStream, HandStream
 from executive.seam.ports import Motion, NoCommands, RobotSnapshot, SafetyEvent, Source, Stamped
 from executive.seam.profile import RobotProfile
-from executive.wire import dds
+from executive.wire import dds, loop
+from executive.wire.loop import LoopBus
 from executive.wire.robot_io import LatestReader
 from executive.wire.typewatch import TypeWatch, type_ids
 
@@ -82,12 +85,15 @@ class AdamCommands(NoCommands):
 
 
 class AdamAdapter:
-    """The Adam on one DDS participant (the executive's side of the wire)."""
+    """The Adam on one DDS participant, or the in-process wire (the executive's side)."""
 
     name = "adam"
 
     def __init__(
-        self, profile: RobotProfile, participant: DomainParticipant, interface: AdamInterface
+        self,
+        profile: RobotProfile,
+        participant: DomainParticipant | LoopBus,
+        interface: AdamInterface,
     ) -> None:
         self.profile = profile
         self.interface = interface
@@ -111,17 +117,19 @@ class AdamAdapter:
         self.commands = AdamCommands()
         self.command_topics = frozenset(topic for topic, _ in COMMANDS.values())
         self.readers: dict[str, LatestReader[Any]] = {}
+        # what the snapshot is timed by: time.monotonic, or the in-process wire's clock
+        self._clock = loop.clock_of(participant) or time.monotonic
         for key, (topic, type_name) in SOURCES.items():
-            t = Topic(participant, topic, getattr(interface, type_name))
+            t = loop.topic(participant, topic, getattr(interface, type_name))
             # polled: read at the tick's rate, not rt/lowstate's 500 Hz (issue 22)
             self.readers[key] = LatestReader(
                 participant, t, dds.STATE_READER_QOS, codec=self.codecs[key], polled=True
             )
         writers = {
-            key: DataWriter(
+            key: loop.writer(
                 participant,
-                Topic(participant, topic, getattr(interface, type_name)),
-                qos=dds.STREAM_WRITER_QOS,
+                loop.topic(participant, topic, getattr(interface, type_name)),
+                dds.STREAM_WRITER_QOS,
             )
             for key, (topic, type_name) in COMMANDS.items()
         }
@@ -171,7 +179,7 @@ class AdamAdapter:
                 percent = battery_percent(volts, *self.battery_voltage)
                 battery = None if percent is None else Stamped(percent, low.received)
         return RobotSnapshot(
-            taken=time.monotonic(),
+            taken=self._clock(),
             joints=joints,
             layout=self.layout,
             battery=battery,
@@ -214,7 +222,10 @@ class AdamAdapter:
 
     def wire_mismatches(self) -> list[str] | None:
         """Discovery's types on the Adam's four topics against ours (executive.wire.typewatch):
-        the variants differ on ``LowCmd_`` and ``LowState_``; the hand types are both's."""
+        the variants differ on ``LowCmd_`` and ``LowState_``; the hand types are both's. Nothing
+        to watch on the in-process wire, whose two ends share one table."""
+        if isinstance(self._participant, LoopBus):
+            return []
         if self._types is None:
             names = set(TOPICS.values())
             self._types = TypeWatch(
@@ -285,7 +296,7 @@ def check_interface(text: str, profile: RobotProfile | None = None) -> str | Non
 def open(  # the name executive.seam.registry.open_adapter calls
     profile: RobotProfile,
     *,
-    participant: DomainParticipant,
+    participant: DomainParticipant | LoopBus,
     interface: str | None = None,
     **_: Any,
 ) -> AdamAdapter:

@@ -20,6 +20,10 @@ What the robot obeys (seed 002, the vendor SDK examples; robots.md 1.1, 1.3):
 - a servo error (fault) sets ``MotorState_.state`` of its joint and stops that joint.
 - ``rt/lowstate``/``rt/handstate`` go silent under a dropout fault; ``battery_data``
   (sdk-1.2) reports the battery, or the level a fault forces.
+
+The participant may be the in-process wire of simulated time (``executive.wire.loop``) and
+``clock`` a simulated one (``executive.robots.adam.lockstep``): the same node, its jobs run
+by the scenario engine (``Scheduler.run_due``).
 """
 
 from __future__ import annotations
@@ -39,7 +43,6 @@ import numpy.typing as npt
 import structlog
 from cyclonedds.domain import DomainParticipant
 from cyclonedds.pub import DataWriter
-from cyclonedds.topic import Topic
 
 from executive.robots.adam.interface import DEFAULT_VARIANT, HAND_RANGE, AdamInterface
 from executive.robots.adam.sim import faults as adam_faults
@@ -53,8 +56,9 @@ from executive.robots.simkit.joints import JointGroup, Verdict
 from executive.robots.simkit.node import RawReader, SimNode, state_rates
 from executive.robots.simkit.scheduler import Scheduler
 from executive.seam.profile import RobotProfile, load_profile
-from executive.wire import dds
+from executive.wire import dds, loop
 from executive.wire.codec import DecodeError, raw_write
+from executive.wire.loop import LoopBus
 
 log = structlog.get_logger(__name__)
 
@@ -119,7 +123,7 @@ class SimAdam(SimNode):
 
     def __init__(
         self,
-        participant: DomainParticipant,
+        participant: DomainParticipant | LoopBus,
         config: AdamSimConfig | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -186,14 +190,14 @@ class SimAdam(SimNode):
             record=str(cfg.record) if cfg.record else None,
         )
 
-    def _open_topics(self, participant: DomainParticipant) -> None:
+    def _open_topics(self, participant: DomainParticipant | LoopBus) -> None:
         """The robot's topics (state out, commands in) and the sim's own (faults, status)."""
         qos = dds.STATE_WRITER_QOS
-        self._low_writer: DataWriter[Any] = DataWriter(
-            participant, Topic(participant, "rt/lowstate", self.iface.LowState_), qos=qos
+        self._low_writer: DataWriter[Any] = loop.writer(
+            participant, loop.topic(participant, "rt/lowstate", self.iface.LowState_), qos
         )
-        self._hand_writer: DataWriter[Any] = DataWriter(
-            participant, Topic(participant, "rt/handstate", self.iface.HandState_), qos=qos
+        self._hand_writer: DataWriter[Any] = loop.writer(
+            participant, loop.topic(participant, "rt/handstate", self.iface.HandState_), qos
         )
         body = RawReader(participant, "rt/lowcmd", self.iface.LowCmd_)
         hand = RawReader(participant, "rt/handcmd", self.iface.HandCmd_)
@@ -336,7 +340,7 @@ class SimAdam(SimNode):
         volts = battery.pack_voltage
         amps = 3.5
         self._wh += volts * amps * dt / 3600.0
-        data["timestamp_ms"] = int(time.time() * 1000)
+        data["timestamp_ms"] = int((self.clock() + self._wall_offset()) * 1000)
         data["voltage"] = volts
         data["current"] = amps
         data["power"] = volts * amps
