@@ -242,17 +242,18 @@ class SimulatedRun:
         if self._started_at is None:
             self._start(ex, now)
             return
-        if ex.run is not None and ex.run.run_id == self._run_id:
-            for trigger, event in [t for t in self._triggers if t[0].due()]:
-                self._triggers.remove((trigger, event))
-                self._schedule(event, now + event.seconds)
-            for trigger, index in [b for b in self._body if b[0].due()]:
-                self._body.remove((trigger, index))
-                self.body[index] = joints_by_name(ex.state_now())
-        else:  # the run is over: a node's start or end never comes
+        # every tick of the run, its last included: a node that ended with the run (the
+        # mission's last) has ended, as the run's record tells it (``--realtime``)
+        for trigger, event in [t for t in self._triggers if t[0].due()]:
+            self._triggers.remove((trigger, event))
+            self._schedule(event, now + event.seconds)
+        for trigger, index in [b for b in self._body if b[0].due()]:
+            self._body.remove((trigger, index))
+            self.body[index] = joints_by_name(ex.state_now())
+        ended = ex.run is None or ex.run.run_id != self._run_id
+        if ended:  # the run is over: a node's start or end never comes now
             self._triggers.clear()
             self._body.clear()
-        ended = ex.run is None or ex.run.run_id != self._run_id
         if ended and not self._actions and not self._requests and self._end_at == math.inf:
             self._end_at = now + self.scenario.tail
         if now - self._started_at >= self.scenario.timeout and self._end_at == math.inf:

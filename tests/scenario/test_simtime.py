@@ -105,3 +105,16 @@ def test_an_event_whose_node_never_comes_is_said(tmp_path: Path) -> None:
     outcome = run(s, tmp_path / "w")
     assert outcome.fired[0].reply == "stopped by request"
     assert outcome.fired[1].at is None and outcome.fired[1].missed == "'Back to rest' never started"
+
+
+def test_a_check_at_the_end_of_the_missions_last_node_is_made(tmp_path: Path) -> None:
+    """The mission's last node ends on the run's last tick: its body check (and an event
+    on its end) comes then, as the run's record tells it to ``--realtime``."""
+    s = scenario(
+        tmp_path,
+        "test: t\nmission: greeting_wave\nparams: {waves: 1}\nexpect:\n  result: SUCCEEDED\n"
+        "  body: [{on_end: Release control, pose: home, within: 0.05}]\n",
+    )
+    outcome = run(s, tmp_path / "w")
+    assert 0 in outcome.body, "the check at 'Release control' ended was never made"
+    assert not judge(s, outcome, lockstep_part(load_profile()), load_profile())
