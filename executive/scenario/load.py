@@ -626,5 +626,7 @@ def _end(
 
 
 def _poses(profile: RobotProfile, root: Path) -> Mapping[str, Any]:
-    """The pose library of the mission directory ``root``."""
-    return MissionLoader(profile, root).library(root).poses
+    """The poses of the mission directory ``root``'s library, and its gestures (a hand's
+    pose: a hand-only mission ends at one)."""
+    library = MissionLoader(profile, root).library(root)
+    return {**library.gestures, **library.poses}

@@ -51,7 +51,8 @@ class Event:
 @dataclass(frozen=True)
 class End:
     """Where the robot must be when the scenario ends: at a pose of the library (each of
-    its joints within ``pose_within`` rad) and/or with a point of its body (``point``,
+    its joints within ``pose_within`` rad; or a gesture, each finger within it in the
+    profile's units) and/or with a point of its body (``point``,
     the profile's ``body.points``) within ``point_within`` m of ``at`` (base frame)."""
 
     pose: str = ""

@@ -33,8 +33,15 @@ _POINT = {
     "additionalProperties": False,
 }
 _WHERE = {
-    "pose": {"type": "string", "description": "a pose of the mission directory's library"},
-    "within": {"type": "number", "exclusiveMinimum": 0, "description": "rad, each joint"},
+    "pose": {
+        "type": "string",
+        "description": "a pose (or a gesture) of the mission directory's library",
+    },
+    "within": {
+        "type": "number",
+        "exclusiveMinimum": 0,
+        "description": "rad, each joint (a finger: the profile's units)",
+    },
     "hand": _POINT,
 }
 

@@ -198,7 +198,8 @@ def _end(
     out = []
     if end.pose:
         root = scenario.missions_dir
-        pose = MissionLoader(profile, root).library(root).poses[end.pose]
+        library = MissionLoader(profile, root).library(root)
+        pose = library.poses.get(end.pose) or library.gestures[end.pose]  # load.py checked it
         worst, off = "", 0.0
         for name, q in pose.joints.items():
             measured = joints.get(name)
@@ -206,14 +207,11 @@ def _end(
             if diff > off:
                 worst, off = name, diff
         if off > end.pose_within:
-            shown = "not measured" if math.isinf(off) else f"{off:.3f} rad off"
-            out.append(
-                Failure(
-                    where,
-                    f"{what}.pose",
-                    f"not at {end.pose!r} within {end.pose_within:g} rad: {worst} {shown}",
-                )
-            )
+            # a finger's unit is its stream's (the Adam's hands: counts)
+            unit = profile.tolerance(worst).unit if worst in profile.joints else "rad"
+            shown = "not measured" if math.isinf(off) else f"{off:.3f} {unit} off"
+            said = f"not at {end.pose!r} within {end.pose_within:g} {unit}: {worst} {shown}"
+            out.append(Failure(where, f"{what}.pose", said))
     if end.point:
         from executive.seam.body import load  # MuJoCo: only for this expectation
 
