@@ -62,7 +62,11 @@ class RealtimeRun:
             if "interface" in s.world:
                 config["interface"] = s.world["interface"]
             stack.write_config(**config)
-            stack.start_sim(*self.part.sim_argv(self.profile, s.world, s.base), record=True)
+            argv = self.part.sim_argv(self.profile, s.world, s.base)
+            # how to see the sim is up: its part's ``sim_ready`` (its own status), if it has
+            # one; else the simulated Atom's status
+            ready = getattr(self.part, "sim_ready", None)
+            stack.start_sim(*argv, record=True, sim_ready=ready)
             stack.start_service()
             return self._follow(stack, wall)
 

@@ -12,7 +12,9 @@ named by its spec (``RobotSpec.lockstep``: ``".lockstep:PART"``), which holds a
 - the world a scenario may set (``world:``: the simulator's start-up settings, checked
   before anything runs) and the faults it may inject (the simulator's own fault specs);
 - for ``--realtime``, the same scenario against the real processes: the simulator's
-  command line and a client that injects faults into it over its real wire.
+  command line and a client that injects faults into it over its real wire (and, if its
+  status is not the simulated Atom's, ``sim_ready(stack, pid) -> bool``: whether the
+  simulator process ``pid`` is up, as ``Stack.start_sim`` takes it).
 
 The Dobot Atom's is ``executive/robots/atom/lockstep.py``: the model to follow.
 """
