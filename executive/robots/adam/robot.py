@@ -25,6 +25,7 @@ ROBOT = RobotSpec(
     whole_body=True,
     check_options=".settings:check_options",
     sim=".sim.cli:main",
+    lockstep=".lockstep:PART",
     wire_words=".interface:wire_words",
     # each interface variant: its own folder of idl/pnd_adam and the shared common/
     idl={

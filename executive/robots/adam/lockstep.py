@@ -1,0 +1,244 @@
+"""The simulated PND Adam in simulated time: the Adam's part of ``executive.scenario``.
+
+``PART`` (``RobotSpec.lockstep``) is what the scenario engine asks of the Adam
+(``executive.seam.lockstep``): ``SimAdam`` itself on the in-process wire
+(``executive.wire.loop``; the Adam speaks CycloneDDS 0.10 as the Atom does) and a simulated
+clock, its scheduler's jobs run by the engine in lockstep with the tick; the adapter opens
+on the same wire. So a scenario exercises the Adam's adapter, its whole-body ``LowCmd_``
+and hand codecs, its state and the simulator's joints, hands and faults as the service does
+over DDS.
+
+A scenario's ``world:`` is the simulator's start-up (``AdamSimConfig``, ``atom-executive
+sim --profile adam-*``'s options: the same names, ``_`` for ``-``); a fault is the
+simulator's spec (``executive.robots.adam.sim.faults``: a servo error, a dropout, the
+battery). The Adam has no e-stop, base or buttons on DDS: ``press:`` has nothing to press.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from executive.clock import SimClock
+from executive.robots.adam.interface import DEFAULT_VARIANT, VARIANTS
+from executive.robots.adam.sim.faults import validate
+from executive.robots.adam.sim.node import AdamSimConfig, SimAdam
+from executive.robots.adam.sim.record import Recording
+from executive.robots.simkit.faults import FaultError, parse_clear, parse_fault
+from executive.seam.profile import RobotProfile, builtin_profiles, load_profile
+from executive.wire.loop import LoopBus
+
+# world key -> (what it is, the sim's option)
+WORLD: dict[str, tuple[str, str]] = {
+    "seed": ("integer: the seed of every random choice the simulator makes", "--seed"),
+    "interface": (
+        f"the interface variant both ends speak: {', '.join(sorted(VARIANTS))} "
+        f"(default {DEFAULT_VARIANT})",
+        "--interface",
+    ),
+    "battery": ("number 0..100: the battery at start, %", "--battery"),
+    "battery_drain": ("number >= 0: the battery's drain, % per minute", "--battery-drain"),
+    "noise": ("number >= 0: joint measurement noise, rad std", "--noise"),
+    "joint_speed_scale": (
+        "number > 0: joint and finger speed limit / the profile's cap",
+        "--joint-speed-scale",
+    ),
+    "faults": ("a list of fault specs active from the start", "--fault"),
+}
+
+Check = Callable[[object, Mapping[str, Any]], str | None]
+
+
+def _number(low: float, high: float = math.inf, *, above: bool = False) -> Check:
+    def check(value: object, world: Mapping[str, Any]) -> str | None:
+        ok = (
+            isinstance(value, int | float)
+            and not isinstance(value, bool)
+            and math.isfinite(value)
+            and (value > low if above else value >= low)
+            and value <= high
+        )
+        bound = (
+            f"> {low:g}" if above else f"{low:g}..{high:g}" if high < math.inf else f">= {low:g}"
+        )
+        return None if ok else f"must be a number {bound}"
+
+    return check
+
+
+def _seed(value: object, world: Mapping[str, Any]) -> str | None:
+    ok = isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**32
+    return None if ok else "must be an integer 0..2^32-1"
+
+
+def _interface(value: object, world: Mapping[str, Any]) -> str | None:
+    return None if value in VARIANTS else f"must be one of {', '.join(sorted(VARIANTS))}"
+
+
+def _faults(value: object, world: Mapping[str, Any]) -> str | None:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        return "must be a list of fault specs"
+    return next((w for spec in value if (w := PART.check_fault(spec, world))), None)
+
+
+CHECKS: dict[str, Check] = {
+    "seed": _seed,
+    "interface": _interface,
+    "battery": _number(0.0, 100.0),
+    "battery_drain": _number(0.0),
+    "noise": _number(0.0),
+    "joint_speed_scale": _number(0.0, above=True),
+    "faults": _faults,
+}
+
+
+@functools.cache
+def _body_joints() -> tuple[str, ...]:
+    """Every body joint of the built-in Adam profiles (Pro, Standard, Lite), Pro's first:
+    what a scenario's ``servo-error:JOINT`` may name (``check_fault`` is not told the
+    profile; a joint the scenario's model lacks is refused by its simulator at the run)."""
+    names: list[str] = []
+    for name in sorted(builtin_profiles(), key=lambda n: n != "adam-pro"):
+        profile = load_profile(name)
+        if profile.robot == "adam":
+            names += [j for j in profile.topics["body"] if j not in names]
+    return tuple(names)
+
+
+def _config(world: Mapping[str, Any], profile: RobotProfile, record: Path) -> AdamSimConfig:
+    fields: dict[str, Any] = {"profile": profile.name, "record": record}
+    for key, value in world.items():
+        if key == "faults":
+            fields[key] = tuple(parse_fault(s) for s in value)  # the sim validates them
+        elif key == "joint_speed_scale":
+            fields["speed_scale"] = float(value)
+        else:
+            fields[key] = value
+    return AdamSimConfig(**fields)
+
+
+class AdamLockstep:
+    """``SimAdam`` on a ``LoopBus``: the ``LockstepRobot`` the engine steps."""
+
+    def __init__(self, clock: SimClock, config: AdamSimConfig) -> None:
+        self.participant = LoopBus(clock)
+        self.clock = clock
+        self.sim = SimAdam(self.participant, config, clock=clock)
+        self.interface = config.interface
+        self._record = config.record
+        self._scheduler = self.sim.scheduler
+
+    def due(self) -> float:
+        return self._scheduler.due()
+
+    def run_due(self, now: float) -> None:
+        self._scheduler.run_due(now)
+
+    def fault(self, spec: str, now: float) -> None:
+        self.sim.apply_fault("set", parse_fault(spec), now, source="scenario")
+
+    def clear(self, spec: str, now: float) -> None:
+        self.sim.apply_fault("clear", parse_clear(spec), now, source="scenario")
+
+    def press(self, button: str, now: float) -> None:
+        raise ValueError("the PND Adam has no buttons on DDS")
+
+    def record(self) -> Path:
+        if self.sim.recorder is not None:
+            self.sim.recorder.flush()
+        assert self._record is not None
+        return Path(self._record)
+
+    def close(self) -> None:
+        self.sim.close()
+
+
+@dataclass
+class _SimClient:
+    """``--realtime``: the Adam's ``AdamSimClient`` as the engine's ``FaultClient``."""
+
+    client: Any
+
+    def fault(self, spec: str) -> None:
+        self.client.inject_spec(spec)
+
+    def clear(self, spec: str) -> None:
+        self.client.request("clear", parse_clear(spec))
+
+    def press(self, button: str) -> None:
+        raise ValueError("the PND Adam has no buttons on DDS")
+
+
+class _Part:
+    """The Adam's ``LockstepPart`` (``executive.seam.lockstep``)."""
+
+    world_keys: Mapping[str, str] = {k: what for k, (what, _) in WORLD.items()}
+    buttons: tuple[str, ...] = ()
+
+    def check_world(self, world: Mapping[str, Any], base: Path) -> list[tuple[str, str]]:
+        problems = []
+        for key, value in world.items():
+            if key not in WORLD:
+                problems.append((key, "not a world key of the simulated Adam"))
+                continue
+            why = CHECKS[key](value, world)
+            if why is not None:
+                problems.append((key, why))
+        return problems
+
+    def check_fault(self, spec: str, world: Mapping[str, Any]) -> str | None:
+        battery = world.get("interface", DEFAULT_VARIANT) == "sdk-1.2"  # has battery_data
+        try:
+            validate(parse_fault(spec), joints=_body_joints(), battery=battery)
+        except FaultError as e:
+            return str(e)
+        return None
+
+    def open(
+        self,
+        profile: RobotProfile,
+        clock: SimClock,
+        world: Mapping[str, Any],
+        base: Path,
+        record: Path,
+    ) -> AdamLockstep:
+        return AdamLockstep(clock, _config(world, profile, record))
+
+    def motion_after(self, record: Path, after: float, before: float = math.inf) -> list[str]:
+        """Every joint or finger command in ``record`` taken in (``after``, ``before``]
+        that is not a hold (``Recording.motion_commands``), one line each, oldest first.
+        The Adam has no base."""
+        return [
+            f"{c.topic} at {c.t:.3f} s: change {c.change:.4f}, pull {c.dev:.4f} (rad or counts)"
+            for c in Recording.load(record).motion_commands(after, before=before, clock="t")
+        ]
+
+    def sim_argv(self, profile: RobotProfile, world: Mapping[str, Any], base: Path) -> list[str]:
+        argv = ["--profile", profile.name]
+        for key, value in world.items():
+            flag = WORLD[key][1]
+            if key == "faults":
+                for spec in value:
+                    argv += [flag, spec]
+            else:
+                argv += [flag, str(value)]
+        return argv
+
+    def sim_ready(self, stack: Any, pid: int) -> bool:
+        """``--realtime``: the simulated Adam's own status from process ``pid``
+        (``Stack.start_sim``'s hook; the Atom's status is not the Adam's)."""
+        from executive.robots.adam.sim.client import client_for
+
+        return client_for(stack.dds).wait_status(lambda s: s.pid == pid, 30) is not None
+
+    def fault_client(self, participant: Any) -> _SimClient:
+        from executive.robots.adam.sim.client import client_for
+
+        return _SimClient(client_for(participant, timeout=10.0))
+
+
+PART = _Part()
