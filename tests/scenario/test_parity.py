@@ -7,7 +7,8 @@ same causes, and the same nodes run in the same order (the run's record, as the 
 wrote it, both ways). Each way must also pass the scenario's own expectations.
 
 The set covers every end (SUCCEEDED, FAILED, ABORTED, SAFE_STOP) and every kind of event
-(a fault, a button, an operator's request); each takes its mission's real seconds.
+(a fault, a button, an operator's request), on each robot with a lockstep part; each
+takes its mission's real seconds.
 """
 
 from __future__ import annotations
@@ -25,18 +26,19 @@ from executive.seam.profile import load_profile
 pytestmark = pytest.mark.dds
 
 ROOT = Path(__file__).resolve().parents[2]
-ATOM = ROOT / "missions" / "tests" / "atom"
+TESTS = ROOT / "missions" / "tests"
 PARITY = [
-    "operator_confirmed_step.succeeds",  # SUCCEEDED, a button
-    "head_scan.battery",  # FAILED, a fault (the battery)
-    "greeting_wave.stop",  # ABORTED, an operator's stop
-    "operator_confirmed_step.estop",  # SAFE_STOP, an e-stop
+    "atom/operator_confirmed_step.succeeds",  # SUCCEEDED, a button
+    "atom/head_scan.battery",  # FAILED, a fault (the battery)
+    "atom/greeting_wave.stop",  # ABORTED, an operator's stop
+    "atom/operator_confirmed_step.estop",  # SAFE_STOP, an e-stop
+    "adam/arms_wave.servo_error",  # SAFE_STOP, the PND Adam's own sim and wire
 ]
 
 
 @pytest.mark.parametrize("name", PARITY)
 def test_both_ways_end_alike(name: str, tmp_path: Path) -> None:
-    scenario, problems = load_scenario(ATOM / f"{name}.test.yaml")
+    scenario, problems = load_scenario(TESTS / f"{name}.test.yaml")
     assert scenario is not None, problems
     profile = load_profile(scenario.profile)
     part = lockstep_part(profile)
