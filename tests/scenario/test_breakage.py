@@ -100,3 +100,26 @@ def test_a_pose_moved_so_the_hand_misses_the_cup(missions: Path) -> None:
     assert verdict.status == FAIL, verdict.failures
     assert "expect.body[0].hand: when 'Grasp the cup' ended: right_hand at [" in verdict.failures[0]
     assert verdict.node == "Grasp the cup"
+
+
+def test_an_adam_gesture_swapped_so_the_hand_ends_closed(tmp_path: Path) -> None:
+    """The PND Adam (no body model): its scenarios check poses and gestures by joint. An
+    author who relaxes the right hand into a fist sees the end check fail, the finger
+    named, in counts."""
+    copy = tmp_path / "missions"
+    shutil.copytree(MISSIONS / "adam", copy / "adam")
+    (copy / "tests" / "adam").mkdir(parents=True)
+    scenario = copy / "tests" / "adam" / "hands_open_close.succeeds.test.yaml"
+    shutil.copy(MISSIONS / "tests" / "adam" / scenario.name, scenario)
+    assert run_file(scenario).status == PASS
+    edit(
+        copy / "adam" / "hands_open_close.yaml",
+        "gesture: right_relaxed\n                duration: 0.8",
+        "gesture: right_closed\n                duration: 2.0",  # as long as a fist needs
+    )
+    verdict = run_file(scenario)
+    assert verdict.status == FAIL
+    assert verdict.failures == [
+        f"{scenario}:9:3: expect.end.pose: not at 'right_relaxed' within 5 counts: "
+        "right_index 750.000 counts off"
+    ], verdict.failures
