@@ -3,12 +3,14 @@ and a valid one is what it says (``executive.scenario.load``)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from executive.scenario.load import load_scenario
 from executive.scenario.model import Still
+from executive.seam.registry import SPECS
 
 ROOT = Path(__file__).resolve().parents[2]
 MISSIONS = ROOT / "missions"
@@ -117,8 +119,6 @@ def test_a_mission_that_does_not_validate_is_named_in_its_own_file(tmp_path: Pat
         ("mission: deliver_drink\nexpect: {result: SUCCEEDED}\n", "test: required"),
         ("test: t\nmission: deliver_drink\n", "expect: required"),
         ("test: t\nexpect: {result: SUCCEEDED}\n", "one of mission: NAME or file: PATH"),
-        ("test: t\nmission: deliver_drink\nprofile: grx\nexpect: {result: SUCCEEDED}\n",
-         "robot 'grx' cannot run scenarios yet"),
         ("[1, 2]\n", "expected a mapping"),
         ("test: t\n  bad: [\n", "not valid YAML"),
     ],
@@ -126,6 +126,15 @@ def test_a_mission_that_does_not_validate_is_named_in_its_own_file(tmp_path: Pat
 def test_what_is_missing_is_said(tmp_path: Path, text: str, said: str) -> None:
     problems = _problems(tmp_path, text)
     assert any(said in p for p in problems), problems
+
+
+def test_a_robot_without_a_lockstep_part_is_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(SPECS, "grx", replace(SPECS["grx"], lockstep=""))  # as before it had one
+    text = "test: t\nmission: deliver_drink\nprofile: grx\nexpect: {result: SUCCEEDED}\n"
+    problems = _problems(tmp_path, text)
+    assert any("robot 'grx' cannot run scenarios yet" in p for p in problems), problems
 
 
 def test_a_node_is_named_by_its_path_where_its_name_is_not_enough(tmp_path: Path) -> None:

@@ -11,6 +11,9 @@ axes known here, the ones this adapter sent or the ones it saw on grx/client fro
 are zero. After a restart none are known: a robot found walking may be walking on whatever
 a dead instance last sent, so ``make_safe_now`` sends zero axes as soon as the adapter is
 open, and ``make_safe``, once no other controller is on the domain, the safe task.
+
+The session may be the in-process stand-in of simulated time (``executive.wire.zenoh_loop``,
+``executive.robots.grx.lockstep``): everything is the same, on the loop's simulated clock.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from executive.robots.grx.settings import GrxSettings, settings_of
 from executive.robots.grx.state import GrxState
 from executive.seam.ports import Motion, RobotSnapshot, SafetyEvent, Stamped, TaskMotion, Velocity
 from executive.seam.profile import RobotProfile
+from executive.wire.zenoh_loop import LoopSession, ZenohLoop
 from executive.wire.zenoh_session import ConfigSource, close_session, load_config, open_session
 
 log = structlog.get_logger(__name__)
@@ -81,6 +85,8 @@ class GrxAdapter:
         # the joystick key as the robot hears it: our puts and any other client's
         self._subscribers.append(session.declare_subscriber(wire.client_key("grx"), self._on_axes))
         self._closed = False
+        if isinstance(session, LoopSession):  # simulated time: maps stamped on its clock
+            self.state.clock = session.loop.clock
 
     def _receiver(self, category: str) -> Callable[[zenoh.Sample], None]:
         """zenoh's callback for one category. Nothing raises through it (zenoh would print
@@ -289,18 +295,24 @@ def open(  # the name executive.seam.registry.open_adapter calls
     zenoh_overrides: Mapping[str, str] | Iterable[str] = (),
     interface: str | None = None,
     settings: GrxSettings | None = None,
+    participant: object = None,
     **_: Any,
 ) -> GrxAdapter:
     """The GRX adapter for ``profile`` on a new zenoh session from ``zenoh_config`` (a JSON5
     file's path, as the service config's ``zenoh_config:`` gives it, a ``zenoh.Config``, or
     None: the shipped loopback config) with ``zenoh_overrides`` applied. The settings are
     the profile's ``grx:`` options unless given; ``interface`` picks the schema (``seed``,
-    ``m4``) over theirs. Other keyword arguments (a DDS participant...) are not the GRX's."""
+    ``m4``) over theirs. A ``participant`` that is the in-process zenoh of simulated time
+    (``ZenohLoop``) is where the session opens instead; other keyword arguments (a DDS
+    participant...) are not the GRX's."""
     settings = settings or settings_of(profile)
     if interface is not None:
         if (why := check_interface(interface)) is not None:
             raise ValueError(why)
         settings = replace(settings, schema=interface)
+    if isinstance(participant, ZenohLoop):
+        session: Any = participant.open()  # what of zenoh.Session the adapter uses
+        return GrxAdapter(profile, session, settings)
     config = load_config(
         Path(zenoh_config) if isinstance(zenoh_config, str) else zenoh_config, zenoh_overrides
     )

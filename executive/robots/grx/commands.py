@@ -16,6 +16,10 @@ lock, so nothing the thread read before a stop can reach the wire after the stop
 ``stop(latch=True)`` (the adapter's safe stop) also latches the stick at zero: a leaf
 ticked between a trip and the tree's preemption of it cannot start the stream again.
 ``unlatch`` (the executive's reset) frees it.
+
+On the in-process zenoh of simulated time (``executive.wire.zenoh_loop``) there is no
+stream thread: the loop's driver runs each period of the stream on the simulated clock,
+so the axes after a ``set_velocity`` go out at the next period rather than at once.
 """
 
 from __future__ import annotations
@@ -31,7 +35,9 @@ import zenoh
 from executive.robots.grx import interface as wire
 from executive.robots.grx.settings import GrxSettings
 from executive.seam.ports import NoCommands, Stamped, Velocity
+from executive.wire.zenoh_loop import LoopSession
 
+HEARTBEAT_S = 0.5  # s between host heartbeats (m4: the robot e-stops after 6 s without)
 ZERO_REPEATS = 3  # zero-axis maps after a walk: one lost best-effort sample cannot leave it walking
 
 
@@ -85,8 +91,15 @@ class GrxCommands(NoCommands):
         self.latched = False  # zero axes only, until unlatch (a trip until the reset)
         self.sent_axes = 0  # joystick maps put (for status and tests)
         self.last_sent: Stamped[Velocity] | None = None  # the rates of the last axes put
-        self._thread = threading.Thread(target=self._stream, name="grx-joystick", daemon=True)
-        self._thread.start()
+        self._beats = 0
+        self._next_heartbeat = 0.0
+        self._thread: threading.Thread | None = None
+        if isinstance(session, LoopSession):  # simulated time: the loop's clock and periods
+            self.clock = session.loop.clock
+            session.loop.every("grx-joystick", settings.joystick_hz, self._loop_period)
+        else:
+            self._thread = threading.Thread(target=self._stream, name="grx-joystick", daemon=True)
+            self._thread.start()
 
     # -- ports.RobotCommands ----------------------------------------------------------------
 
@@ -166,29 +179,17 @@ class GrxCommands(NoCommands):
         with self._stick:
             self._closed = True
             self._stick.notify()
-        self._thread.join(timeout=2.0)
+        if self._thread is not None:
+            self._thread.join(timeout=2.0)
 
     # -- the stream thread -------------------------------------------------------------------
 
     def _stream(self) -> None:
         period = 1.0 / self.settings.joystick_hz
-        heartbeat_period, next_heartbeat, beats = 0.5, 0.0, 0
         deadline = self.clock()
         with self._stick:
             while not self._closed:
-                now = self.clock()
-                if self._until > now:
-                    self._put_axes(self._target)
-                elif self._zeros_due > 0:  # the dead man, or the end of a walk
-                    self._zeros_due -= 1
-                    self._put_axes((0.0, 0.0, 0.0))
-                if self._heartbeat is not None and now >= next_heartbeat:
-                    beats += 1
-                    key = self.schema.host_heartbeat[1]  # type: ignore[index]
-                    self._heartbeat.put(wire.encode({key: beats}))
-                    next_heartbeat = now + heartbeat_period
-                active = self._until > now or self._zeros_due > 0
-                if not active and self._heartbeat is None:
+                if not self._period(self.clock()):
                     self._stick.wait()  # idle until a velocity is set or the adapter closes
                     deadline = self.clock()
                     continue
@@ -198,6 +199,27 @@ class GrxCommands(NoCommands):
                     deadline = self.clock()  # overrun: no burst to catch up
                 else:
                     self._stick.wait(delay)
+
+    def _loop_period(self, now: float, periods: int) -> None:
+        """One period, run by the in-process zenoh's driver (simulated time)."""
+        with self._stick:
+            if not self._closed:
+                self._period(now)
+
+    def _period(self, now: float) -> bool:
+        """One period of the stream, under the stick's lock: the axes while a velocity is
+        set, zeros after it, the host heartbeat when due; whether there is more to send."""
+        if self._until > now:
+            self._put_axes(self._target)
+        elif self._zeros_due > 0:  # the dead man, or the end of a walk
+            self._zeros_due -= 1
+            self._put_axes((0.0, 0.0, 0.0))
+        if self._heartbeat is not None and now >= self._next_heartbeat:
+            self._beats += 1
+            key = self.schema.host_heartbeat[1]  # type: ignore[index]
+            self._heartbeat.put(wire.encode({key: self._beats}))
+            self._next_heartbeat = now + HEARTBEAT_S
+        return self._until > now or self._zeros_due > 0 or self._heartbeat is not None
 
     def _put_axes(self, rates: tuple[float, float, float]) -> None:
         self._joystick.put(wire.encode(self.settings.axes(*rates)))

@@ -23,5 +23,6 @@ ROBOT = RobotSpec(
     check_interface=".interface:check_interface",
     check_options=".settings:check_options",
     sim=".sim:main",
+    lockstep=".lockstep:PART",
     wire_words=".interface:wire_words",
 )

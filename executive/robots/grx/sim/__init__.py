@@ -30,7 +30,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from types import FrameType
@@ -66,8 +66,12 @@ class GrxSim:
         session: zenoh.Session,
         hz: float = 1 / wire.PERIOD,
         record: TextIO | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        """``record``: every client map received, one JSON line each, stamped ``t`` on
+        ``clock`` (simulated time in a scenario, ``executive.robots.grx.lockstep``)."""
         self.model = model
+        self.clock = clock
         self.session = session
         self.period = 1.0 / hz
         self.record = record
@@ -110,7 +114,7 @@ class GrxSim:
             with self.lock:
                 self.model.apply(category, fields)
                 if self.record is not None:
-                    line = {"t": time.time(), "key": str(sample.key_expr), "fields": fields}
+                    line = {"t": self.clock(), "key": str(sample.key_expr), "fields": fields}
                     self.record.write(json.dumps(line, default=str) + "\n")
                     self.record.flush()
 
