@@ -8,7 +8,8 @@ signed request, and the run is followed through the service's own run record
 (``<data_dir>/runs/<run_id>.jsonl``, read as it is written), which is what the
 simulated-time run is judged from too. Events are applied as a person would: faults and
 buttons through the simulator's fault topic (``LockstepPart.fault_client``), requests
-signed over DDS. What the robot was doing when an event came is the status's
+signed over DDS. A robot whose wire is not DDS says where the processes meet on its own
+(``LockstepPart.real_wire``: the GRX's zenoh endpoints and its fault client). What the robot was doing when an event came is the status's
 ``telemetry.motion`` (the adapter's ``motion()``, as in simulated time); the joints at
 the end are the run's MCAP file's last measured ones.
 
@@ -30,6 +31,7 @@ from executive.scenario import nodes
 from executive.scenario.model import BodyCheck, Event, Scenario
 from executive.scenario.simtime import lockstep_part
 from executive.scenario.story import Fired, Outcome, missed, read_story
+from executive.seam.lockstep import FaultClient, RealWire
 from executive.seam.profile import load_profile
 
 POLL_S = 0.01  # the run record is read this often
@@ -54,29 +56,38 @@ class RealtimeRun:
                 f"--realtime runs a mission of its missions directory, not {s.mission_file}", wall
             )
         with running_stack(self.workdir, keep=True) as stack:
-            config: dict[str, Any] = {
-                "profile": s.profile,
-                "missions_dir": str(s.missions_dir),
-                "status_hz": STATUS_HZ,
-            }
-            if "interface" in s.world:
-                config["interface"] = s.world["interface"]
-            stack.write_config(**config)
-            argv = self.part.sim_argv(self.profile, s.world, s.base)
-            # how to see the sim is up: its part's ``sim_ready`` (its own status), if it has
-            # one; else the simulated Atom's status
-            ready = getattr(self.part, "sim_ready", None)
-            stack.start_sim(*argv, record=True, sim_ready=ready)
-            stack.start_service()
-            return self._follow(stack, wall)
+            real_wire = getattr(self.part, "real_wire", None)
+            wire: RealWire | None = real_wire(stack.workdir) if real_wire else None
+            try:
+                config: dict[str, Any] = {
+                    "profile": s.profile,
+                    "missions_dir": str(s.missions_dir),
+                    "status_hz": STATUS_HZ,
+                    **(wire.service_config if wire else {}),
+                }
+                if "interface" in s.world:
+                    config["interface"] = s.world["interface"]
+                stack.write_config(**config)
+                argv = [*self.part.sim_argv(self.profile, s.world, s.base)]
+                # how to see the sim is up: its wire's or its part's ``sim_ready`` (its own
+                # status), if it has one; else the simulated Atom's status
+                ready = getattr(self.part, "sim_ready", None)
+                if wire is not None:
+                    argv, ready = [*argv, *wire.sim_args], wire.sim_ready
+                stack.start_sim(*argv, record=True, sim_ready=ready)
+                stack.start_service()
+                faults = wire.fault_client() if wire else self.part.fault_client(stack.dds)
+                return self._follow(stack, faults, wall)
+            finally:
+                if wire is not None:
+                    wire.close()
 
     def _error(self, why: str, wall: float) -> Outcome:
         return Outcome(None, list(self.fired.values()), {}, None, error=why, simulated=False,
                        wall=time.perf_counter() - wall)  # fmt: skip
 
-    def _follow(self, stack: Stack, wall: float) -> Outcome:
+    def _follow(self, stack: Stack, faults: FaultClient, wall: float) -> Outcome:
         s = self.scenario
-        faults = self.part.fault_client(stack.dds)
         reply = stack.client.request("start", {"mission": s.mission, "params": dict(s.params)}, 10)
         if reply.code != 0:
             return self._error(f"the start was refused: {reply.message}", wall)
@@ -117,7 +128,7 @@ class RealtimeRun:
             cpu=0.0,
         )
 
-    def _apply(self, event: Event, stack: Stack, faults: Any, started: float) -> None:
+    def _apply(self, event: Event, stack: Stack, faults: FaultClient, started: float) -> None:
         fired = self.fired[event.index]
         fired.moving = _moving(stack)
         try:

@@ -14,14 +14,16 @@ named by its spec (``RobotSpec.lockstep``: ``".lockstep:PART"``), which holds a
 - for ``--realtime``, the same scenario against the real processes: the simulator's
   command line and a client that injects faults into it over its real wire (and, if its
   status is not the simulated Atom's, ``sim_ready(stack, pid) -> bool``: whether the
-  simulator process ``pid`` is up, as ``Stack.start_sim`` takes it).
+  simulator process ``pid`` is up, as ``Stack.start_sim`` takes it); a robot whose wire is
+  not the service's DDS domain (the GRX's zenoh) also has ``real_wire`` (``RealWire``:
+  where the processes meet on it).
 
 The Dobot Atom's is ``executive/robots/atom/lockstep.py``: the model to follow.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -65,6 +67,22 @@ class FaultClient(Protocol):
     def fault(self, spec: str) -> None: ...
     def clear(self, spec: str) -> None: ...
     def press(self, button: str) -> None: ...
+
+
+class RealWire(Protocol):
+    """``--realtime`` on a wire of the robot's own (the GRX's zenoh), from the optional
+    ``real_wire(workdir)`` of a part: what makes the service, the simulator process and
+    the fault client meet on it. Without it, the service's DDS domain is the wire."""
+
+    service_config: Mapping[str, Any]  # more keys of the service's config (zenoh_config)
+    sim_args: Sequence[str]  # more arguments of ``atom-executive sim`` (its endpoints)
+
+    def sim_ready(self, stack: Any, pid: int) -> bool:
+        """Whether the simulator process (``pid``) came up (``Stack.start_sim``'s)."""
+        ...
+
+    def fault_client(self) -> FaultClient: ...
+    def close(self) -> None: ...
 
 
 class LockstepPart(Protocol):
