@@ -131,6 +131,10 @@ class RealtimeRun:
     def _apply(self, event: Event, stack: Stack, faults: FaultClient, started: float) -> None:
         fired = self.fired[event.index]
         fired.moving = _moving(stack)
+        # when it goes out, as simulated time stamps it: a request acts before its reply
+        # is back (a resume's first joystick axes came before it, inside its pause)
+        fired.t = time.monotonic()
+        fired.at = fired.t - started
         try:
             if event.action == "fault":
                 faults.fault(event.value)
@@ -144,8 +148,6 @@ class RealtimeRun:
                 fired.reply = reply.message
         except Exception as e:  # noqa: BLE001 - said in the report, the scenario goes on
             fired.reply = f"failed: {type(e).__name__}: {e}"
-        fired.t = time.monotonic()
-        fired.at = fired.t - started
 
 
 class _Record:
