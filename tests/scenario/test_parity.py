@@ -2,9 +2,10 @@
 
 A set of shipped scenarios runs both ways, in simulated time (the service's assembly
 against the simulator in one process, stepped in lockstep) and against the real service and
-simulator processes over DDS (``--realtime``), and must end the same: the same result, the
-same causes, and the same nodes run in the same order (the run's record, as the service
-wrote it, both ways). Each way must also pass the scenario's own expectations.
+simulator processes over the robot's wire (``--realtime``: DDS, the GRX's zenoh), and must
+end the same: the same result, the same causes, and the same nodes run in the same order
+(the run's record, as the service wrote it, both ways). Each way must also pass the
+scenario's own expectations.
 
 The set covers every end (SUCCEEDED, FAILED, ABORTED, SAFE_STOP) and every kind of event
 (a fault, a button, an operator's request), on each robot with a lockstep part; each
@@ -33,6 +34,7 @@ PARITY = [
     "atom/greeting_wave.stop",  # ABORTED, an operator's stop
     "atom/operator_confirmed_step.estop",  # SAFE_STOP, an e-stop
     "adam/arms_wave.servo_error",  # SAFE_STOP, the PND Adam's own sim and wire
+    "grx/walk_square.servo_error",  # SAFE_STOP on zenoh: a servo error mid-walk
 ]
 
 
