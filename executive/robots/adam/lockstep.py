@@ -19,7 +19,6 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +27,12 @@ from executive.robots.adam.interface import DEFAULT_VARIANT, VARIANTS
 from executive.robots.adam.sim.faults import validate
 from executive.robots.adam.sim.node import AdamSimConfig, SimAdam
 from executive.robots.adam.sim.record import Recording
-from executive.robots.simkit.faults import FaultError, parse_clear, parse_fault
+from executive.robots.simkit.faults import FaultError, parse_fault
+from executive.robots.simkit.lockstep import NodeFaultClient, NodeLockstep
 from executive.seam.profile import RobotProfile, builtin_profiles, load_profile
 from executive.wire.loop import LoopBus
+
+NO_BUTTONS = "the PND Adam has no buttons on DDS"
 
 # world key -> (what it is, the sim's option)
 WORLD: dict[str, tuple[str, str]] = {
@@ -121,56 +123,21 @@ def _config(world: Mapping[str, Any], profile: RobotProfile, record: Path) -> Ad
     return AdamSimConfig(**fields)
 
 
-class AdamLockstep:
+class AdamLockstep(NodeLockstep):
     """``SimAdam`` on a ``LoopBus``: the ``LockstepRobot`` the engine steps."""
 
+    no_buttons = NO_BUTTONS
+
     def __init__(self, clock: SimClock, config: AdamSimConfig) -> None:
-        self.participant = LoopBus(clock)
-        self.clock = clock
-        self.sim = SimAdam(self.participant, config, clock=clock)
-        self.interface = config.interface
-        self._record = config.record
-        self._scheduler = self.sim.scheduler
-
-    def due(self) -> float:
-        return self._scheduler.due()
-
-    def run_due(self, now: float) -> None:
-        self._scheduler.run_due(now)
-
-    def fault(self, spec: str, now: float) -> None:
-        self.sim.apply_fault("set", parse_fault(spec), now, source="scenario")
-
-    def clear(self, spec: str, now: float) -> None:
-        self.sim.apply_fault("clear", parse_clear(spec), now, source="scenario")
-
-    def press(self, button: str, now: float) -> None:
-        raise ValueError("the PND Adam has no buttons on DDS")
-
-    def record(self) -> Path:
-        if self.sim.recorder is not None:
-            self.sim.recorder.flush()
-        assert self._record is not None
-        return Path(self._record)
-
-    def close(self) -> None:
-        self.sim.close()
+        participant = LoopBus(clock)
+        sim = SimAdam(participant, config, clock=clock)
+        super().__init__(clock, participant, sim, config.interface, config.record)
 
 
-@dataclass
-class _SimClient:
+class _SimClient(NodeFaultClient):
     """``--realtime``: the Adam's ``AdamSimClient`` as the engine's ``FaultClient``."""
 
-    client: Any
-
-    def fault(self, spec: str) -> None:
-        self.client.inject_spec(spec)
-
-    def clear(self, spec: str) -> None:
-        self.client.request("clear", parse_clear(spec))
-
-    def press(self, button: str) -> None:
-        raise ValueError("the PND Adam has no buttons on DDS")
+    no_buttons = NO_BUTTONS
 
 
 class _Part:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +28,8 @@ from executive.robots.atom.sim.config import SimConfig
 from executive.robots.atom.sim.faults import validate
 from executive.robots.atom.sim.record import Recording
 from executive.robots.atom.sim.servos import axis_targets
-from executive.robots.simkit.faults import FaultError, FaultSpec, parse_clear, parse_fault
+from executive.robots.simkit.faults import FaultError, FaultSpec, parse_fault
+from executive.robots.simkit.lockstep import NodeFaultClient, NodeLockstep
 from executive.seam.profile import RobotProfile
 from executive.wire.loop import LoopBus
 
@@ -163,55 +163,22 @@ def _config(profile: RobotProfile, world: Mapping[str, Any], base: Path, record:
     return SimConfig(**fields)
 
 
-class AtomLockstep:
+class AtomLockstep(NodeLockstep):
     """``SimAtom`` on a ``LoopBus``: the ``LockstepRobot`` the engine steps."""
 
     def __init__(self, profile: RobotProfile, clock: SimClock, config: SimConfig) -> None:
         from executive.robots.atom.sim.node import SimAtom  # MuJoCo: only when a scenario runs
 
-        self.participant = LoopBus(clock)
-        self.clock = clock
-        self.sim = SimAtom(self.participant, config, clock=clock)
-        self.interface = config.interface
-        self._record = config.record
-        self._scheduler = self.sim.scheduler
-
-    def due(self) -> float:
-        return self._scheduler.due()
-
-    def run_due(self, now: float) -> None:
-        self._scheduler.run_due(now)
-
-    def fault(self, spec: str, now: float) -> None:
-        self.sim.apply_fault("set", parse_fault(spec), now, source="scenario")
-
-    def clear(self, spec: str, now: float) -> None:
-        self.sim.apply_fault("clear", parse_clear(spec), now, source="scenario")
+        participant = LoopBus(clock)
+        sim = SimAtom(participant, config, clock=clock)
+        super().__init__(clock, participant, sim, config.interface, config.record)
 
     def press(self, button: str, now: float) -> None:
         self.sim.apply_fault("set", FaultSpec("button", button, 0.0, PRESS_S), now, "scenario")
 
-    def record(self) -> Path:
-        if self.sim.recorder is not None:
-            self.sim.recorder.flush()
-        assert self._record is not None
-        return Path(self._record)
 
-    def close(self) -> None:
-        self.sim.close()
-
-
-@dataclass
-class _SimClient:
+class _SimClient(NodeFaultClient):
     """``--realtime``: the Atom's ``SimClient`` as the engine's ``FaultClient``."""
-
-    client: Any
-
-    def fault(self, spec: str) -> None:
-        self.client.inject_spec(spec)
-
-    def clear(self, spec: str) -> None:
-        self.client.request("clear", parse_clear(spec))
 
     def press(self, button: str) -> None:
         self.client.inject("button", button, duration=PRESS_S)
