@@ -37,6 +37,12 @@ sends the whole-body FSM found when control was taken (``release_fsm`` if none w
 ``set_fsm``: ids below 256 are whole-body states, 256 + n the upper body's n
 (``settings.UPPER_FSM_BASE``); the snapshot's ``fsm`` reports the machine last switched, so
 a ``set_fsm`` is confirmed against the state it asked for.
+
+In simulated time (``lockstep.py``) the participant is a ``LocalBridge``: the bridge's own
+code in this process instead of the child, on a simulated clock. Everything above is the
+same but what a process and its threads do: ``_launch`` takes the local bridge's link
+instead of starting the child, and the scenario's loop does the link thread's work
+(``pump``) and the ping thread's (``ping``) between its steps.
 """
 
 from __future__ import annotations
@@ -49,7 +55,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import structlog
@@ -90,6 +96,20 @@ GROUP_MOVING = 1
 
 class BridgeError(AdapterError):
     """The bridge could not be started (its interpreter missing, its start failed)."""
+
+
+@runtime_checkable
+class LocalBridge(Protocol):
+    """The bridge in this process (simulated time: ``lockstep.py``), as the participant the
+    adapter opens on: what ``_launch`` takes instead of the child, and the clock the
+    adapter reads (the bridge's stamps are on it)."""
+
+    clock: Callable[[], float]
+
+    def launch(self, adapter: AuroraAdapter) -> tuple[Any, Any]:
+        """The bridge's process and the adapter's end of its link (``ipc.Channel``'s
+        methods), as ``_launch`` gives them for the child."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -185,7 +205,7 @@ class AuroraCommands(NoCommands):
                 "ttl": max(float(ttl), 0.0),
             }
         )
-        self.last_sent = Stamped(Velocity(*rates), time.monotonic())
+        self.last_sent = Stamped(Velocity(*rates), self.adapter.clock())
 
 
 class BridgeLatch:
@@ -213,8 +233,11 @@ class AuroraAdapter:
         domain: int,
         python: Path,
         dds_config: str | None = None,
+        local: LocalBridge | None = None,
     ) -> None:
         self.profile = profile
+        self._local = local
+        self.clock: Callable[[], float] = time.monotonic if local is None else local.clock
         self.settings = settings
         self.interface_name = settings.interface
         self.capabilities = profile.capabilities
@@ -246,6 +269,8 @@ class AuroraAdapter:
         self._dds_config = dds_config
         self.process, self._link = self._spawn(None)
         self.pid = self.process.pid
+        if local is not None:
+            return  # the scenario's loop does the threads' work (pump, ping)
         self._reader = threading.Thread(target=self._read, name="aurora-link", daemon=True)
         self._reader.start()
         self._pinger = threading.Thread(target=self._ping, name="aurora-ping", daemon=True)
@@ -256,6 +281,27 @@ class AuroraAdapter:
     def _spawn(self, hold: dict[str, Any] | None) -> tuple[subprocess.Popen[bytes], ipc.Channel]:
         """A bridge started, configured (``hold``: latched from its start) and heard;
         BridgeError saying why not."""
+        process, link = self._launch()
+        try:
+            config = self._config(self._dds_config)
+            if hold is not None:
+                config["hold"] = hold
+            link.send(config)
+            self._await_hello(link, process)
+        except BaseException:
+            if process.poll() is None:
+                process.kill()
+                process.wait(timeout=5.0)
+            link.close()
+            raise
+        return process, link
+
+    def _launch(self) -> tuple[subprocess.Popen[bytes], ipc.Channel]:
+        """The bridge's process and the link to it: the child in .venv-aurora, or the
+        local bridge's (simulated time)."""
+        if self._local is not None:
+            process, link = self._local.launch(self)
+            return process, link
         ours, theirs = ipc.pair()
         link = ipc.Channel(ours)
         try:
@@ -271,18 +317,6 @@ class AuroraAdapter:
             raise BridgeError(f"the Aurora bridge could not be started: {e}") from e
         finally:
             theirs.close()
-        try:
-            config = self._config(self._dds_config)
-            if hold is not None:
-                config["hold"] = hold
-            link.send(config)
-            self._await_hello(link, process)
-        except BaseException:
-            if process.poll() is None:
-                process.kill()
-                process.wait(timeout=5.0)
-            link.close()
-            raise
         return process, link
 
     def _config(self, dds_config: str | None) -> dict[str, Any]:
@@ -382,7 +416,7 @@ class AuroraAdapter:
                     self._state = state
             elif kind == ipc.TRIP:
                 code, message = str(m["code"]), str(m["message"])
-                self.trips.append((code, message, time.monotonic()))
+                self.trips.append((code, message, self.clock()))
                 self._safety(code, f"{message} (the Aurora bridge held on its own)")
                 # at: the bridge's clock (CLOCK_MONOTONIC) as it tripped, for benchmarks
                 log.error(
@@ -475,8 +509,17 @@ class AuroraAdapter:
 
     def _ping(self) -> None:
         while not self._closing:
-            self.send({"t": ipc.PING})  # nothing while no bridge runs
+            self.ping()
             time.sleep(ipc.PING_S)
+
+    def ping(self) -> None:
+        """The service is alive (every ``ipc.PING_S``); nothing while no bridge runs."""
+        self.send({"t": ipc.PING})
+
+    def pump(self) -> None:
+        """Simulated time: what the local bridge has sent up, read as the link thread reads
+        it (its link's ``recv`` gives None once nothing waits)."""
+        self._read_link(self._link)
 
     def send(self, message: dict[str, Any]) -> None:
         """A message to the bridge; nothing (logged once) when it is gone: its death is a
@@ -564,7 +607,7 @@ class AuroraAdapter:
     # -- ports.RobotAdapter ----------------------------------------------------------------
 
     def snapshot(self) -> RobotSnapshot:
-        now = time.monotonic()
+        now = self.clock()
         with self._lock:
             state, gone = self._state, self._gone
         sources = {}
@@ -655,7 +698,8 @@ class AuroraAdapter:
         sent = self.commands.last_sent
         at = None if state is None else state.received("group_state")
         limit = self.profile.safety_sources.get("group_state")
-        if state is None or at is None or (limit is not None and time.monotonic() - at > limit):
+        now = self.clock()
+        if state is None or at is None or (limit is not None and now - at > limit):
             return Motion(None, velocity_sent=sent)
         speed = {g: Stamped(v, at) for g, v in state.dq.items()}
         reasons = [
@@ -668,7 +712,7 @@ class AuroraAdapter:
             for g, s in sorted(state.states.items())
             if s == GROUP_MOVING
         ]
-        if sent is not None and not sent.sample.zero and sent.age() < 1.0:
+        if sent is not None and not sent.sample.zero and sent.age(now) < 1.0:
             reasons.append("walking on the velocity this executive sends")
         return Motion(bool(reasons), tuple(reasons), velocity_sent=sent, joint_speed=speed)
 
@@ -770,7 +814,8 @@ def open(  # the name executive.seam.registry.open_adapter calls
     """The Aurora adapter for ``profile``: its bridge started and heard. The robot's domain:
     ``domain``, else the profile's ``aurora.domain``, else the executive's own (the
     participant's, or ``ATOM_DDS_DOMAIN``). ``interface`` picks the wire variant over the
-    profile's. BridgeError when the bridge cannot start (``make aurora-env``)."""
+    profile's. BridgeError when the bridge cannot start (``make aurora-env``). A
+    ``LocalBridge`` as the participant: the bridge in this process (simulated time)."""
     settings = settings or AuroraSettings.from_options(profile.options)
     if interface is not None:
         if (why := _check_interface(interface)) is not None:
@@ -784,10 +829,11 @@ def open(  # the name executive.seam.registry.open_adapter calls
         from executive.wire.dds import domain_id_from_env
 
         domain = domain_id_from_env()
+    local = participant if isinstance(participant, LocalBridge) else None
     exe = Path(python) if python is not None else bridge_python()
-    if not exe.exists():
+    if local is None and not exe.exists():
         raise BridgeError(
             f"the Aurora bridge's interpreter {exe} does not exist: run `make aurora-env` "
             f"(or set {PYTHON_ENV})"
         )
-    return AuroraAdapter(profile, settings, int(domain), exe, dds_config)
+    return AuroraAdapter(profile, settings, int(domain), exe, dds_config, local)

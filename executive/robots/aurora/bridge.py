@@ -25,6 +25,10 @@ What it does:
   before it reads a frame from the service, its hold repeated until the executive's reset;
 - dies with the service: EOF on the link (the kernel closes a dead process's socket) or the
   parent-death signal (``PR_SET_PDEATHSIG``) holds, then exits.
+
+In simulated time (``lockstep.py``) the same ``Bridge`` runs in the service's process: its
+robot's endpoints (``node``) the simulated robot's, its messages up (``uplink``) queued on
+the in-process link, its loop (``step``) run by the scenario's clock.
 """
 
 from __future__ import annotations
@@ -134,9 +138,12 @@ class Bridge:
         link: ipc.Channel,
         cfg: dict[str, Any],
         clock: Callable[[], float] = time.monotonic,
+        *,
+        node: Callable[[WireConfig], Any] = AuroraNode,
+        uplink: Callable[[ipc.Channel], Any] = Uplink,
     ) -> None:
         self.link = link
-        self.up = Uplink(link)  # every message up, never blocking the safety path
+        self.up = uplink(link)  # every message up, never blocking the safety path
         self.cfg = cfg
         self.clock = clock
         self.wire = WireConfig(
@@ -184,7 +191,7 @@ class Bridge:
         if (hold := cfg.get("hold")) is not None:
             self._start_held(hold)
         self._stop = threading.Event()
-        self.node = AuroraNode(self.wire)
+        self.node = node(self.wire)
         # each command topic's class under this config: the variant's, or its ROS twin
         # (another type name: a plain class is refused by a twin's writer)
         self.cls: dict[str, Any] = {
@@ -513,10 +520,16 @@ class Bridge:
     def _loop(self) -> None:
         next_up = 0.0
         while not self._stop.wait(TICK_S):
-            try:
-                next_up = self._step(next_up)
-            except Exception as e:  # noqa: BLE001 - the loop must outlive a bad step
-                self._send({"t": ipc.ERROR, "message": f"bridge loop: {type(e).__name__}: {e}"})
+            next_up = self.step(next_up)
+
+    def step(self, next_up: float) -> float:
+        """One pass of the loop (every ``TICK_S``): the hold's repeats, the walk, the
+        silences, the state up when ``next_up`` has come; the next ``next_up``."""
+        try:
+            return self._step(next_up)
+        except Exception as e:  # noqa: BLE001 - the loop must outlive a bad step
+            self._send({"t": ipc.ERROR, "message": f"bridge loop: {type(e).__name__}: {e}"})
+            return next_up
 
     def _step(self, next_up: float) -> float:
         now = self.clock()
