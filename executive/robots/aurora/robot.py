@@ -33,5 +33,6 @@ ROBOT = RobotSpec(
     check_interface=".settings:check_interface",
     check_options=".settings:check_options",
     sim=".sim.launch:main",
+    lockstep=".lockstep:PART",
     wire_words=".words:wire_words",
 )
