@@ -35,6 +35,10 @@ PARITY = [
     "atom/operator_confirmed_step.estop",  # SAFE_STOP, an e-stop
     "adam/arms_wave.servo_error",  # SAFE_STOP, the PND Adam's own sim and wire
     "grx/walk_square.servo_error",  # SAFE_STOP on zenoh: a servo error mid-walk
+    # the Fourier Aurora: the adapter's bridge in-process against the bridge child and the
+    # sim in .venv-aurora (cyclonedds 11): the bridge's own trip; a pause and a walk
+    "aurora/arm_wave.group_error",  # SAFE_STOP, a group error
+    "aurora/arm_hand_walk.pause",  # SUCCEEDED, a pause and a resume, FSMs and a walk
 ]
 
 
