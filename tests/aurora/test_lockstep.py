@@ -19,7 +19,7 @@ from executive.clock import SimClock
 from executive.core.runtime import Runtime
 from executive.robots.aurora.adapter import AuroraAdapter
 from executive.robots.aurora.bridge import Bridge
-from executive.robots.aurora.lockstep import PART, fault_message
+from executive.robots.aurora.lockstep import PART, clear_message, fault_message
 from executive.robots.aurora.sim.record import Recorder, read
 from executive.scenario.cli import run_file
 from executive.scenario.load import load_scenario
@@ -124,6 +124,7 @@ def test_faults_are_the_sims_control_requests() -> None:
         "duration": 0.6,
     }
     assert fault_message("undecodable=2")["count"] == 2
+    assert clear_message("group-error:left_hand") == {"clear": True}  # the sim clears all
     for bad, said in [
         ("group-error:left_foot", "is not one of left_leg"),
         ("silence:battery", "are not state topics"),
@@ -132,6 +133,8 @@ def test_faults_are_the_sims_control_requests() -> None:
     ]:
         with pytest.raises(ValueError, match=said):
             fault_message(bad)
+    with pytest.raises(ValueError, match="not a fault of the simulated Aurora"):
+        clear_message("all")
 
 
 def test_a_bad_fault_or_world_is_refused_before_anything_runs(tmp_path: Path) -> None:

@@ -132,11 +132,9 @@ def fault_message(spec: str, groups: Mapping[str, int] = GR3_GROUP_SIZES) -> dic
 
 
 def clear_message(spec: str) -> dict[str, Any]:
-    """The sim's clear (it clears every fault at once): for ``all`` or any fault kind."""
-    kind = spec.strip().partition(":")[0].partition("@")[0].partition("=")[0]
-    kinds = {k.partition(":")[0].partition("[")[0] for k in FAULTS}
-    if kind != "all" and kind not in kinds:
-        raise ValueError(f"clear: {spec!r} is not 'all' or a fault kind ({', '.join(kinds)})")
+    """The sim's clear for a fault (``KIND[:TARGET]``): the sim clears every fault at once
+    (FSM 9 stays until the robot is commanded out of it)."""
+    fault_message(spec.partition("=")[0].partition("@")[0])  # ValueError if not a fault
     return {"clear": True}
 
 
@@ -314,6 +312,7 @@ class LocalAurora:
         self.readers: dict[str, list[_Reader]] = {}
         self.silent: dict[str, float] = {}  # topic -> end (inf: until cleared)
         self.undecodable: dict[str, int] = {}  # topic -> samples left to break
+        self.counters: dict[str, int] = {}  # commands taken, by topic
         self.bridge: Any = None
         self.adapter: Any = None
         self._link: _Link | None = None
@@ -391,7 +390,7 @@ class LocalAurora:
 
     def close(self) -> None:
         if self.recorder is not None:
-            self.recorder.add(self.clock(), {"counters": {}})
+            self.recorder.add(self.clock(), {"counters": dict(self.counters)})
             self.recorder.close()
             self.recorder = None
 
@@ -405,6 +404,7 @@ class LocalAurora:
         fields = plain(sample)
         before = (self.model.whole, self.model.upper)
         result = self.model.command(topic, fields, now)
+        self.counters[topic] = self.counters.get(topic, 0) + 1
         self._add(now, {"sent": now, "topic": topic, "fields": fields, "result": result})
         self._fsm_changed(before, now)
 
