@@ -454,7 +454,9 @@ class LocalAurora:
         self._ticks += 1
 
     def _sample(self, topic: str, status: Mapping[str, Any]) -> Any:
-        """The state sample of ``topic`` as the sim's node builds it, of the wire's class."""
+        """The state sample of ``topic``, of the wire's class, with what the bridge reads of
+        it as the sim's node fills it (of ``base_data_pub`` and ``contact_data_pub`` it
+        reads only that they came)."""
         from executive.robots.aurora.wire import types as idl
         from executive.robots.aurora.wire.node import header
 
