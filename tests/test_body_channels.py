@@ -28,7 +28,7 @@ from executive.records.runchannels import RunChannels, catalogue
 from executive.seam import body, bodyframes
 from executive.seam.body import FloatArray
 from executive.seam.ports import RobotSnapshot, Stamped
-from executive.seam.profile import RobotProfile, load_profile
+from executive.seam.profile import PROFILES_DIR, RobotProfile, load_profile
 
 ATOM = load_profile("atom-sdk")
 
@@ -179,8 +179,12 @@ def test_a_profile_without_a_body_gets_no_transforms_and_says_so(tmp_path: Path)
         tap.close()
     said = [e for e in logs if "no robot model" in e["event"]]
     assert len(said) == 1 and "no licensed model" in said[0]["why"], logs
-    grx = load_profile("grx")
-    assert bodychannels.why_none(grx) == "profile grx: no body model (the profile has no body:)"
+    bare = tmp_path / "bare.yaml"  # the GRX's profile without its body: section
+    bare.write_text(f"extends: {PROFILES_DIR / 'grx.yaml'}\nname: bare\nbody: null\n")
+    assert bodychannels.why_none(load_profile(bare)) == (
+        "profile bare: no body model (the profile has no body:)"
+    )
+    assert bodychannels.TRANSFORMS in catalogue(load_profile("grx"))  # the GR-1 T2's model
 
 
 def test_a_robot_at_rest_costs_no_forward_kinematics(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -323,9 +323,12 @@ class _Validator:
         name = data.get("name")
         if not isinstance(name, str) or not name:
             self.bad("name", "missing or not a string")
-        # a robot without joint streams (the GRX's user API) describes no joints
+        # a robot without joint streams describes no joints; one whose streams it only
+        # reports (the GRX's user API: measured joints, no joint command) sends no motor
+        # mode and has no command rate
         has_joints = bool(self.spec.streams)
-        motor_mode = data.get("motor_mode", 0 if not has_joints else None)
+        commands_joints = has_joints and bool({"joints", "hands"} & self.spec.capabilities)
+        motor_mode = data.get("motor_mode", 0 if not commands_joints else None)
         if (
             not isinstance(motor_mode, int)
             or isinstance(motor_mode, bool)
@@ -333,15 +336,14 @@ class _Validator:
         ):
             self.bad("motor_mode", f"must be an integer 0..255, got {motor_mode!r}")
 
-        command_hz, state_hz = self._rates(self.mapping(data, "rates"), has_joints)
+        command_hz, state_hz = self._rates(self.mapping(data, "rates"), commands_joints)
         caps = self.mapping(data, "velocity_caps") if has_joints else {}
         gains = self.mapping(data, "gains") if has_joints else {}
+        raw_joints = self.mapping(data, "joints") if has_joints else {}
         if has_joints:
-            self._per_group(caps, gains)
+            self._per_group(caps, gains, raw_joints)
         topics = self._topics(self.mapping(data, "topics") if has_joints else {})
-        joints = self._joints(
-            self.mapping(data, "joints") if has_joints else {}, topics, caps, gains
-        )
+        joints = self._joints(raw_joints, topics, caps, gains)
         joint_sets = self._joint_sets(data.get("joint_sets") or {}, joints)
         fsm = self._fsm(self.mapping(data, "fsm") if self.spec.fsm_id_max else {})
         joint_control = data.get("fsm_joint_control") or []
@@ -501,8 +503,13 @@ class _Validator:
                 state_hz[topic] = self.number(hz, f"rates.state_hz.{topic}", positive=True)
         return command_hz, state_hz
 
-    def _per_group(self, caps: dict[str, Any], gains: dict[str, Any]) -> None:
-        for group in GROUPS:
+    def _per_group(
+        self, caps: dict[str, Any], gains: dict[str, Any], joints: Mapping[str, Any]
+    ) -> None:
+        """Caps and gains for every group a joint of the profile is in (a robot may have
+        no hands: the GR-1)."""
+        used = {j.get("group") for j in joints.values() if isinstance(j, dict)}
+        for group in (g for g in GROUPS if g in used):
             if group not in caps:
                 self.bad(f"velocity_caps.{group}", "missing")
             if not isinstance(gains.get(group), dict):

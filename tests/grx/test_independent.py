@@ -65,7 +65,8 @@ class PlainRobot:
 
     def healthy(self, task_state: int = 36, in_process: bool = False, errors: int = 0) -> None:
         self.publish("comm", {"flag_heart_beat": True})
-        self.publish("robot", {"joint_measured_position": [0.0] * 23})
+        # the GR-1 T2 of profile grx: 32 joints (an N1 reports 23)
+        self.publish("robot", {"joint_measured_position": [0.0] * 32})
         self.publish(
             "task",
             {
@@ -130,7 +131,9 @@ def test_plain_server_maps_drive_the_snapshot(robot: PlainRobot, open_adapter, p
     assert snap.task is not None and snap.task.sample == (960, False)
     assert snap.servo_errors is not None and snap.servo_errors.sample == ()
     assert snap.estop is None and snap.battery is None  # the seed schema has neither
-    assert snap.joints == {} and snap.control is None
+    assert snap.control is None  # no control authority on the User API
+    assert list(snap.joints) == ["robot"]  # measured only: no stream commands them
+    assert snap.positions(["head_yaw"]) == {"head_yaw": 0.0} and adapter.streams == ()
 
     robot.publish("task", {"flag_task_in_process": True, "robot_task_state": 965})
     wait_for(lambda: (t := adapter.snapshot().task) and t.sample == (965, True), what="walk")

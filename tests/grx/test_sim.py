@@ -282,3 +282,45 @@ def test_sigint_ends_the_sim_started_in_the_background(port: int) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait(10)
+
+
+def test_the_body_is_held_in_mujoco_and_read_by_name_in_radians(
+    sim: SimProcess, open_adapter
+) -> None:
+    """The GR-1 T2's model stepped in MuJoCo: the adapter reads the joints the sim
+    publishes (degrees on the seed's wire) as radians by name, in the vendor's order; the
+    firmware holds them under gravity (a joint sags below the zero pose the sim starts
+    at, then stays)."""
+    assert sim.cmd("status")["physics"] == "mujoco"
+    adapter = open_adapter(sim.port)
+    wait_for(lambda: adapter.snapshot().joints, what="the joints on robot/server")
+    assert len(adapter.snapshot().joints["robot"].sample) == 32
+    time.sleep(0.5)  # the hold settles
+    status = sim.cmd("status")["joints"]
+    measured = adapter.snapshot().positions(adapter.profile.joints)
+    for i, name in enumerate(adapter.profile.topics["robot"]):
+        assert measured[name] == pytest.approx(status[i], abs=2e-3), name
+    assert max(abs(q) for q in status) > 1e-4  # gravity against the hold: not a still list
+    time.sleep(0.5)
+    later = adapter.snapshot().positions(adapter.profile.joints)
+    assert max(abs(later[j] - measured[j]) for j in measured) < 1e-3  # held within 1 mrad
+    assert sim.cmd("status")["contact_events"] == 0  # standing: no link touches another
+
+
+@pytest.mark.dds
+def test_a_contact_of_the_body_is_said_and_recorded(port: int, tmp_path: Path) -> None:
+    """A box of a scene where the left forearm hangs: the physics collides it as
+    validation would (simkit.physics), and the sim says so, in its status and record."""
+    scene = tmp_path / "scene.yaml"
+    scene.write_text("crate: {box: {center: [0.0, 0.23, 0.0], size: [0.1, 0.1, 0.1]}}\n")
+    record = tmp_path / "record.jsonl"
+    with SimProcess(port, "--scene", str(scene), "--record", str(record)) as sim:
+        wait_for(lambda: sim.cmd("status")["contacts"], what="the contact in the status")
+        contact = sim.cmd("status")["contacts"][0]
+        assert contact["a"].startswith("left_") and contact["b"] == "crate"
+        assert contact["kind"] == "scene"
+        wait_for(lambda: [e for e in sim.events if e["event"] == "contact"], what="said")
+    lines = [json.loads(line) for line in record.read_text().splitlines()]
+    contacts = [line["contact"] for line in lines if "contact" in line]
+    assert contacts and contacts[0]["action"] == "begin" and contacts[0]["b"] == "crate"
+    assert contacts[0]["joint"].startswith("left_")

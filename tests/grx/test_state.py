@@ -137,3 +137,45 @@ def test_an_m4_battery_that_is_not_a_fraction_is_undecodable(battery: object) ->
     health = state.snapshot().sources["grx"].health
     assert health.undecodable and "robot_battery_percentage" in health.last_error
     assert [code for _, code, _ in problems] == ["undecodable"]
+
+
+def _joint_state(schema: str) -> tuple[GrxState, list[tuple[str, str, str]]]:
+    problems: list[tuple[str, str, str]] = []
+    layout = {"a": ("robot", 0), "b": ("robot", 1), "c": ("robot", 2)}
+    state = GrxState(wire.schema(schema), lambda *p: problems.append(p), Clock(), 3, layout)
+    return state, problems
+
+
+@pytest.mark.parametrize(
+    ("schema", "sent"), [("seed", [90.0, -45.0, 0]), ("m4", [1.5708, -0.7854, 0])]
+)
+def test_the_joints_are_read_in_radians_whatever_the_schemas_unit(
+    schema: str, sent: list[float]
+) -> None:
+    """Below fourier-grx 4.0.0 the robot reports degrees, from it radians (robots.md 3.1):
+    the snapshot holds radians by the profile's joint names either way."""
+    state, problems = _joint_state(schema)
+    assert state.snapshot().joints == {}  # no robot map yet
+    flags = {"flag_robot_emergent_stop": False, "flag_robot_fault": False} if schema == "m4" else {}
+    _send(state, "robot", {"joint_measured_position": sent, **flags})
+    snap = state.snapshot()
+    assert snap.positions(["a", "b", "c"]) == pytest.approx(
+        {"a": 1.5708, "b": -0.7854, "c": 0.0}, abs=1e-4
+    )
+    assert problems == [] and snap.position("a").received == 100.0
+
+
+@pytest.mark.parametrize(
+    "joints", [[0.0] * 23, [0.0, "x", 0.0], [0.0, float("nan"), 0.0], 7, [0.0, True, 0.0]]
+)
+def test_joints_of_another_robot_or_not_numbers_make_the_robot_map_undecodable(
+    joints: object,
+) -> None:
+    """The profile says how many joints the robot reports: 23 (an N1's) for the GR-1 T2's
+    32 is a profile for another robot, and the map makes no sense here."""
+    state, problems = _joint_state("seed")
+    _send(state, "robot", {"joint_measured_position": joints})
+    health = state.snapshot().sources["robot"].health
+    assert health.undecodable and "joint_measured_position" in health.last_error
+    assert [p[1] for p in problems] == ["undecodable"]
+    assert state.snapshot().joints == {}

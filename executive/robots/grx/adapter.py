@@ -72,7 +72,12 @@ class GrxAdapter:
         self._session = session
         self._callbacks: list[SafetyEvent] = []
         self._lock = threading.Lock()
-        self.state = GrxState(self.schema, self._problem)
+        self.state = GrxState(
+            self.schema,
+            self._problem,
+            joints=len(profile.topics.get("robot", ())),
+            layout={j.name: (j.topic, j.index) for j in profile.joints.values()},
+        )
         tasks = {name: s.id for name, s in profile.fsm.items()}
         self.commands = GrxCommands(session, self.schema, settings, tasks)
         self._task_names = {s.id: name for name, s in profile.fsm.items()}

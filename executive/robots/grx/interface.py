@@ -78,6 +78,9 @@ class Schema:
     fault: tuple[str, str] | None = None  # (category, field): bool, robot fault
     battery: tuple[str, str] | None = None  # (category, field): float 0..1
     host_heartbeat: tuple[str, str] | None = None  # (client category, field): int, keep writing
+    # joint_measured_position's unit: degrees below fourier-grx 4.0.0 (the seed's table says
+    # 角度), radians from it (robots.md 3.1, seed errata)
+    joint_degrees: bool = False
 
     @property
     def has_estop(self) -> bool:
@@ -94,6 +97,7 @@ SCHEMAS: dict[str, Schema] = {
         imu_prefix="sensor_usb_imus",
         task_in_process="flag_task_in_process",
         error_codes_list=False,
+        joint_degrees=True,
     ),
     "m4": Schema(
         name="m4",

@@ -5,6 +5,10 @@
 - servo_errors: each non-zero ``robot_error_codes`` (grx/server), and (m4) ``flag_robot_fault``;
 - estop (m4 only): ``flag_robot_emergent_stop`` (robot/server) when set;
 - battery (m4 only): ``robot_battery_percentage`` x 100 (grx/server);
+- joints: ``joint_measured_position`` (robot/server) in radians (the seed's degrees
+  converted) as the one joint stream ``robot``, when the state was made with the profile's
+  joint count; a list of another length, or of anything but finite numbers, is a map that
+  makes no sense (the profile describes another robot);
 - sources: one per category, received = the last map that decoded and made sense. A comm
   map whose ``flag_heart_beat`` is false does not count as heard: the robot's main program
   says it is not running, so the watchdog sees silence.
@@ -27,10 +31,11 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
 import structlog
 
 from executive.logs import RateLimitedLog
@@ -48,8 +53,13 @@ class GrxState:
         schema: wire.Schema,
         on_problem: Callable[[str, str, str], None] = lambda c, k, m: None,
         clock: Callable[[], float] = time.monotonic,
+        joints: int = 0,
+        layout: Mapping[str, tuple[str, int]] | None = None,
     ) -> None:
         self.schema = schema
+        self.joints = joints  # how many joint_measured_position carries (0: not read)
+        self.layout = dict(layout or {})
+        self._unit = math.pi / 180.0 if schema.joint_degrees else 1.0
         self.clock = clock
         self.on_problem = on_problem  # (category, code, message) on the receiving thread
         self._lock = threading.Lock()
@@ -132,6 +142,8 @@ class GrxState:
         elif category == "task":
             need(wire.TASK_STATE, _is_int, "an int")
             need(s.task_in_process, _is_flag, "a bool (or 0/1)")
+        elif category == "robot" and self.joints:
+            need(wire.JOINT_POSITION, self._is_joints, f"{self.joints} finite numbers")
         elif category == "grx":
             need(
                 wire.ERROR_CODES,
@@ -174,8 +186,14 @@ class GrxState:
         sources = {
             c: Source(c, wire.server_key(c), received.get(c), health[c]) for c in wire.CATEGORIES
         }
+        joints = {}
+        if self.joints and (r := maps.get("robot")) is not None and wire.JOINT_POSITION in r:
+            q = np.asarray(r[wire.JOINT_POSITION], dtype=np.float64) * self._unit
+            joints["robot"] = Stamped(q, received.get("robot", 0.0))
         return RobotSnapshot(
             taken=self.clock(),
+            joints=joints,
+            layout=self.layout,
             fsm=fsm,
             estop=estop,
             battery=battery,
@@ -202,6 +220,16 @@ class GrxState:
         if flag is None or (m := maps.get(flag[0])) is None:
             return None
         return (flag[1],) if m.get(flag[1]) else ()
+
+    def _is_joints(self, v: object) -> bool:
+        return (
+            isinstance(v, list | tuple)
+            and len(v) == self.joints
+            and all(
+                isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+                for x in v
+            )
+        )
 
     def latest(self, category: str) -> dict[str, Any] | None:
         with self._lock:

@@ -40,8 +40,11 @@ import zenoh
 
 from executive.robots.grx import interface as wire
 from executive.robots.grx.settings import GrxSettings
+from executive.robots.grx.sim.body import MODES, SimBody
 from executive.robots.grx.sim.model import HELP, CommandError, GrxModel
 from executive.robots.simkit import realtime
+from executive.robots.simkit.physics import ContactEvent, load_scene
+from executive.seam.body import BodyError
 from executive.seam.profile import ProfileError, load_profile
 from executive.wire.zenoh_session import ConfigError, close_session, load_config, open_session
 
@@ -125,9 +128,11 @@ class GrxSim:
         deadline = time.monotonic()
         while not self.stopped.is_set():
             with self.lock:
-                self.model.step(self.period)
+                contacts = self.model.step(self.period)
                 maps = self.model.server_maps()
                 garbage, self.model.garbage = self.model.garbage, set()
+            for event in contacts:
+                self.contact(event)
             for category, fields in maps.items():
                 payload = GARBAGE if category in garbage else wire.encode(fields)
                 self.publishers[category].put(payload)
@@ -138,6 +143,16 @@ class GrxSim:
                 deadline = time.monotonic()
             else:
                 self.stopped.wait(delay)
+
+    def contact(self, event: ContactEvent) -> None:
+        """A contact of the body began or ended: said on stdout, and in the record."""
+        body = self.model.body
+        info = {**event.as_dict(), "joint": body.culprit(event) if body else None}
+        say({"event": "contact", **info})
+        if self.record is not None:
+            with self.lock:
+                self.record.write(json.dumps({"t": time.time(), "contact": info}) + "\n")
+                self.record.flush()
 
     def command(self, line: str) -> dict[str, Any]:
         if line.strip() == "quit":
@@ -183,7 +198,19 @@ def parser() -> argparse.ArgumentParser:
         "--task-seconds", type=float, default=0.5, help="how long a task is in process (0.5)"
     )
     p.add_argument(
-        "--record", type=Path, default=None, help="write every client map as JSON lines here"
+        "--record",
+        type=Path,
+        default=None,
+        help="write every client map, and every contact of the body, as JSON lines here",
+    )
+    p.add_argument(
+        "--physics",
+        choices=MODES,
+        default="mujoco",
+        help="how the joints move: the body in MuJoCo (default) or not at all (kinematic)",
+    )
+    p.add_argument(
+        "--scene", type=Path, default=None, help="scene YAML (obstacles) beside the profile's"
     )
     p.add_argument(
         "command",
@@ -244,29 +271,43 @@ def main(argv: Sequence[str] | None = None) -> int:
     return send(args) if args.command else serve(args)
 
 
+def _model(args: argparse.Namespace) -> GrxModel:
+    """The robot the options describe, its body stepped (ValueError saying what is wrong:
+    the profile, another robot's profile, the physics or the scene)."""
+    try:
+        profile = load_profile(args.profile)
+    except ProfileError as e:
+        raise ValueError(str(e)) from None
+    if profile.robot != "grx":
+        raise ValueError(f"profile {profile.name!r} is for robot {profile.robot!r}")
+    settings = GrxSettings.from_options(profile.options)
+    if args.interface is not None:
+        settings = replace(settings, schema=args.interface)
+    try:
+        body = SimBody(profile, args.physics, load_scene(args.scene)) if profile.topics else None
+    except BodyError as e:
+        raise ValueError(str(e)) from None
+    return GrxModel(
+        wire.schema(settings.schema),
+        {name: s.id for name, s in profile.fsm.items()},
+        settings,
+        task_seconds=args.task_seconds,
+        body=body,
+    )
+
+
 def serve(args: argparse.Namespace) -> int:
     """Run the sim until SIGINT, SIGTERM or a ``quit`` line; 2 on a bad profile or config.
     Real-time where the environment asks, before zenoh's threads exist (``simkit.realtime``)."""
     realtime.take()
     try:
-        profile = load_profile(args.profile)
-        config = load_config(args.zenoh_config, args.cfg)
-        session = open_session(config)
-    except (ProfileError, ConfigError) as e:
+        model = _model(args)
+        session = open_session(load_config(args.zenoh_config, args.cfg))
+    except (ValueError, ConfigError) as e:
         sys.stderr.write(f"grx sim: {e}\n")
         return 2
-    if profile.robot != "grx":
-        sys.stderr.write(f"grx sim: profile {profile.name!r} is for robot {profile.robot!r}\n")
-        return 2
-    settings = GrxSettings.from_options(profile.options)
-    if args.interface is not None:
-        settings = replace(settings, schema=args.interface)
-    model = GrxModel(
-        wire.schema(settings.schema),
-        {name: s.id for name, s in profile.fsm.items()},
-        settings,
-        task_seconds=args.task_seconds,
-    )
+    settings = model.settings
+    body = model.body
     record = args.record.open("a", encoding="utf-8") if args.record else None
     sim = GrxSim(model, session, args.hz, record)
     publisher = threading.Thread(target=sim.run, name="grx-sim", daemon=True)
@@ -278,7 +319,15 @@ def serve(args: argparse.Namespace) -> int:
         # inside the try: a signal as soon as the line is out (while it is still being
         # flushed) must end in the finally below, or the publisher runs on and the process
         # never exits (seen under load: kill -INT right after the ready line hung it)
-        say({"ready": True, "zid": str(session.zid()), "schema": settings.schema})
+        physics = body.mode if body is not None else "none"
+        say(
+            {
+                "ready": True,
+                "zid": str(session.zid()),
+                "schema": settings.schema,
+                "physics": physics,
+            }
+        )
         for line in sys.stdin:
             if not line.strip():
                 continue

@@ -17,6 +17,9 @@ What it models of the real robot (seed 004; ``../shared/reference/robots.md`` 3)
   sent: stopping is the sender's job, and the tests check the executive does it.
 - faults (``command``): error codes, heartbeat flag false, silence of a category, a
   malformed map, and the e-stop and battery where the schema has them.
+- the joints (``body``, ``sim.body.SimBody``): held by the firmware, stepped in MuJoCo; ``joint_measured_position`` reports them in the
+  schema's unit (degrees in the seed's). Without a body, every joint reads 0. The
+  contacts the body reports are kept (``contacts``, ``contact_events``).
 
 Every client map received is recorded (``received``) so a test can assert what was sent.
 """
@@ -26,10 +29,14 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from executive.robots.grx import interface as wire
 from executive.robots.grx.settings import GrxSettings
+from executive.robots.simkit.physics import ContactEvent
+
+if TYPE_CHECKING:
+    from executive.robots.grx.sim.body import SimBody
 
 MOTION_FREE = ("servo_on", "servo_off", "clear_fault", "servo_reboot")  # need no servo on
 
@@ -69,8 +76,9 @@ class GrxModel:
     task_seconds: float = 0.5
     max_speed: float = 0.5  # m/s at full deflection (forward and lateral)
     max_yaw_rate: float = 0.8  # rad/s at full deflection
-    n_joints: int = 23  # the N1's joint count
+    n_joints: int = 32  # the GR-1 T2's joint count (profile grx)
     now: float = 0.0
+    body: SimBody | None = None
 
     def __post_init__(self) -> None:
         self.names = {tid: name for name, tid in self.tasks.items()}
@@ -94,6 +102,10 @@ class GrxModel:
         self.accepted: list[int] = []
         self.refused: list[tuple[int, str]] = []
         self.received: list[Received] = []
+        self.contacts: dict[tuple[str, str], ContactEvent] = {}  # in contact now
+        self.contact_events = 0  # contacts begun since start
+        if self.body is not None:
+            self.n_joints = len(self.body.names)
 
     # -- the client side: what the user computer sends ------------------------------------
 
@@ -158,15 +170,32 @@ class GrxModel:
     def in_process(self) -> bool:
         return self.walking or self.now < self.in_process_until
 
-    def step(self, dt: float) -> None:
+    def step(self, dt: float) -> list[ContactEvent]:
+        """Advance ``dt`` s: the joints, then the walk; the contacts begun or ended."""
         self.now += dt
+        events = self.body.step(dt) if self.body is not None else []
+        for event in events:
+            key = (event.a, event.b)
+            if event.action == "begin":
+                self.contacts[key] = event
+                self.contact_events += 1
+            else:
+                self.contacts.pop(key, None)
         if not self.walking or self.estop or any(self.codes):
-            return
+            return events
         vx, vy, yaw = self.settings.rates(self.left, self.right)
         c, s = math.cos(self.heading), math.sin(self.heading)
         self.x += (vx * c - vy * s) * self.max_speed * dt
         self.y += (vx * s + vy * c) * self.max_speed * dt
         self.heading += yaw * self.max_yaw_rate * dt
+        return events
+
+    def joint_positions(self) -> list[float]:
+        """``joint_measured_position``: the body's joints in the schema's unit."""
+        if self.body is None:
+            return [0.0] * self.n_joints
+        q = self.body.positions()
+        return [math.degrees(v) for v in q] if self.schema.joint_degrees else q
 
     # -- the server side: what the robot publishes -----------------------------------------
 
@@ -178,7 +207,7 @@ class GrxModel:
             "comm": {wire.HEART_BEAT: self.heartbeat},
             "robot": {
                 f"{imu}_quat_value": [0.0, 0.0, math.sin(half), math.cos(half)],
-                wire.JOINT_POSITION: [0.0] * self.n_joints,
+                wire.JOINT_POSITION: self.joint_positions(),
             },
             "task": {
                 self.schema.task_in_process: self.in_process,
@@ -223,6 +252,10 @@ class GrxModel:
             "axes_received": len(axes),
             "nonzero_axes_received": len(nonzero),
             "silenced": sorted(self.silenced),
+            "physics": self.body.mode if self.body is not None else "none",
+            "joints": [round(q, 5) for q in self.body.positions()] if self.body else [],
+            "contacts": [e.as_dict() for e in self.contacts.values()],
+            "contact_events": self.contact_events,
         }
 
     # -- faults ------------------------------------------------------------------------------
