@@ -638,7 +638,9 @@ def _rest(raw: object, joints: Mapping[str, Any], bad: Any) -> dict[str, float]:
 # -- the body for physics (the simulated robot) ------------------------------------------------
 
 
-def physics_model(body: Body, *, timestep: float = 0.002, armature: float = 0.01) -> Any:
+def physics_model(
+    body: Body, *, timestep: float = 0.002, armature: float = 0.01, gravcomp: bool = False
+) -> Any:
     """The ``body``'s model compiled for stepping: one MIT-mode actuator per profile joint,
     contacts between exactly the pairs validation checks, and the same scene.
 
@@ -662,6 +664,11 @@ def physics_model(body: Body, *, timestep: float = 0.002, armature: float = 0.01
     collides by default and each pair of ``body.pairs`` (links that are not neighbours, not
     allowed) and each robot geom against each scene box is an explicit contact pair, so the
     physics pushes back exactly where validation would refuse. Geom ids are the ``body``'s.
+
+    ``gravcomp``: every link's weight compensated (MuJoCo's ``gravcomp``), for a robot
+    whose firmware owns the torques and holds a commanded position under load (the
+    Aurora's whole-body controller): its commands carry positions, not the feed-forward
+    the Atom's MIT-mode commands bring.
     """
     mujoco = body.mujoco
     spec = mujoco.MjSpec.from_string(_model_xml(body.spec.model))
@@ -674,6 +681,9 @@ def physics_model(body: Body, *, timestep: float = 0.002, armature: float = 0.01
         )
     spec.option.timestep = timestep
     spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
+    if gravcomp:
+        for link in spec.bodies:
+            link.gravcomp = 1.0
     m = body.model
     geoms = spec.geoms
     if len(geoms) != m.ngeom:

@@ -153,16 +153,22 @@ class Physics:
     """The modelled joints of ``groups`` stepped in MuJoCo; see the module docstring."""
 
     def __init__(
-        self, body: Body, groups: Mapping[str, JointGroup], *, timestep: float = TIMESTEP
+        self,
+        body: Body,
+        groups: Mapping[str, JointGroup],
+        *,
+        timestep: float = TIMESTEP,
+        gravcomp: bool = False,
     ) -> None:
         import mujoco
 
         self.mujoco = mujoco
         self.body = body
-        self.model = physics_model(body, timestep=timestep)
+        self.model = physics_model(body, timestep=timestep, gravcomp=gravcomp)
         self.data = mujoco.MjData(self.model)
         self.timestep = timestep
         self.time = 0.0
+        self._carry = 0.0  # time ``advance`` was given and has not stepped (< one step)
         m = self.model
         act_of = {mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_ACTUATOR, a): a for a in range(m.nu)}
         self.driven: dict[str, _Driven] = {}
@@ -210,10 +216,15 @@ class Physics:
 
     @classmethod
     def for_profile(
-        cls, profile: RobotProfile, groups: Mapping[str, JointGroup], scene: Scene = EMPTY_SCENE
+        cls,
+        profile: RobotProfile,
+        groups: Mapping[str, JointGroup],
+        scene: Scene = EMPTY_SCENE,
+        *,
+        gravcomp: bool = False,
     ) -> Physics:
         """The physics of a profile with a ``body:`` model, its scene plus ``scene``."""
-        return cls(load(profile, scene), groups)
+        return cls(load(profile, scene), groups, gravcomp=gravcomp)
 
     def _tree_depth(self, b: int) -> int:
         depth = 0
@@ -287,6 +298,16 @@ class Physics:
                 g.tau[:] = data.actuator_force[d.acts]
             g.settled = False  # the state views copy it every time
         return events
+
+    def advance(self, dt: float) -> list[ContactEvent]:
+        """Advance ``dt`` seconds in whole steps, the remainder carried to the next call:
+        for a sim whose loop runs at its own rate (the GRX's 50 Hz, the Aurora's 100 Hz)."""
+        self._carry += dt
+        periods = int(self._carry / self.timestep + 1e-9)
+        if periods <= 0:
+            return []
+        self._carry -= periods * self.timestep
+        return self.step(periods)
 
     # -- contacts -------------------------------------------------------------------------
 

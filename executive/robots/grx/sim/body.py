@@ -21,7 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from executive.robots.simkit.joints import JointGroup
-from executive.robots.simkit.physics import TIMESTEP, ContactEvent, Physics
+from executive.robots.simkit.physics import ContactEvent, Physics
 from executive.seam.body import EMPTY_SCENE, BodySpec, Scene
 from executive.seam.profile import RobotProfile
 
@@ -46,7 +46,6 @@ class SimBody:
         elif scene.names:
             raise ValueError("a scene needs the body: --scene with --physics mujoco")
         self.mode = physics
-        self._carry = 0.0  # simulated time not yet stepped (less than one physics step)
 
     @property
     def names(self) -> Sequence[str]:
@@ -54,14 +53,7 @@ class SimBody:
 
     def step(self, dt: float) -> list[ContactEvent]:
         """Advance ``dt`` s; the contacts that began or ended."""
-        if self.physics is None:
-            return []
-        self._carry += dt
-        periods = int(self._carry / TIMESTEP + 1e-9)
-        if periods <= 0:
-            return []
-        self._carry -= periods * TIMESTEP
-        return self.physics.step(periods)
+        return self.physics.advance(dt) if self.physics is not None else []
 
     def positions(self) -> list[float]:
         """The joints now (rad), the profile's order."""
