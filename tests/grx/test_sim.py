@@ -290,12 +290,20 @@ def test_the_body_is_held_in_mujoco_and_read_by_name_in_radians(
     """The GR-1 T2's model stepped in MuJoCo: the adapter reads the joints the sim
     publishes (degrees on the seed's wire) as radians by name, in the vendor's order; the
     firmware holds them under gravity (a joint sags below the zero pose the sim starts
-    at, then stays)."""
+    at, swings about 1.5 s of simulated time at the head's gains, then stays)."""
     assert sim.cmd("status")["physics"] == "mujoco"
     adapter = open_adapter(sim.port)
     wait_for(lambda: adapter.snapshot().joints, what="the joints on robot/server")
     assert len(adapter.snapshot().joints["robot"].sample) == 32
-    time.sleep(0.5)  # the hold settles
+
+    def settled() -> bool:  # no joint moved 0.2 mrad in 0.2 s
+        before = sim.cmd("status")["joints"]
+        time.sleep(0.2)
+        return (
+            max(abs(a - b) for a, b in zip(before, sim.cmd("status")["joints"], strict=True)) < 2e-4
+        )
+
+    wait_for(settled, timeout=15, what="the hold to settle")
     status = sim.cmd("status")["joints"]
     measured = adapter.snapshot().positions(adapter.profile.joints)
     for i, name in enumerate(adapter.profile.topics["robot"]):
