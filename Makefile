@@ -64,8 +64,9 @@ venv: $(VENV)/.installed
 # cyclonedds: .venv keeps 0.10.2 (the Atom, the Adam, our topics); the Aurora's wire side
 # (executive/robots/aurora/wire, its sim, the adapter's child process) runs in .venv-aurora on
 # the cyclonedds 11.0.1 binary wheel. The repository is on its path through a .pth file (the
-# wire and the sim import only the standard library, cyclonedds and numpy; the main package's
-# dependencies are not installed there). .venv-aurora-vendor holds the vendor's client
+# wire and the sim import only the standard library, cyclonedds and numpy, the sim's body
+# mujoco-core, PyYAML and the GR-3's URDF; the main package's other dependencies are not
+# installed there). .venv-aurora-vendor holds the vendor's client
 # (fourier-aurora-client, Fast DDS) for tests/aurora_vendor, and nothing of ours.
 AURORA_VENV := .venv-aurora
 AURORA_VENDOR_VENV := .venv-aurora-vendor
@@ -76,9 +77,11 @@ $(AURORA_VENV)/.installed: constraints-aurora.txt
 	$(PYTHON) -m venv $(AURORA_VENV)
 	$(AURORA_VENV)/bin/pip install -q --upgrade pip==25.2
 	$(AURORA_VENV)/bin/pip install -q --only-binary cyclonedds -c constraints-aurora.txt \
-	  cyclonedds==11.0.1 numpy msgpack
+	  cyclonedds==11.0.1 numpy msgpack mujoco-core PyYAML
+	# the simulated Aurora's body: the GR-3's URDF file only (as .venv: no loaders' deps)
+	$(AURORA_VENV)/bin/pip install -q --no-deps -c constraints-aurora.txt fourier-robot-descriptions
 	echo "$(CURDIR)" > "$$($(AURORA_VENV)/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/atom_executive_repo.pth"
-	$(AURORA_VENV)/bin/python -c "import cyclonedds.__library__ as l, executive.robots; assert l.library_path" >/dev/null
+	$(AURORA_VENV)/bin/python -c "import cyclonedds.__library__ as l, executive.robots, executive.robots.aurora.sim.body; assert l.library_path" >/dev/null
 	touch $@
 
 $(AURORA_VENDOR_VENV)/.installed: constraints-aurora-vendor.txt

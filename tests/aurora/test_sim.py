@@ -7,6 +7,9 @@ and moves its arm, which the sim's record shows to the last digit.
 
 from __future__ import annotations
 
+import time
+from pathlib import Path
+
 import pytest
 
 from tests.aurora.harness import AURORA_PY, VENDOR_DIR, VENDOR_PY, Processes, run
@@ -94,3 +97,28 @@ def test_the_vendor_client_connects_and_moves_its_arm(
         assert cmd["position"] == out["target"]  # exactly what the client sent
         assert cmd["group_motion_state"] == 0  # the vendor's client leaves it 0 (2.2)
     assert moves[-1]["result"] == "left_manipulator:moving"
+
+
+def test_a_contact_of_the_body_is_in_the_status_and_the_record(
+    aurora_procs: Processes, dds_domain: int, tmp_path: Path
+) -> None:
+    """The GR-3's model in MuJoCo (the default ``--physics mujoco``) with a box of a
+    ``--scene`` where the left forearm hangs: the contact is in the control port's status
+    and in the record, with the joint that made it."""
+    scene = tmp_path / "scene.yaml"
+    scene.write_text("crate: {box: {center: [0.0, 0.23, 0.12], size: [0.1, 0.1, 0.1]}}\n")
+    sim = aurora_procs.sim(dds_domain, "--scene", str(scene))
+    deadline = time.monotonic() + 10
+    while not (status := sim.control(status=True)["status"])["contacts"]:
+        assert time.monotonic() < deadline, status
+        time.sleep(0.05)
+    assert status["contact_events"] >= 1
+    for contact in status["contacts"]:
+        assert contact["a"].startswith("left_") and contact["b"] == "crate", contact
+        assert contact["kind"] == "scene" and contact["distance"] < 0
+    header = sim.lines()[0]["sim"]
+    assert header["physics"] == "mujoco" and "left_manipulator" in header["modelled"]
+    sim.stop()  # the record flushed
+    contacts = [line["contact"] for line in sim.lines() if "contact" in line]
+    assert contacts[0]["action"] == "begin" and contacts[0]["b"] == "crate"
+    assert contacts[0]["joint"].startswith("left_")

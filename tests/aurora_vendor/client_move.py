@@ -32,7 +32,12 @@ def main() -> int:
     parser.add_argument("--domain", type=int, default=123)
     parser.add_argument("--namespace", default="")
     parser.add_argument("--group", default="left_manipulator")
-    parser.add_argument("--offset", type=float, default=0.3, help="rad added to each joint")
+    parser.add_argument(
+        "--offset",
+        default="0.3,0.3,0.3,-0.3,0.3,0.3,0.3",
+        help="rad added to each joint: one value for all, or one per joint (default: 0.3, the "
+        "left elbow -0.3: the GR-3's elbow bends one way only, 0.07 rad past straight)",
+    )
     parser.add_argument("--timeout", type=float, default=10.0)
     args = parser.parse_args()
     out: dict[str, object] = {}
@@ -61,7 +66,10 @@ def main() -> int:
         while time.monotonic() < deadline and client.get_fsm_state() != 11:
             time.sleep(0.02)
         out["fsm"] = client.get_fsm_state()
-        target = [q + args.offset for q in start]
+        offsets = [float(x) for x in args.offset.split(",")]
+        if len(offsets) == 1:
+            offsets *= len(start)
+        target = [q + d for q, d in zip(start, offsets, strict=True)]
         out["target"] = target
         reached = False
         while time.monotonic() < deadline:

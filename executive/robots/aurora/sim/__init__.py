@@ -9,8 +9,12 @@ names, RELIABLE writers and BEST_EFFORT readers), so the vendor's own ``AuroraCl
 connects to it (tests/aurora). Groups and sizes are the GR-3's (left_leg 6, right_leg 6,
 waist 3, head 2, manipulators 7, hands 6: ``--groups`` overrides); it publishes the eight
 state topics the client waits for and obeys the FSMs as ``model`` says (group commands only
-in FSM 10/11, velocity only in locomotion with source 2, FSM 9 freezes). Joints move toward
-their command at ``--speed`` rad/s (kinematic).
+in FSM 10/11, velocity only in locomotion with source 2, FSM 9 freezes). The firmware's
+setpoints move toward their command at ``--speed`` rad/s; the joints follow them in MuJoCo
+on the GR-3's model (``body``: the profile's ``body:``, the Atom's ``simkit.physics``; the
+hands, which the model lacks, are their setpoints), and a contact with itself or a
+``--scene`` goes into the record and the status. ``--physics kinematic``: the joints are
+the setpoints.
 
 On start it prints one JSON line on stdout, ``{"ready": true, "pid", "control_port",
 "domain"}``, once its endpoints exist. Faults and status go through that loopback UDP port

@@ -9,6 +9,8 @@ import signal
 import sys
 import threading
 import time
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from executive.robots.aurora.sim.model import AuroraModel
 from executive.robots.aurora.sim.node import SimNode, group_sizes
@@ -20,6 +22,9 @@ from executive.robots.aurora.wire.config import (
     WireConfig,
 )
 from executive.robots.simkit import realtime
+
+if TYPE_CHECKING:
+    from executive.robots.aurora.sim.body import SimBody
 
 DOMAIN_ENV = "ATOM_DDS_DOMAIN"  # what the tests' domain lease exports (executive.wire.dds)
 
@@ -43,8 +48,35 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--fsm", type=int, default=2, help="whole-body FSM at start (2, PD stand)")
     p.add_argument("--no-override", action="store_true", help="allow_upper_body_override false")
     p.add_argument("--record", default=None, help="JSON lines of every command taken")
+    p.add_argument(
+        "--physics",
+        choices=("mujoco", "kinematic"),
+        default="mujoco",
+        help="joints in MuJoCo after the firmware's setpoints (default), or the setpoints",
+    )
+    p.add_argument("--profile", default="aurora", help="the robot's profile: its body (aurora)")
+    p.add_argument("--scene", default=None, help="scene YAML (obstacles) beside the profile's")
     p.add_argument("--control-port", type=int, default=0, help="loopback UDP port (0: any)")
     return p.parse_args(argv)
+
+
+def _body(args: argparse.Namespace, sizes: dict[str, int]) -> SimBody | None:
+    """The GR-3's body for ``--physics mujoco`` (ValueError saying why not)."""
+    if args.physics == "kinematic":
+        if args.scene is not None:
+            raise ValueError("a scene needs the body: --scene with --physics mujoco")
+        return None
+    from executive.robots.aurora.sim.body import SimBody  # mujoco: only when asked for
+    from executive.robots.simkit.physics import load_scene
+    from executive.seam.body import BodyError
+    from executive.seam.profile import ProfileError, load_profile
+
+    try:
+        profile = load_profile(args.profile)
+        scene = load_scene(Path(args.scene) if args.scene else None)
+        return SimBody(profile, sizes, scene)
+    except (ProfileError, BodyError) as e:
+        raise ValueError(str(e)) from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,10 +91,13 @@ def main(argv: list[str] | None = None) -> int:
             dds_config=args.dds_config,
         )
         sizes = group_sizes(args.groups)
+        body = _body(args, sizes)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)  # noqa: T201 - a command line
         return 2
-    model = AuroraModel(sizes, speed=args.speed, fsm=args.fsm, allow_override=not args.no_override)
+    model = AuroraModel(
+        sizes, speed=args.speed, fsm=args.fsm, allow_override=not args.no_override, body=body
+    )
     sim = SimNode(model, config, rate=args.rate, record=args.record, control_port=args.control_port)
 
     def raise_fsm9() -> None:

@@ -1,7 +1,8 @@
 """``atom-executive sim --profile aurora``: the simulated Aurora runs in .venv-aurora
 (cyclonedds 11, as the robot's wire needs), so from the service's environment this replaces
 the process with that interpreter running ``executive.robots.aurora.sim`` (its options as
-given, ``--profile P`` dropped); ``ATOM_AURORA_PYTHON`` names another interpreter."""
+given, ``--profile P`` too: the body comes from it); ``ATOM_AURORA_PYTHON`` names another
+interpreter."""
 
 from __future__ import annotations
 
@@ -14,14 +15,7 @@ REPO = Path(__file__).resolve().parents[4]
 
 
 def main(argv: Sequence[str]) -> int:
-    args, skip = [], False
-    for a in argv:
-        if skip:
-            skip = False
-        elif a == "--profile":
-            skip = True
-        elif not a.startswith("--profile="):
-            args.append(a)
+    args = list(argv)
     python = Path(os.environ.get("ATOM_AURORA_PYTHON") or REPO / ".venv-aurora" / "bin" / "python")
     if not python.exists():
         print(  # noqa: T201 - CLI output

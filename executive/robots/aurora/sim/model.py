@@ -18,6 +18,13 @@ What it obeys (seed 003's numbers, ``wire.config``):
 
 FSM 9 (security protection), raised by a fault or commanded, freezes every group where it is
 (state 2), zeroes the base velocity and refuses group and velocity commands.
+
+The joints: the firmware moves each group's setpoint (``sp``) toward its command at
+``speed`` rad/s, and the joints follow it. Without a body they are the setpoint; with one
+(``body``: ``sim.body.SimBody``, the GR-3's model in MuJoCo) the physics moves them (PD at
+the group's gains under a compensated gravity), and ``q``, ``dq`` are what it measured.
+A group is done (state 0) when its setpoint has arrived; freezing a group (a hold, FSM 9,
+an error) puts its setpoint and command where the joints are.
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from executive.robots.aurora.wire.config import (
     FSM_LOCOMOTION,
@@ -41,16 +48,47 @@ from executive.robots.aurora.wire.config import (
     UPPER_FSMS,
 )
 
+if TYPE_CHECKING:
+    from executive.robots.simkit.physics import ContactEvent
+
 LEGS = frozenset({"left_leg", "right_leg"})
 DEFAULT_VELOCITY_DURATION = 1.0  # s: the vendor client's default; the seed's VelocityCmd has none
 
 
 @dataclass
 class Group:
-    q: list[float]
-    target: list[float]
+    q: list[float]  # measured (the setpoint itself without a body)
+    target: list[float]  # the last position commanded
     motion: int = GROUP_IDLE
     gains: dict[str, Any] = field(default_factory=dict)
+    sp: list[float] = field(default_factory=list)  # the firmware's setpoint, toward target
+    dq: list[float] = field(default_factory=list)
+    stops: int = 0  # freezes so far: a body brakes the joints at each (they stop dead)
+
+    def __post_init__(self) -> None:
+        self.sp = list(self.sp or self.q)
+        self.dq = list(self.dq or [0.0] * len(self.q))
+
+    def freeze(self) -> None:
+        """Stop dead where the joints are: setpoint and command both there."""
+        self.target = list(self.q)
+        self.sp = list(self.q)
+        self.stops += 1
+
+
+class Body(Protocol):
+    """What moves the joints of the groups it models (``sim.body.SimBody``)."""
+
+    modelled: frozenset[str]  # the groups it moves; the others' joints are their setpoints
+
+    def step(self, dt: float, groups: Mapping[str, Group]) -> list[ContactEvent]:
+        """Follow each modelled group's ``sp`` for ``dt`` s, writing its ``q`` and ``dq``;
+        the contacts that began or ended."""
+        ...
+
+    def culprit(self, event: ContactEvent) -> str | None:
+        """The joint a firmware would blame for a contact (``Physics.culprit``)."""
+        ...
 
 
 @dataclass
@@ -72,8 +110,12 @@ class AuroraModel:
         speed: float = 1.0,
         fsm: int = FSM_PD_STAND,
         allow_override: bool = True,
+        body: Body | None = None,
     ) -> None:
         self.groups = {name: Group([0.0] * n, [0.0] * n) for name, n in groups.items()}
+        self.body = body
+        self.contacts: dict[tuple[str, str], dict[str, Any]] = {}  # in contact now
+        self.contact_events = 0  # contacts begun since start
         self.speed = speed
         self.whole = fsm
         self.upper = 0
@@ -149,7 +191,7 @@ class AuroraModel:
         if group.motion == GROUP_ERROR:
             return f"{name}:error"
         if int(c["group_motion_state"]) == GROUP_STOPPED:
-            group.target = list(group.q)
+            group.freeze()
             group.motion = GROUP_STOPPED
             return f"{name}:held"
         position: Sequence[float] = c["position"]
@@ -184,7 +226,7 @@ class AuroraModel:
             self.base.v = (0.0, 0.0, 0.0)
         if fsm == FSM_SECURITY_PROTECTION:
             for group in self.groups.values():
-                group.target = list(group.q)
+                group.freeze()
                 if group.motion != GROUP_ERROR:
                     group.motion = GROUP_STOPPED
 
@@ -196,7 +238,7 @@ class AuroraModel:
 
     def raise_group_error(self, name: str) -> None:
         group = self.groups[name]
-        group.target = list(group.q)
+        group.freeze()
         group.motion = GROUP_ERROR
 
     def clear(self) -> None:
@@ -209,17 +251,30 @@ class AuroraModel:
 
     # -- time ----------------------------------------------------------------------------
 
-    def step(self, dt: float, now: float) -> None:
-        """Advance ``dt`` s: joints toward their targets at ``speed``, the base at its velocity."""
+    def step(self, dt: float, now: float) -> list[ContactEvent]:
+        """Advance ``dt`` s: setpoints toward their targets at ``speed``, the joints after
+        them, the base at its velocity; the body's contacts that began or ended."""
         if self.whole != FSM_SECURITY_PROTECTION:
             limit = self.speed * dt
             for group in self.groups.values():
                 if group.motion == GROUP_ERROR:
                     continue
-                for i, (q, t) in enumerate(zip(group.q, group.target, strict=True)):
-                    group.q[i] = q + max(-limit, min(limit, t - q))
-                if group.motion == GROUP_MOVING and group.q == group.target:
+                for i, (q, t) in enumerate(zip(group.sp, group.target, strict=True)):
+                    group.sp[i] = q + max(-limit, min(limit, t - q))
+                if group.motion == GROUP_MOVING and group.sp == group.target:
                     group.motion = GROUP_IDLE
+        events = self.body.step(dt, self.groups) if self.body is not None else []
+        modelled = self.body.modelled if self.body is not None else frozenset()
+        for name, group in self.groups.items():
+            if name not in modelled:
+                group.q[:] = group.sp  # no model of them: the joints are the setpoint
+        for event in events:
+            key = (event.a, event.b)
+            if event.action == "begin":
+                self.contacts[key] = event.as_dict()
+                self.contact_events += 1
+            else:
+                self.contacts.pop(key, None)
         if self.base.v != (0.0, 0.0, 0.0) and now >= self.base.until:
             self.base.v = (0.0, 0.0, 0.0)
         vx, vy, wz = self.base.v
@@ -227,6 +282,7 @@ class AuroraModel:
         self.base.x += (c * vx - s * vy) * dt
         self.base.y += (s * vx + c * vy) * dt
         self.base.yaw += wz * dt
+        return events
 
     def status(self) -> dict[str, Any]:
         """The robot as JSON (the control socket's answer)."""
@@ -241,4 +297,6 @@ class AuroraModel:
                 for name, g in self.groups.items()
             },
             "base": {"x": self.base.x, "y": self.base.y, "yaw": self.base.yaw, "v": self.base.v},
+            "contacts": list(self.contacts.values()),
+            "contact_events": self.contact_events,
         }

@@ -17,7 +17,7 @@ import socket
 import threading
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cyclonedds.core import InstanceState, ReadCondition, SampleState, ViewState, WaitSet
 from cyclonedds.util import duration
@@ -29,6 +29,9 @@ from executive.robots.aurora.wire.config import GROUP_NAMES, WireConfig
 from executive.robots.aurora.wire.convert import plain
 from executive.robots.aurora.wire.node import AuroraNode, header, is_valid
 from executive.robots.aurora.wire.topics import COMMAND, STATE, type_for
+
+if TYPE_CHECKING:
+    from executive.robots.simkit.physics import ContactEvent
 
 FAST_TOPICS = ("aurora_state", "robot_control_group_state")
 BROKEN_MARK = "UNDECODABLE!"
@@ -86,6 +89,8 @@ class SimNode:
                     "ros_compatible": config.ros_compatible,
                     "interface": config.interface,
                     "groups": {name: len(g.q) for name, g in model.groups.items()},
+                    "physics": "mujoco" if model.body is not None else "kinematic",
+                    "modelled": sorted(model.body.modelled) if model.body is not None else [],
                 },
                 now,
             )
@@ -128,6 +133,13 @@ class SimNode:
         if self.recorder is not None:
             self.recorder.add(now, line)
 
+    def contact(self, now: float, event: ContactEvent) -> None:
+        """A contact of the body began or ended (``sim.body``): into the record, with the
+        joint that made it."""
+        body = self.model.body
+        joint = body.culprit(event) if body is not None else None
+        self.record(now, {"contact": {**event.as_dict(), "joint": joint}})
+
     # -- state ---------------------------------------------------------------------------
 
     def publish(self, now: float, tick: int) -> None:
@@ -168,7 +180,7 @@ class SimNode:
                     idl.ControlGroupState(
                         group_name=name,
                         joint_position=list(g.q),
-                        joint_velocity=[0.0] * len(g.q),
+                        joint_velocity=list(g.dq),
                         joint_effort=[0.0] * len(g.q),
                     )
                     for name, g in m.groups.items()
@@ -338,7 +350,8 @@ class SimNode:
                 now = time.monotonic()
                 if now >= next_tick:
                     with self.lock:
-                        self.model.step(now - last, now)
+                        for event in self.model.step(now - last, now):
+                            self.contact(now, event)
                     last = now
                     self.publish(now, tick)
                     tick += 1

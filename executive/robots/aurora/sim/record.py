@@ -11,6 +11,9 @@ One JSON object a line, flushed at least every 100 ms and on exit; ``t`` is the 
   ``left_manipulator:moving``...: ``model.AuroraModel``);
 - ``{"t", "fault": {"action": "set" | "clear", "kind", ...}}``;
 - ``{"t", "fsm": [whole, upper]}``: whenever either FSM changed;
+- ``{"t", "contact": {"action": "begin" | "end", "a", "b", "kind", "distance", "joint"}}``:
+  a contact of the body (``sim.body``, the GR-3's model) with itself or the ``--scene``
+  began or ended; ``joint`` the one that made it (``simkit.physics.ContactEvent``);
 - ``{"t", "counters": {topic: n}}``: last, the commands taken per topic.
 
 Standard library only (the sim runs in .venv-aurora; simkit.record needs numpy arrays of
