@@ -88,7 +88,7 @@ def test_the_library_from_another_directory_says_to_give_missions(
         "--missions DIR (default: ./missions)"
     )
     assert main([command, "--missions", str(ROOT / "missions")]) == 0
-    assert main([command, "--missions", str(ROOT / "missions" / "grx")]) == 2
+    assert main([command, "--missions", str(tmp_path)]) == 2  # a directory, no library
     assert "has no poses/ or gestures/: give the mission directory" in capsys.readouterr().err
 
 

@@ -16,11 +16,15 @@ import jsonschema  # type: ignore[import-untyped]  # no types-jsonschema in the 
 import numpy as np
 import pytest
 
+from executive import cli
+from executive.mission.loader import MissionLoader
 from executive.operator.posepreview import Preview, Robot, draw
 from executive.records import bodychannels
 from executive.records.runchannels import catalogue
 from executive.seam import body, bodyframes
 from executive.seam.profile import RobotProfile, load_profile
+
+GRX_MISSIONS = Path(__file__).resolve().parents[1] / "missions" / "grx"
 
 
 @pytest.fixture(scope="module")
@@ -112,3 +116,50 @@ def test_a_grx_run_file_carries_its_model_and_transforms(profile: RobotProfile) 
     message = frames.message(0)
     jsonschema.validate(message, channels[bodychannels.TRANSFORMS].schema)
     assert len(message["transforms"]) == len(bodyframes.links(body.load(profile)))
+
+
+def test_the_grx_library_is_solved_and_checked_on_the_gr1(
+    profile: RobotProfile, gr1: body.Body, tmp_path: Path
+) -> None:
+    """Validation on the GR-1's body: the GRX commands no joint, but its library
+    (missions/grx/poses) is loaded, a pose given by where it goes is solved on gr1t2.urdf,
+    and an intent the body cannot have is refused at its file:line."""
+    library = MissionLoader(profile, GRX_MISSIONS).library(GRX_MISSIONS)
+    assert [str(d) for d in library.diagnostics if d.is_error] == []
+    ahead = library.poses["right_hand_ahead"]
+    assert set(ahead.joints) == set(profile.joint_sets["right_arm"])
+    gr1.pose(ahead.joints)
+    assert np.linalg.norm(gr1.point("right_hand") - [0.30, -0.20, 0.20]) < 0.02
+    assert gr1.collisions() == []
+    gr1.pose({})
+    (tmp_path / "poses").mkdir()
+    (tmp_path / "poses" / "bad.yaml").write_text(
+        "poses:\n"
+        "  look:\n"
+        "    joints: {head_yaw: 0.2}\n"
+        "    intent:\n"
+        "      nose: {at: [0.5, 0.0, 0.5], within: 0.05}\n"
+        "  too_far:\n"
+        "    solve: right_arm\n"
+        "    intent:\n"
+        "      right_hand: {at: [1.5, -0.2, 0.2], within: 0.02}\n",
+        encoding="utf-8",
+    )
+    bad = MissionLoader(profile, tmp_path).library(tmp_path)
+    errors = sorted((d.where.line, d.message) for d in bad.diagnostics if d.is_error)
+    assert [line for line, _ in errors] == [5, 9], errors
+    assert "not a point of the body" in errors[0][1]
+    assert "no solution for right_arm" in errors[1][1]
+
+
+def test_pose_solve_and_preview_commands_on_the_grx(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missions = ["--profile", "grx", "--missions", str(GRX_MISSIONS)]
+    assert cli.main(["pose", "solve", "right_hand_ahead", *missions]) == 0
+    out = capsys.readouterr().out
+    assert "right_hand at (+0.30" in out and "residual" in out
+    png = tmp_path / "ahead.png"
+    assert cli.main(["pose", "preview", "right_hand_ahead", *missions, "-o", str(png)]) == 0
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    assert cli.main(["validate", "--profile", "grx", *map(str, GRX_MISSIONS.glob("*.yaml"))]) == 0

@@ -40,6 +40,7 @@ from executive.mission import body_checks, checkpoints, pacing, tree_checks
 from executive.mission.compile import Session, compile_document
 from executive.mission.params import decl_field, parse_decls
 from executive.mission.registry import MAX_DEPTH, MAX_NODES
+from executive.seam.body import BodySpec
 from executive.seam.profile import RobotProfile, load_profile
 
 
@@ -139,9 +140,13 @@ class MissionLoader:
     def library(self, root: Path) -> Library:
         """The poses and gestures under (resolved) ``root``, read and checked once per loader."""
         if root not in self._libraries:
-            if not {"joints", "hands"} & self.profile.capabilities:
-                # a robot without joint streams (the GRX) has no use for poses or gestures:
-                # another robot's library above its missions is none of its business
+            commands = {"joints", "hands"} & self.profile.capabilities
+            if not commands and not isinstance(self.profile.body, BodySpec):
+                # a robot that neither commands joints nor has a body to check poses on has
+                # no use for poses or gestures: another robot's library above its missions
+                # is none of its business. One with a body (the GRX: its joints reported,
+                # never commanded) keeps its own library, drawn (pose preview), solved and
+                # checked on that body.
                 self._libraries[root] = Library({}, {}, (), frozenset(), ())
                 return self._libraries[root]
             display = _display_root(root)
