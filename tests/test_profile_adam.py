@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from executive.seam import registry
+from executive.seam.body import NoBody
 from executive.seam.profile import PROFILES_DIR, ProfileError, builtin_profiles, load_profile
 
 MODELS = {"adam-pro": 31, "adam-standard": 29, "adam-lite": 23}  # seed 002; SP = Standard
@@ -129,3 +130,14 @@ def test_spec_is_joints_hands_and_battery_only() -> None:
     assert spec.streams == {"body": None, "hands": 12}
     assert spec.sources == ("low_state", "hand_state")
     assert spec.whole_body and spec.fsm_id_max == 0 and spec.tag_max == 0
+
+
+@pytest.mark.parametrize("name", [*MODELS, "adam-pro-sdkindex"])
+def test_every_adam_keeps_body_none_and_says_why(name: str) -> None:
+    """No body model for the Adam (issue 30, 5): PND's models carry no licence we may ship
+    under; each profile says so, and validation, previews and the MCAP repeat it."""
+    spec = load_profile(name).body
+    assert isinstance(spec, NoBody)
+    assert spec.why == (
+        "the PND Adam has no licensed model we may ship (pndbotics/pnd_mujoco carries no licence)"
+    )
