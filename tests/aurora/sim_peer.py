@@ -134,6 +134,8 @@ def faults(p: Peer) -> dict[str, Any]:
     assert p.wait(lambda: p.q("left_manipulator")[0] > 0.1)
     control.request(p.port, {"fault": "fsm9"})
     out["fsm9"] = p.wait(lambda: p.fsm() == 9)
+    time.sleep(0.05)  # the group state of that tick too (a topic of its own: maybe not yet read)
+    p.poll()
     frozen = p.q("left_manipulator")
     p.group("left_manipulator", [1.0] * 7)
     time.sleep(0.3)
