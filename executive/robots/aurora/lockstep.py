@@ -78,6 +78,7 @@ STATE_TOPICS = (
     "true_data_pub",
     "contact_data_pub",
 )
+PHYSICS = ("mujoco", "kinematic")  # the sim's --physics
 READY_S = 30.0  # --realtime: the sim process's control port answers within this
 
 # world key -> (what it is, the sim's option)
@@ -86,6 +87,10 @@ WORLD: dict[str, tuple[str, str]] = {
     "fsm": ("integer 0..11: the whole-body FSM at start (2, PD stand)", "--fsm"),
     "no_override": ("boolean: allow_upper_body_override false (control refused)", "--no-override"),
     "rate": ("number > 0: the state topics' rate, Hz (100)", "--rate"),
+    "physics": (
+        "mujoco (the GR-3's body stepped, as the sim process does by default) or kinematic",
+        "--physics",
+    ),
     "interface": (
         f"the interface variant both ends speak: {' or '.join(INTERFACES)} (the profile's)",
         "--interface",
@@ -297,7 +302,12 @@ class LocalAurora:
     (``participant``)."""
 
     def __init__(
-        self, clock: SimClock, world: Mapping[str, Any], record: Path, groups: Mapping[str, int]
+        self,
+        clock: SimClock,
+        world: Mapping[str, Any],
+        record: Path,
+        groups: Mapping[str, int],
+        body: Any = None,
     ) -> None:
         self.clock = clock
         self.participant = self
@@ -307,6 +317,7 @@ class LocalAurora:
             speed=float(world.get("speed", 1.0)),
             fsm=int(world.get("fsm", 2)),
             allow_override=not world.get("no_override", False),
+            body=body,
         )
         self.period = 1.0 / float(world.get("rate", 100.0))
         self.readers: dict[str, list[_Reader]] = {}
@@ -434,7 +445,10 @@ class LocalAurora:
 
     def _tick(self, now: float, periods: int) -> None:
         """The sim's loop: the model advanced, its state published to the bridge."""
-        self.model.step(now - self._last, now)
+        for event in self.model.step(now - self._last, now):  # the body's contacts, as node.py
+            body = self.model.body
+            joint = body.culprit(event) if body is not None else None
+            self._add(now, {"contact": {**event.as_dict(), "joint": joint}})
         self._last = now
         for topic in [t for t, end in self.silent.items() if now >= end]:
             del self.silent[topic]
@@ -587,6 +601,8 @@ def _check(key: str, value: object) -> str | None:
         return None if ok else "must be a whole-body FSM id 0..11"
     if key == "no_override":
         return None if isinstance(value, bool) else "must be true or false"
+    if key == "physics":
+        return None if value in PHYSICS else f"must be one of {', '.join(PHYSICS)}"
     return None if value in INTERFACES else f"must be one of {', '.join(INTERFACES)}"
 
 
@@ -622,7 +638,12 @@ class _Part:
     ) -> LocalAurora:
         groups = {g: len(joints) for g, joints in profile.topics.items()}
         sizes = {g: groups.get(g, n) for g, n in GR3_GROUP_SIZES.items()}  # the sim's, in order
-        return LocalAurora(clock, world, record, sizes)
+        body = None
+        if world.get("physics", "mujoco") == "mujoco":  # the sim process's default
+            from executive.robots.aurora.sim.body import SimBody  # MuJoCo: only when asked for
+
+            body = SimBody(profile, sizes)
+        return LocalAurora(clock, world, record, sizes, body)
 
     def motion_after(self, record: Path, after: float, before: float = math.inf) -> list[str]:
         """Every command in ``record`` taken in (``after``, ``before``] that moves the robot:
