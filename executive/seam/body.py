@@ -155,17 +155,23 @@ def model_path(model: str) -> Path:
 
 def _collision_urdf(path: Path) -> str:
     """The URDF as MuJoCo should read it: no visuals, no meshes (not shipped), boxes,
-    cylinders and spheres kept, every link kept (fusestatic off) so links keep names."""
+    cylinders and spheres kept, every link kept (fusestatic off) so links keep names; a
+    geom name used twice kept by its first."""
     try:
         root = ET.parse(path).getroot()  # noqa: S314 - a vendor model shipped with us
     except (OSError, ET.ParseError) as e:
         raise BodyError(f"{path}: cannot read the model: {e}") from None
+    named: set[str] = set()
     for link in root.iter("link"):
         for visual in link.findall("visual"):
             link.remove(visual)
         for collision in link.findall("collision"):
             if collision.find("geometry/mesh") is not None:
                 link.remove(collision)
+            elif (name := collision.get("name")) is not None:
+                if name in named:  # unnamed, as MuJoCo would make it, without its warning
+                    del collision.attrib["name"]  # (the GR-3's feet: cylinder_foot_1 twice)
+                named.add(name)
     extension = ET.SubElement(root, "mujoco")
     ET.SubElement(extension, "compiler", fusestatic="false", discardvisual="true")
     return ET.tostring(root, encoding="unicode")
