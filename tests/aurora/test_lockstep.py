@@ -137,11 +137,28 @@ def test_faults_are_the_sims_control_requests() -> None:
         clear_message("all")
 
 
+def test_the_gr3_body_is_stepped_as_the_sim_process_steps_it(tmp_path: Path) -> None:
+    """``physics: mujoco`` (the sim's default, in both ways) gives the model the GR-3's
+    body; ``kinematic`` none."""
+    profile = load_profile("aurora")
+    for physics, stepped in (("mujoco", True), ("kinematic", False)):
+        robot = PART.open(profile, SimClock(), {"physics": physics}, tmp_path, tmp_path / "r")
+        try:
+            assert (robot.model.body is not None) is stepped
+        finally:
+            robot.close()
+    default = PART.open(profile, SimClock(), {}, tmp_path, tmp_path / "r")
+    try:
+        assert default.model.body is not None
+    finally:
+        default.close()
+
+
 def test_a_bad_fault_or_world_is_refused_before_anything_runs(tmp_path: Path) -> None:
     path = tmp_path / "bad.test.yaml"
     path.write_text(
         f"test: bad\nmission: arm_wave\nmissions: {MISSIONS}\nprofile: aurora\n"
-        "world: {speed: 0, battery: 50}\n"
+        "world: {speed: 0, battery: 50, physics: bullet}\n"
         "events:\n  - {at: 1.0, fault: estop-soft}\n  - {at: 1.0, press: A}\n"
         "expect: {result: SUCCEEDED}\n"
     )
@@ -150,6 +167,7 @@ def test_a_bad_fault_or_world_is_refused_before_anything_runs(tmp_path: Path) ->
     assert loaded is None
     assert "world.speed: must be a number > 0" in said
     assert "world.battery: not a world key of the simulated Aurora" in said
+    assert "world.physics: must be one of mujoco, kinematic" in said
     assert "not a fault of the simulated Aurora" in said
     assert ":8:" in said  # the press, at its line: the Aurora has no buttons
 
