@@ -4,11 +4,20 @@ One leaf serves poses and hand gestures alike: both are joint-name -> position t
 (poses name arm/head/torso joints, gestures name finger joints such as ``right_index``).
 The two mission kinds (``move_joints``, ``hand_gesture``) are declared on ``MoveJoints``;
 their checks against the robot profile (``_check_motion``) are below it.
+
+``path: plan`` (``move_joints``): where the straight joint path from the measured joints
+would collide, the leaf asks ``executive.reach.plan`` for a way around the body, on a
+thread of its own so the tick loop (and the safety watchdog among its nodes) never waits
+for it, and sends nothing until it has one. No path within ``plan_timeout`` is FAILURE
+with that reason. With one, it runs the path's segments one after the other, each a
+minimum-jerk move from the last waypoint paced by the speed caps (or ``speed``), as a
+move is, so the joints stop briefly at each waypoint and never leave the checked lines.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from py_trees.common import Status
@@ -22,7 +31,10 @@ from executive.language.model import Unresolved
 from executive.language.values import Val, suggest
 from executive.motion.streamer import HeldError
 from executive.motion.trajectory import PlanError, plan
-from executive.seam.profile import GROUPS, RAD_TOLERANCE
+from executive.reach import plan as paths
+from executive.seam import body as bodies
+from executive.seam.body import BodySpec, NoBody
+from executive.seam.profile import GROUPS, RAD_TOLERANCE, RobotProfile
 
 if TYPE_CHECKING:
     from executive.language.leaf import LeafChecker, LeafInput
@@ -59,6 +71,44 @@ _SELECT = Field(
     "Move only these of the target's joints: joint names, joint sets (left_arm, right_hand...) "
     "or groups (arms, head, hands...).",
 )
+PATH = Field(
+    "path",
+    FieldType.CHOICE,
+    "straight (default): the straight joint path, which validation refuses where it collides; "
+    "plan: where the straight path collides, a path planned around the body on the robot's "
+    "model (OMPL RRT-Connect), run segment by segment at the speed caps or speed.",
+    default="straight",
+    choices=("straight", "plan"),
+    refs=False,
+)
+PLAN_TIMEOUT = Field(
+    "plan_timeout",
+    FieldType.NUMBER,
+    f"With path: plan, seconds the planner may search before the leaf fails without moving "
+    f"(default {paths.PLAN_TIMEOUT:g}).",
+    default=paths.PLAN_TIMEOUT,
+    gt=0.0,
+    le=60.0,
+)
+GRACE = 1.0  # s past plan_timeout at which a planner that has not answered is given up on
+# One planner thread for every move_joints: a plan takes tens of ms, which the tick loop
+# (20 ms a tick) must not wait for; each thread keeps its own body (not thread-safe).
+_PLANNER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="path-planner")
+
+
+def _plan_on_thread(
+    profile: RobotProfile,
+    scene: bodies.Scene,
+    start: Mapping[str, float],
+    goal: Mapping[str, float],
+    budget: float,
+) -> paths.Path:
+    """On the planner thread: the path from the measured ``start`` to ``goal``."""
+    from executive.reach import ik  # this thread's body, as the solver keeps one
+
+    return paths.plan(ik.solver_for(profile, scene).body, profile, start, goal, budget=budget)
+
+
 # The range is the moved joints' stream's (checked in _check_motion, not here: a field has
 # one range, a robot's streams have units of their own).
 _TOLERANCE = Field(
@@ -83,6 +133,9 @@ def _build(leaf: Leaf) -> MoveJoints:
         speed=a.get("speed"),
         tolerance=None if a.get("tolerance") is None else float(a["tolerance"]),
         timeout=float(a["timeout"]),
+        path=str(a.get("path", "straight")),
+        plan_timeout=float(a.get("plan_timeout", paths.PLAN_TIMEOUT)),
+        scene=a.get("scene", bodies.EMPTY_SCENE),
     )
 
 
@@ -109,12 +162,24 @@ class MoveJoints(RobotLeaf):
                 _DURATION,
                 _SPEED,
                 _TOLERANCE,
+                PATH,
+                PLAN_TIMEOUT,
                 timeout("the joints to arrive"),
             ),
             one_of=("pose", "joints"),
             exclusive=("duration", "speed"),
             waits=True,
-            args=("targets", "pose", "duration", "speed", "tolerance", "timeout"),
+            args=(
+                "targets",
+                "pose",
+                "duration",
+                "speed",
+                "tolerance",
+                "timeout",
+                "path",
+                "plan_timeout",
+                "scene",
+            ),
             requires="joints",
             moves_joints=True,
             check=lambda checker, inp: _check_motion(checker, inp, fingers=False),
@@ -164,13 +229,23 @@ class MoveJoints(RobotLeaf):
         speed: float | None = None,
         tolerance: float | None = DEFAULT_TOLERANCE,
         timeout: float = 10.0,
+        path: str = "straight",
+        plan_timeout: float = paths.PLAN_TIMEOUT,
+        scene: bodies.Scene = bodies.EMPTY_SCENE,
     ) -> None:
         super().__init__(name, timeout)
         self.targets = dict(targets)
         self.duration = duration
         self.speed = speed
         self.tolerance = tolerance
+        self.path = path
+        self.plan_timeout = plan_timeout
+        self.scene = scene
         self.planned: tuple[float, float] | None = None  # (start, duration) of this run's move
+        self.waypoints: list[dict[str, float]] = []  # a planned path's segments still to run
+        self._planning: Future[paths.Path] | None = None
+        self._planning_since = 0.0
+        self._sent: dict[str, float] | None = None  # the targets of the move sent last
 
     def measured(self) -> dict[str, float]:
         """Measured positions of this leaf's joints from the blackboard snapshot."""
@@ -178,16 +253,80 @@ class MoveJoints(RobotLeaf):
 
     def start(self) -> None:
         self.planned = None
+        self.waypoints = []
+        self._planning = None
+        self._sent = None
+        if self.path == "plan":
+            self.plan_path(self.targets)
+            return
+        self.move_to(self.targets, self.measured(), self.duration)
+
+    def plan_path(self, goal: Mapping[str, float]) -> None:
+        """Ask the planner thread for the path to ``goal`` from the measured joints (all
+        of them: the others hold the body where it is); nothing is sent until it answers."""
+        measured = self.robot.positions(self.ctx.profile.joints)
+        missing = [j for j in goal if j not in measured]
+        if missing:
+            self.fail("no_state", f"no measured position for {', '.join(missing)}")
+            return
+        self.feedback_message = "planning a path around the body"
+        self._planning_since = self.ctx.clock()
+        self._planning = _PLANNER.submit(
+            _plan_on_thread, self.ctx.profile, self.scene, measured, dict(goal), self.plan_timeout
+        )
+
+    def follow(self, path: paths.Path) -> Status:
+        """Run ``path`` (its first segment now, the rest as each ends), or fail with why
+        there is none; nothing has been sent before this."""
+        if not path.ok:
+            return self.fail("no_path", f"no path to the targets: {path.problem}")
+        self.waypoints = [dict(wp) for wp in path.waypoints]
+        if path.planned:
+            self.feedback_message = (
+                f"around the body: {len(self.waypoints)} segments "
+                f"(planned in {path.seconds * 1000:.0f} ms)"
+            )
+        first = self.waypoints.pop(0)
+        self.move_to(first, self.robot.positions(first), None)
+        return Status.FAILURE if self.failure is not None else Status.RUNNING
+
+    def _planned(self) -> Status | None:
+        """While planning: RUNNING, or FAILURE once the planner is past its time; after
+        it answers, what following the path gives; None: not planning."""
+        planning = self._planning
+        if planning is None:
+            return None
+        if not planning.done():
+            if self.ctx.clock() - self._planning_since > self.plan_timeout + GRACE:
+                planning.cancel()
+                self._planning = None
+                return self.fail(
+                    "no_path", f"no path around the body within {self.plan_timeout:g} s"
+                )
+            return Status.RUNNING
+        self._planning = None
+        try:
+            path = planning.result()
+        except Exception as e:  # noqa: BLE001 - the planner's own failure: said, not raised into the tick
+            return self.fail("planner_error", f"the planner failed: {type(e).__name__}: {e}")
+        return self.follow(path)
+
+    def move_to(
+        self, targets: Mapping[str, float], start: Mapping[str, float], duration: float | None
+    ) -> None:
+        """Plan the minimum-jerk move to ``targets`` from ``start`` and hand it to the
+        streamer; a move that must not run is this leaf's failure."""
         try:
             trajectories = plan(
                 self.ctx.profile,
-                self.targets,
-                self.measured(),
+                targets,
+                start,
                 self.ctx.clock(),
-                duration=self.duration,
+                duration=duration,
                 speed=self.speed,
             )
             self.ctx.motion.submit(trajectories)
+            self._sent = dict(targets)
             if trajectories:
                 self.planned = (
                     min(t.t0 for t in trajectories),
@@ -214,16 +353,32 @@ class MoveJoints(RobotLeaf):
         return self.ctx.profile.tolerance(joint).default
 
     def poll(self) -> Status:
+        planning = self._planned()
+        if planning is not None:
+            return planning
         if self.ctx.motion.active(self.targets):
             return Status.RUNNING
+        if self.next_segment():
+            return Status.FAILURE if self.failure is not None else Status.RUNNING
         if all(e <= self.tolerance_of(n) for n, e in self.errors().items()):
             return Status.SUCCESS
         return Status.RUNNING
 
+    def next_segment(self) -> bool:
+        """Start a planned path's next segment, from where the last one was sent (the
+        streamer holds that waypoint: no jump, and the line checked); False: none left."""
+        if not self.waypoints:
+            return False
+        wp = self.waypoints.pop(0)
+        self.move_to(wp, self._sent if self._sent is not None else self.robot.positions(wp), None)
+        return True
+
     def progress(self) -> tuple[float | None, float | None]:
         """The planned trajectory's share gone by and the time until it ends (after it:
         1.0 and 0 s while the joints settle within tolerance; the timeout still applies)."""
-        if self.planned is None:
+        if self._planning is not None:
+            return 0.0, None
+        if self.planned is None or self.waypoints:
             return super().progress()
         t0, duration = self.planned
         gone = self.ctx.clock() - t0
@@ -232,6 +387,8 @@ class MoveJoints(RobotLeaf):
         return max(0.0, gone / duration), duration - gone
 
     def timeout_message(self) -> str:
+        if self._planning is not None:
+            return f"the planner gave no answer within {self.timeout} s"
         worst, err = max(self.errors().items(), key=lambda kv: kv[1])
         unit = self.ctx.profile.tolerance(worst).unit if worst in self.ctx.profile.joints else "rad"
         return (
@@ -240,6 +397,10 @@ class MoveJoints(RobotLeaf):
         )
 
     def abort(self) -> None:
+        if self._planning is not None:  # nothing was sent: the answer is dropped
+            self._planning.cancel()
+            self._planning = None
+            return
         self.ctx.motion.hold_joints(self.measured())
 
 
@@ -269,9 +430,11 @@ def _check_motion(checker: LeafChecker, inp: LeafInput, *, fingers: bool) -> dic
         ok = _speed(checker, inp, targets) and ok
     ok = _timeout_covers_duration(checker, inp) and ok
     tol_ok, tolerance = _tolerance(checker, inp, targets)
+    if not fingers:
+        ok = _path(checker, inp) and ok
     if not (ok and tol_ok):
         return None
-    return {
+    args = {
         "targets": targets if isinstance(targets, Unresolved) else dict(targets),
         named: inp.vals[named].value if named in inp.vals else None,
         "duration": inp.value("duration"),
@@ -279,6 +442,38 @@ def _check_motion(checker: LeafChecker, inp: LeafInput, *, fingers: bool) -> dic
         "tolerance": tolerance,
         "timeout": inp.value("timeout"),
     }
+    if not fingers:
+        args["path"] = inp.value("path")
+        args["plan_timeout"] = inp.value("plan_timeout")
+        args["scene"] = bodies.EMPTY_SCENE  # the mission's (executive.mission.compile sets it)
+    return args
+
+
+def _path(checker: LeafChecker, inp: LeafInput) -> bool:
+    """``path: plan`` needs the robot's body model, and a pace the plan can keep: the
+    speed caps or ``speed`` (a planned path's length is known only once it is planned)."""
+    if inp.value("path") != "plan":
+        return True
+    where = inp.vals["path"].where
+    spec = checker.profile.body
+    if not isinstance(spec, BodySpec):
+        why = f": {spec.why}" if isinstance(spec, NoBody) else " (no body: key)"
+        checker.error(
+            where,
+            f"{inp.path}.path",
+            f"path: plan needs the robot's body model; profile {checker.profile.name!r} "
+            f"has none{why}",
+        )
+        return False
+    if "duration" in inp.vals:
+        checker.error(
+            inp.vals["duration"].where,
+            f"{inp.path}.duration",
+            "a planned path is paced by speed or the speed caps, not a duration: its length "
+            "is known only once it is planned",
+        )
+        return False
+    return True
 
 
 def _named(checker: LeafChecker, val: Val, fingers: bool) -> dict[str, Any] | Unresolved | None:

@@ -15,7 +15,10 @@ asks the solver (``executive.reach.ik``, in a thread of its own so the tick loop
 waits on it) for the group's joints, then checks the straight joint-space path there
 against the body and the scene as validation checks a move (``clearance.first_hit``).
 No solution, or a path that would collide, is FAILURE with the reason and nothing is
-sent: no motion from this leaf. With a solution it moves as ``move_joints`` does (the
+sent: no motion from this leaf. With ``path: plan`` a straight path that would collide
+is planned around the body instead, on the same thread and within ``plan_timeout``
+(``executive.reach.plan``), and run as ``move_joints`` runs a planned path; no path in
+time is FAILURE, nothing sent. With a solution it moves as ``move_joints`` does (the
 speed caps, ``speed`` or ``duration``, the motion streamer), and succeeds when the
 measured point, by the model's forward kinematics of the measured joints, is within
 ``within`` of the place. Preempted while solving, nothing was sent; while moving, it
@@ -38,7 +41,10 @@ from behaviours import places
 from behaviours.actions.motion import (
     _DURATION,
     _SPEED,
+    PATH,
+    PLAN_TIMEOUT,
     MoveJoints,
+    _path,
     _timeout_covers_duration,
 )
 from behaviours.actions.motion import _speed as _joint_speed
@@ -47,6 +53,7 @@ from executive.language.leaf import LeafKind
 from executive.language.model import Unresolved
 from executive.language.values import suggest
 from executive.reach import clearance, ik
+from executive.reach import plan as paths
 from executive.seam import body as bodies
 from executive.seam.body import Body, BodySpec, NoBody
 from executive.seam.profile import RobotProfile
@@ -64,12 +71,14 @@ _SOLVER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="reach-solver")
 
 @dataclass(frozen=True)
 class _Solved:
-    """What the solver thread hands back: the solution, the path's first hit, and a body
-    for the tick thread's forward kinematics (built there, used only here after)."""
+    """What the solver thread hands back: the solution, the straight path's first hit (or,
+    with ``path: plan``, the path), and a body for the tick thread's forward kinematics
+    (built there, used only here after)."""
 
     solution: ik.Solution
     hit: clearance.Hit | None
     body: Body
+    path: paths.Path | None = None
 
 
 def _solve(
@@ -79,14 +88,19 @@ def _solve(
     joints: tuple[str, ...],
     seed: Mapping[str, float],
     body: Body | None,
+    plan_within: float | None = None,
 ) -> _Solved:
-    """On the solver thread: the solution from ``seed`` and the path's first collision."""
+    """On the solver thread: the solution from ``seed`` and the path's first collision;
+    with ``plan_within`` (s), the path there, planned around the body where it must be."""
     solver = ik.solver_for(profile, scene)
     solution = solver.solve([goal], joints, seed)
-    hit = None
-    if solution.ok:
+    hit, path = None, None
+    if solution.ok and plan_within is not None:
+        path = paths.plan(solver.body, profile, seed, solution.joints, budget=plan_within)
+    elif solution.ok:
         hit = clearance.first_hit(solver.body, seed, solution.joints)
-    return _Solved(solution, hit, body if body is not None else bodies.load(profile, scene))
+    fk = body if body is not None else bodies.load(profile, scene)
+    return _Solved(solution, hit, fk, path)
 
 
 def _build(leaf: Leaf) -> Reach:
@@ -101,6 +115,8 @@ def _build(leaf: Leaf) -> Reach:
         duration=a.get("duration"),
         speed=a.get("speed"),
         timeout=float(a["timeout"]),
+        path=str(a.get("path", "straight")),
+        plan_timeout=float(a.get("plan_timeout", paths.PLAN_TIMEOUT)),
     )
 
 
@@ -150,7 +166,9 @@ class Reach(MoveJoints):
                 ),
                 _DURATION,
                 _SPEED,
-                timeout("the solve and the move"),
+                PATH,
+                PLAN_TIMEOUT,
+                timeout("the solve, the plan and the move"),
             ),
             exclusive=("duration", "speed"),
             waits=True,
@@ -164,6 +182,8 @@ class Reach(MoveJoints):
                 "duration",
                 "speed",
                 "timeout",
+                "path",
+                "plan_timeout",
             ),
             requires="joints",
             moves_joints=True,
@@ -185,15 +205,24 @@ class Reach(MoveJoints):
         duration: float | None = None,
         speed: float | None = None,
         timeout: float = 10.0,
+        path: str = "straight",
+        plan_timeout: float = paths.PLAN_TIMEOUT,
     ) -> None:
         super().__init__(
-            {}, name=name, duration=duration, speed=speed, tolerance=None, timeout=timeout
+            {},
+            name=name,
+            duration=duration,
+            speed=speed,
+            tolerance=None,
+            timeout=timeout,
+            path=path,
+            plan_timeout=plan_timeout,
+            scene=scene,
         )
         self.point = point
         self.at = at
         self.joints = joints
         self.within = within
-        self.scene = scene
         self.goal: ik.Goal | None = None
         self._solving: Future[_Solved] | None = None
         self._fk: Body | None = None  # built by the solver thread, then the tick thread's
@@ -205,6 +234,8 @@ class Reach(MoveJoints):
     def start(self) -> None:
         self.targets = {}  # nothing to move until solved
         self.planned = None
+        self.waypoints = []
+        self._sent = None
         self._solving = None
         at = self._place()
         if at is None:
@@ -216,8 +247,16 @@ class Reach(MoveJoints):
             self.fail("no_state", f"no measured position for {', '.join(missing)}")
             return
         self.feedback_message = f"solving {self.point} to {ik.xyz(at)}"
+        plan_within = self.plan_timeout if self.path == "plan" else None
         self._solving = _SOLVER.submit(
-            _solve, self.ctx.profile, self.scene, self.goal, self.joints, seed, self._fk
+            _solve,
+            self.ctx.profile,
+            self.scene,
+            self.goal,
+            self.joints,
+            seed,
+            self._fk,
+            plan_within,
         )
 
     def _place(self) -> tuple[float, float, float] | None:
@@ -248,6 +287,8 @@ class Reach(MoveJoints):
             return Status.RUNNING
         if self.ctx.motion.active(self.targets):
             return Status.RUNNING
+        if self.next_segment():  # a planned path's next segment
+            return Status.FAILURE if self.failure is not None else Status.RUNNING
         miss = self.miss()
         if miss is not None and miss <= self.within:
             self.feedback_message = f"{self.point} {miss * 1000:.0f} mm from {ik.xyz(self.goal.at)}"
@@ -279,11 +320,13 @@ class Reach(MoveJoints):
             return self.fail(
                 "path_collides",
                 f"the path to {goal.point} at {ik.xyz(goal.at)} hits {kind}: "
-                f"{contact.describe()} {solved.hit.along()}",
+                f"{contact.describe()} {solved.hit.along()} (path: plan plans around it)",
             )
         self.targets = dict(solution.joints)
         self.feedback_message = f"moving {self.point} to {ik.xyz(goal.at)}"
-        super().start()  # plan from the measured joints and hand the streamer the moves
+        if solved.path is not None:  # path: plan: its segments, from the measured joints
+            return self.follow(solved.path)
+        self.move_to(self.targets, self.measured(), self.duration)
         return Status.FAILURE if self.failure is not None else Status.RUNNING
 
     def _scene_names(self) -> tuple[str, ...]:
@@ -377,6 +420,7 @@ def _check_reach(checker: LeafChecker, inp: LeafInput) -> dict[str, Any] | None:
     if joints:
         ok = _joint_speed(checker, inp, dict.fromkeys(joints, 0.0)) and ok
     ok = _timeout_covers_duration(checker, inp) and ok
+    ok = _path(checker, inp) and ok
     if not ok:
         return None
     return {
@@ -389,4 +433,6 @@ def _check_reach(checker: LeafChecker, inp: LeafInput) -> dict[str, Any] | None:
         "duration": inp.value("duration"),
         "speed": inp.value("speed"),
         "timeout": inp.value("timeout"),
+        "path": inp.value("path"),
+        "plan_timeout": inp.value("plan_timeout"),
     }

@@ -20,6 +20,13 @@ A problem is reported at the move (file:line of the leaf) naming the pose, where
 defined, the two links and their distance, and how far along the move it happens; a
 missed intent at the pose's intent (its file:line) naming both positions.
 
+A move that says ``path: plan`` and whose straight path collides is planned here, once
+(``executive.reach.plan``: OMPL's RRT-Connect over this same check, seeded, so the same
+file gives the same path), from the nominal start: a path found is said as a warning
+(this move needs a plan: how many segments, how long at the caps); none within the
+leaf's ``plan_timeout`` is an error. At run time the leaf plans again from the measured
+joints. A colliding move without ``path: plan`` is refused as before, with that hint.
+
 Where joints are before anything sets them: the body's ``rest`` (the profile's); after
 ``set_fsm`` or ``release_control`` likewise, since the firmware or another controller
 may have moved them. The walk is nominal: a sequence runs its children in turn from
@@ -48,6 +55,7 @@ from executive.language.library import Library, Target
 from executive.language.model import Composite, Decorator, Guard, Leaf, Node, Subtree
 from executive.mission.pacing import FORGETS
 from executive.mission.tree_checks import MOTION
+from executive.reach import plan as planning
 from executive.seam import body as bodies
 from executive.seam.profile import RobotProfile
 
@@ -96,6 +104,7 @@ class _Compiled:
 
     body: bodies.Body
     paths: dict[Any, Hit | None] = field(default_factory=dict)
+    plans: dict[Any, planning.Path] = field(default_factory=dict)  # path: plan's, by the same key
 
 
 def _body(profile: RobotProfile, scene: bodies.Scene) -> _Compiled:
@@ -123,6 +132,7 @@ class _Walk:
     ) -> None:
         self.body = compiled.body
         self.paths = compiled.paths
+        self.plans = compiled.plans
         self.profile = profile
         self.library = library
         self.diags = diags
@@ -188,6 +198,9 @@ class _Walk:
         found = self.paths[key]
         if found is None:
             return
+        if leaf.args.get("path") == "plan":
+            self.plan(leaf, key, entry, moved, found)
+            return
         k, n, worst = found
         along = "at the pose" if k == n else f"{100 * k / n:.0f}% of the way there"
         target = (
@@ -200,7 +213,36 @@ class _Walk:
             leaf.spots.get("pose", leaf.where),
             f"{leaf.path}",
             f"the move to {target} {kind}: {worst.describe()} {along} "
-            f"(margin {body.spec.margin * 1000:.0f} mm; from {self._origin(entry, moved)})",
+            f"(margin {body.spec.margin * 1000:.0f} mm; from {self._origin(entry, moved)})"
+            + ("; add `path: plan` to plan a way around the body" if leaf.kind == "move_joints" else ""),
+        )
+
+    def plan(self, leaf: Leaf, key: Any, entry: State, moved: State, hit: Hit) -> None:
+        """A colliding move with ``path: plan``: planned once per start and goal; said."""
+        if key not in self.plans:
+            budget = float(leaf.args.get("plan_timeout") or planning.PLAN_TIMEOUT)
+            self.plans[key] = planning.plan(self.body, self.profile, entry, moved, budget=budget)
+        path = self.plans[key]
+        k, n, worst = hit
+        along = "at the target" if k == n else f"{100 * k / n:.0f}% of the way there"
+        straight = f"its straight path collides ({worst.describe()} {along})"
+        where = leaf.spots.get("path", leaf.where)
+        if not path.ok:
+            self.diags.error(where, f"{leaf.path}.path", f"{straight}, and {path.problem}")
+            return
+        start = {j: entry.get(j, self._rest(j)) for j in moved}
+        seconds = path.duration(self.profile, start, leaf.args.get("speed"))
+        limit = leaf.args.get("timeout")
+        late = (
+            f", longer than its timeout ({limit:g} s)"
+            if isinstance(limit, float) and seconds > limit
+            else ""
+        )
+        self.diags.warning(
+            where,
+            f"{leaf.path}.path",
+            f"needs a plan: {straight}; planned around the body in {len(path.waypoints)} "
+            f"segments, {seconds:.1f} s at its pace{late} (from {self._origin(entry, moved)})",
         )
 
     def _first_hit(self, entry: State, moved: State) -> Hit | None:

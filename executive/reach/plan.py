@@ -1,0 +1,190 @@
+"""Paths around the body: a joint path that keeps clear where the straight one collides.
+
+A move runs a straight line in joint space (minimum-jerk, every joint on the same time
+law), and validation refuses one whose line brings two links closer than the profile's
+margin (``clearance.first_hit``): the right forearm swept through the torso on its way
+across. ``path: plan`` asks for a way around instead. The path comes from OMPL (the
+field's sampling-based planners): RRT-Connect in the space of the joints the move moves,
+bounded by the profile's joint limits (tighter than the URDF's), every other joint where
+the move starts, then OMPL's path simplifier. A state is valid when the body's own check
+passes there, the one validation and the simulator use (``Body.collisions`` and
+``Body.scene_hits`` on the links those joints move); OMPL checks each edge every
+``STEP`` rad (its resolution, Euclidean, so no joint moves farther between two checks).
+The simplified path is then checked again segment by segment with ``first_hit``, exactly
+as validation checks a move, so a planned path is one validation would accept move by
+move, and each segment runs as a move does (the leaf paces them by the speed caps).
+
+Deterministic: OMPL's random numbers are seeded (``SEED``) before every plan, under a
+lock (OMPL seeds each generator from one process-wide sequence when it is made), so the
+same start and goal give the same waypoints, in validation and at run time alike. A plan
+has a time budget: one not found within it is no path (``Path.problem`` says so); the lock
+is part of the budget. The planner calls the check from its own C++ loop, which holds the
+GIL while it runs Python: a caller that must not stall (the tick) plans on another thread.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from executive.motion.trajectory import required_duration
+from executive.reach import clearance
+from executive.seam.body import Body
+from executive.seam.profile import RobotProfile
+
+PLAN_TIMEOUT = 2.0  # s: a plan's default budget (RRT-Connect finds an arm's way in ~0.1 s)
+STEP = 0.05  # rad: the most any joint moves between two checks (validation's sampling)
+SEED = 30  # OMPL's seed: any fixed number; the same one everywhere
+DECIMALS = 4  # rad: waypoints rounded to 0.1 mrad, as solved poses are
+
+_OMPL = threading.Lock()  # OMPL's seeding is process-wide: one plan at a time
+
+
+@dataclass(frozen=True)
+class Path:
+    """How a move gets from its start to ``goal``: ``waypoints`` (each every joint of the
+    move, the last the goal itself; the start not included). ``planned``: False when the
+    straight path was clear (one waypoint, nothing planned). ``straight``: the straight
+    path's first hit, when it had one. ``problem``: "" for a path, else why none."""
+
+    goal: Mapping[str, float]
+    waypoints: tuple[Mapping[str, float], ...] = ()
+    planned: bool = False
+    straight: clearance.Hit | None = None
+    seconds: float = 0.0  # spent planning
+    problem: str = ""
+    states: int = field(default=0, compare=False)  # the raw plan's waypoints, before simplifying
+
+    @property
+    def ok(self) -> bool:
+        return not self.problem
+
+    def duration(
+        self, profile: RobotProfile, start: Mapping[str, float], speed: float | None = None
+    ) -> float:
+        """Seconds the path takes segment by segment at the speed caps (and ``speed``)."""
+        total, here = 0.0, {j: start[j] for j in self.goal}
+        for wp in self.waypoints:
+            need, _ = required_duration(profile, wp, here, speed=speed)
+            total, here = total + need, dict(wp)
+        return total
+
+
+def plan(
+    body: Body,
+    profile: RobotProfile,
+    start: Mapping[str, float],
+    goal: Mapping[str, float],
+    *,
+    budget: float = PLAN_TIMEOUT,
+    seed: int = SEED,
+) -> Path:
+    """The path from ``start`` (every joint known; the rest at the body's rest) to
+    ``goal``: straight when that is clear, else planned around the body within
+    ``budget`` seconds. ``body`` is the caller's (one per thread)."""
+    began = time.monotonic()
+    goal = {j: float(q) for j, q in goal.items()}
+    hit = clearance.first_hit(body, start, goal)
+    if hit is None:
+        return Path(goal, (goal,))
+    joints = tuple(goal)
+    here = {j: float(start.get(j, body.rest[body.qpos_of[j]])) for j in joints}
+    moving = body.moved_by(joints)
+    base = body.qpos(start)
+    adr = np.array([body.qpos_of[j] for j in joints], dtype=np.intp)
+
+    def contact(values: Any) -> bool:
+        q = base.copy()
+        q[adr] = values
+        body.set_qpos(q)
+        return bool(body.collisions(only=moving) or body.scene_hits(only=moving))
+
+    def refused(problem: str) -> Path:
+        return Path(goal, straight=hit, seconds=time.monotonic() - began, problem=problem)
+
+    for name, q in (("the start", here), ("the goal", goal)):
+        if contact([q[j] for j in joints]):
+            body.pose({**start, **q})
+            worst = min(
+                body.collisions(only=moving) + body.scene_hits(only=moving),
+                key=lambda c: c.distance,
+            )
+            return refused(f"{name} itself is not clear: {worst.describe()}")
+    if not _OMPL.acquire(timeout=budget):
+        return refused(f"no path around the body within {budget:g} s (the planner was busy)")
+    try:
+        found = _search(profile, joints, here, goal, contact, began + budget, seed)
+    finally:
+        _OMPL.release()
+    if found is None:
+        return refused(f"no path around the body found within {budget:g} s")
+    states, waypoints = found
+    entry = dict(start)
+    for wp in waypoints:  # validation's own check, segment by segment
+        bad = clearance.first_hit(body, entry, wp)
+        if bad is not None:
+            return refused(f"the planned path does not keep clear: {bad.contact.describe()}")
+        entry.update(wp)
+    spent = time.monotonic() - began
+    return Path(goal, tuple(waypoints), True, hit, spent, "", states)
+
+
+def _search(
+    profile: RobotProfile,
+    joints: tuple[str, ...],
+    start: Mapping[str, float],
+    goal: Mapping[str, float],
+    contact: Any,
+    deadline: float,
+    seed: int,
+) -> tuple[int, list[dict[str, float]]] | None:
+    """RRT-Connect, then the simplifier: (the raw plan's states, the waypoints after the
+    start); None when nothing was found by ``deadline``. Caller holds ``_OMPL``."""
+    ob, og, ou = _ompl()
+    ou.RNG.setSeed(seed)  # every generator made from here on starts from the seed
+    space = ob.RealVectorStateSpace(len(joints))
+    bounds = ob.RealVectorBounds(len(joints))
+    for i, j in enumerate(joints):
+        bounds.setLow(i, profile.joints[j].lower)
+        bounds.setHigh(i, profile.joints[j].upper)
+    space.setBounds(bounds)
+    setup = og.SimpleSetup(space)
+    setup.setStateValidityChecker(lambda s: not contact(s[0 : len(joints)]))
+    info = setup.getSpaceInformation()
+    info.setStateValidityCheckingResolution(STEP / space.getMaximumExtent())
+    a, b = space.allocState(), space.allocState()
+    a[0 : len(joints)] = [start[j] for j in joints]
+    b[0 : len(joints)] = [goal[j] for j in joints]
+    setup.setStartAndGoalStates(a, b)
+    setup.setPlanner(og.RRTConnect(info))
+    setup.setup()
+    budget = deadline - time.monotonic()
+    if budget <= 0:
+        return None
+    setup.solve(ob.timedPlannerTerminationCondition(budget))
+    if not setup.haveExactSolutionPath():
+        return None
+    raw = setup.getSolutionPath().getStateCount()
+    left = deadline - time.monotonic()
+    if left > 0:  # what is left of the budget; a path cut short is still a valid one
+        setup.simplifySolution(ob.timedPlannerTerminationCondition(left))
+    states = setup.getSolutionPath().getStates()
+    out = [{j: round(float(s[i]), DECIMALS) for i, j in enumerate(joints)} for s in states[1:-1]]
+    out.append(dict(goal))
+    return raw, out
+
+
+def _ompl() -> tuple[Any, Any, Any]:
+    """OMPL's modules, imported where something is planned; its log silenced (its
+    progress lines, and the seeding's complaint that generators exist already)."""
+    import ompl.base as ob
+    import ompl.geometric as og
+    import ompl.util as ou
+
+    ou.setLogLevel(ou.LogLevel.LOG_NONE)
+    return ob, og, ou
