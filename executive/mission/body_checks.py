@@ -22,9 +22,10 @@ missed intent at the pose's intent (its file:line) naming both positions.
 
 A move that says ``path: plan`` and whose straight path collides is planned here, once
 (``executive.reach.plan``: OMPL's RRT-Connect over this same check, seeded, so the same
-file gives the same path), from the nominal start: a path found is said as a warning
-(this move needs a plan: how many segments, how long at the caps); none within the
-leaf's ``plan_timeout`` is an error. At run time the leaf plans again from the measured
+file gives the same path), from the nominal start: a path found is said beside the
+diagnostics (``check`` returns one line per planned move: how many segments, how long
+at its pace; a warning when that is longer than its timeout); none within the leaf's
+``plan_timeout`` is an error. At run time the leaf plans again from the measured
 joints. A colliding move without ``path: plan`` is refused as before, with that hint.
 
 Where joints are before anything sets them: the body's ``rest`` (the profile's); after
@@ -71,23 +72,26 @@ def check(
     library: Library,
     scene: bodies.Scene,
     diags: Diagnostics,
-) -> None:
-    """Report every move of the mission that collides or leaves its pose's intent."""
+) -> list[str]:
+    """Report every move of the mission that collides or leaves its pose's intent; the
+    moves planned around the body (``path: plan``), one line each."""
     moves = [n for n in _leaves(root) if n.kind in MOTION]
     if not moves:
-        return
+        return []
     spec = profile.body
     if isinstance(spec, bodies.NoBody):
         diags.warning(where, "", f"poses and moves not checked against the body: {spec.why}")
-        return
+        return []
     if spec is None:
-        return
+        return []
     try:
         compiled = _body(profile, scene)
     except bodies.BodyError as e:
         diags.error(where, "", f"the profile's body cannot be loaded: {e}")
-        return
-    _Walk(compiled, profile, library, diags).node(root, {})
+        return []
+    walk = _Walk(compiled, profile, library, diags)
+    walk.node(root, {})
+    return list(dict.fromkeys(walk.planned))
 
 
 _cache = threading.local()  # a Body is not thread-safe: one per thread, per profile and scene
@@ -104,7 +108,7 @@ class _Compiled:
 
     body: bodies.Body
     paths: dict[Any, Hit | None] = field(default_factory=dict)
-    plans: dict[Any, planning.Path] = field(default_factory=dict)  # path: plan's, by the same key
+    plans: dict[Any, planning.Path] = field(default_factory=dict)  # path: plan's, and budget
 
 
 def _body(profile: RobotProfile, scene: bodies.Scene) -> _Compiled:
@@ -133,6 +137,7 @@ class _Walk:
         self.body = compiled.body
         self.paths = compiled.paths
         self.plans = compiled.plans
+        self.planned: list[str] = []
         self.profile = profile
         self.library = library
         self.diags = diags
@@ -214,15 +219,21 @@ class _Walk:
             f"{leaf.path}",
             f"the move to {target} {kind}: {worst.describe()} {along} "
             f"(margin {body.spec.margin * 1000:.0f} mm; from {self._origin(entry, moved)})"
-            + ("; add `path: plan` to plan a way around the body" if leaf.kind == "move_joints" else ""),
+            + (
+                "; add `path: plan` to plan a way around the body"
+                if leaf.kind == "move_joints"
+                else ""
+            ),
         )
 
     def plan(self, leaf: Leaf, key: Any, entry: State, moved: State, hit: Hit) -> None:
         """A colliding move with ``path: plan``: planned once per start and goal; said."""
-        if key not in self.plans:
-            budget = float(leaf.args.get("plan_timeout") or planning.PLAN_TIMEOUT)
-            self.plans[key] = planning.plan(self.body, self.profile, entry, moved, budget=budget)
-        path = self.plans[key]
+        budget = float(leaf.args.get("plan_timeout") or planning.PLAN_TIMEOUT)
+        if (key, budget) not in self.plans:
+            self.plans[key, budget] = planning.plan(
+                self.body, self.profile, entry, moved, budget=budget
+            )
+        path = self.plans[key, budget]
         k, n, worst = hit
         along = "at the target" if k == n else f"{100 * k / n:.0f}% of the way there"
         straight = f"its straight path collides ({worst.describe()} {along})"
@@ -232,18 +243,20 @@ class _Walk:
             return
         start = {j: entry.get(j, self._rest(j)) for j in moved}
         seconds = path.duration(self.profile, start, leaf.args.get("speed"))
+        said = (
+            f"{where}: {leaf.path}.path: needs a plan: {straight}; planned around the body in "
+            f"{len(path.waypoints)} segments, {seconds:.1f} s at its pace "
+            f"(from {self._origin(entry, moved)})"
+        )
+        self.planned.append(said)
         limit = leaf.args.get("timeout")
-        late = (
-            f", longer than its timeout ({limit:g} s)"
-            if isinstance(limit, float) and seconds > limit
-            else ""
-        )
-        self.diags.warning(
-            where,
-            f"{leaf.path}.path",
-            f"needs a plan: {straight}; planned around the body in {len(path.waypoints)} "
-            f"segments, {seconds:.1f} s at its pace{late} (from {self._origin(entry, moved)})",
-        )
+        if isinstance(limit, float) and seconds > limit:
+            self.diags.warning(
+                where,
+                f"{leaf.path}.timeout",
+                f"the path planned around the body takes {seconds:.1f} s at its pace, longer "
+                f"than the timeout ({limit:g} s)",
+            )
 
     def _first_hit(self, entry: State, moved: State) -> Hit | None:
         """The first sample of the path that collides: (its number, of how many, the

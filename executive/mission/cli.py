@@ -145,6 +145,8 @@ def validate_cmd(args: argparse.Namespace) -> int:
             print(d)  # noqa: T201 - CLI output
             errors += d.is_error
             warnings += not d.is_error
+        for line in result.planned:
+            print(line)  # noqa: T201 - CLI output
         bad_files += not result.ok
         if result.ok and not args.quiet:
             what = (

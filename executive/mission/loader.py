@@ -47,11 +47,13 @@ from executive.seam.profile import RobotProfile, load_profile
 @dataclass(frozen=True)
 class LoadResult:
     """What checking one file found. ``mission`` is None when it has errors (or is a
-    library file); ``ok`` means no errors (warnings allowed)."""
+    library file); ``ok`` means no errors (warnings allowed). ``planned``: the moves that
+    need a path planned around the body (``path: plan``), said, not a problem."""
 
     file: str
     mission: Mission | None
     diagnostics: tuple[Diagnostic, ...]
+    planned: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -211,19 +213,21 @@ class MissionLoader:
         )
         start_args = self._start_args(tree, args, session) if args else None
         mission = compile_document(session, tree, display, resolved, args=start_args)
+        planned: list[str] = []
         if mission is not None and mission.kind == "mission":
             if (
                 "control" in self.profile.capabilities
             ):  # a robot without it takes commands as they come
                 tree_checks.check_control_order(mission.root, diags)
             pacing.check(mission.root, self.profile, diags)
-            body_checks.check(
+            planned = body_checks.check(
                 mission.root, mission.where, self.profile, library, mission.scene, diags
             )
             checkpoints.check(mission, self.profile, library, diags)
         if data is not None:
             del self._parsed[resolved]
-        return LoadResult(display, mission if not diags.has_errors else None, diags.items())
+        ok = not diags.has_errors
+        return LoadResult(display, mission if ok else None, diags.items(), tuple(planned))
 
     def load(self, path: Path | str, args: Mapping[str, Any] | None = None) -> Mission:
         """A mission ready to build and run; raises ``MissionError`` listing every problem."""

@@ -6,6 +6,7 @@ import pytest
 
 from executive.language.model import Leaf
 from executive.mission.registry import KINDS
+from executive.seam.body import EMPTY_SCENE
 from executive.seam.profile import RobotProfile
 from tests.mission.conftest import (
     LEAF_LINE,
@@ -85,6 +86,9 @@ def test_pose_becomes_its_joint_targets(ws: Workspace) -> None:
         "speed": None,
         "tolerance": 0.05,
         "timeout": 5.0,
+        "path": "straight",
+        "plan_timeout": 2.0,
+        "scene": EMPTY_SCENE,
     }
     assert leaf.name == "Move to pose look_left"
 
