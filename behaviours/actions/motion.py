@@ -401,6 +401,7 @@ class MoveJoints(RobotLeaf):
             self._planning.cancel()
             self._planning = None
             return
+        self.waypoints = []  # a planned path's other segments are not run
         self.ctx.motion.hold_joints(self.measured())
 
 

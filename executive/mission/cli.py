@@ -232,6 +232,7 @@ UNITS = {
     "seconds": " s",
     "duration": " s",
     "timeout": " s",
+    "plan_timeout": " s",
     "speed": " rad/s",
     "tolerance": " rad",
     "theta": " rad",
@@ -282,6 +283,8 @@ def key_fields(node: py_trees.behaviour.Behaviour) -> str:
             value = args.get(name)
             if name in HIDDEN_FIELDS or value is None or isinstance(value, Mapping | list | tuple):
                 continue
+            if name in ("path", "plan_timeout") and args.get("path") != "plan":
+                continue  # a straight move, as every move was before path: plan
             if isinstance(value, Node):  # a leaf's subtree (a checkpoint's recover): its name
                 parts.append(f"{name} {printable(repr(value.name))}")
                 continue
