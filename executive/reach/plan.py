@@ -8,8 +8,9 @@ field's sampling-based planners): RRT-Connect in the space of the joints the mov
 bounded by the profile's joint limits (tighter than the URDF's), every other joint where
 the move starts, then OMPL's path simplifier. A state is valid when the body's own check
 passes there, the one validation and the simulator use (``Body.collisions`` and
-``Body.scene_hits`` on the links those joints move); OMPL checks each edge every
-``STEP`` rad (its resolution, Euclidean, so no joint moves farther between two checks).
+``Body.scene_hits`` on the links those joints move), with ``BUFFER`` more than the
+margin (the margin alone near a start or goal that is closer: a way out of it); OMPL checks each edge every ``STEP`` rad (its resolution, Euclidean, so no joint
+moves farther between two checks).
 The simplified path is then checked again segment by segment with ``first_hit``, exactly
 as validation checks a move, so a planned path is one validation would accept move by
 move, and each segment runs as a move does (the leaf paces them by the speed caps).
@@ -18,8 +19,9 @@ Deterministic: OMPL's random numbers are seeded (``SEED``) before every plan, un
 lock (OMPL seeds each generator from one process-wide sequence when it is made), so the
 same start and goal give the same waypoints, in validation and at run time alike. A plan
 has a time budget: one not found within it is no path (``Path.problem`` says so); the lock
-is part of the budget. The planner calls the check from its own C++ loop, which holds the
-GIL while it runs Python: a caller that must not stall (the tick) plans on another thread.
+is part of the budget. The planner calls the check from its own C++ loop, and Python
+switches threads between checks as between any lines: a caller that must not stall (the
+tick) plans on another thread, and is not held up by it.
 """
 
 from __future__ import annotations
@@ -39,6 +41,11 @@ from executive.seam.profile import RobotProfile
 
 PLAN_TIMEOUT = 2.0  # s: a plan's default budget (RRT-Connect finds an arm's way in ~0.1 s)
 STEP = 0.05  # rad: the most any joint moves between two checks (validation's sampling)
+# m beyond the margin the planner keeps (its start and goal excepted): OMPL checks an edge
+# at other points than validation samples it, and a path that grazed the margin at OMPL's
+# points could dip under it at validation's
+BUFFER = 0.005
+NEAR = 0.25  # rad: around a start or goal closer than that, the margin alone (a way out)
 SEED = 30  # OMPL's seed: any fixed number; the same one everywhere
 DECIMALS = 4  # rad: waypoints rounded to 0.1 mrad, as solved poses are
 
@@ -98,11 +105,11 @@ def plan(
     base = body.qpos(start)
     adr = np.array([body.qpos_of[j] for j in joints], dtype=np.intp)
 
-    def contact(values: Any) -> bool:
+    def contact(values: Any, margin: float | None = None) -> bool:
         q = base.copy()
         q[adr] = values
         body.set_qpos(q)
-        return bool(body.collisions(only=moving) or body.scene_hits(only=moving))
+        return bool(body.collisions(margin, only=moving) or body.scene_hits(margin, only=moving))
 
     def refused(problem: str) -> Path:
         return Path(goal, straight=hit, seconds=time.monotonic() - began, problem=problem)
@@ -118,7 +125,8 @@ def plan(
     if not _OMPL.acquire(timeout=budget):
         return refused(f"no path around the body within {budget:g} s (the planner was busy)")
     try:
-        found = _search(profile, joints, here, goal, contact, began + budget, seed)
+        wide = body.spec.margin + BUFFER
+        found = _search(profile, joints, here, goal, contact, wide, began + budget, seed)
     finally:
         _OMPL.release()
     if found is None:
@@ -140,11 +148,14 @@ def _search(
     start: Mapping[str, float],
     goal: Mapping[str, float],
     contact: Any,
+    wide: float,
     deadline: float,
     seed: int,
 ) -> tuple[int, list[dict[str, float]]] | None:
     """RRT-Connect, then the simplifier: (the raw plan's states, the waypoints after the
-    start); None when nothing was found by ``deadline``. Caller holds ``_OMPL``."""
+    start); None when nothing was found by ``deadline``. A state is valid ``wide`` of
+    the body (within ``NEAR`` of the start or the goal, which may be tighter: the
+    margin). Caller holds ``_OMPL``."""
     ob, og, ou = _ompl()
     ou.RNG.setSeed(seed)  # every generator made from here on starts from the seed
     space = ob.RealVectorStateSpace(len(joints))
@@ -154,7 +165,16 @@ def _search(
         bounds.setHigh(i, profile.joints[j].upper)
     space.setBounds(bounds)
     setup = og.SimpleSetup(space)
-    setup.setStateValidityChecker(lambda s: not contact(s[0 : len(joints)]))
+    ends = np.array([[start[j] for j in joints], [goal[j] for j in joints]])
+
+    def valid(state: Any) -> bool:
+        q = state[0 : len(joints)]
+        if not contact(q, wide):
+            return True
+        near = float(np.min(np.max(np.abs(ends - np.asarray(q)), axis=1))) <= NEAR
+        return near and not contact(q)
+
+    setup.setStateValidityChecker(valid)
     info = setup.getSpaceInformation()
     info.setStateValidityCheckingResolution(STEP / space.getMaximumExtent())
     a, b = space.allocState(), space.allocState()
