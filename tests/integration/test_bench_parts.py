@@ -19,6 +19,7 @@ ROWS = {
     "codec": "encode UpperCmd_ encode (us)",
     "startup": "start to READY=1 (s)",
     "reach": "IK solve, right arm (ms)",
+    "paths": "path plan, right arm (ms)",
     "tick": "tick, 100 nodes",
     "stream": "stream 500 Hz lateness",
     "estop": "e-stop -> first hold",
