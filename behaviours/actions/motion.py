@@ -104,9 +104,7 @@ def _plan_on_thread(
     budget: float,
 ) -> paths.Path:
     """On the planner thread: the path from the measured ``start`` to ``goal``."""
-    from executive.reach import ik  # this thread's body, as the solver keeps one
-
-    return paths.plan(ik.solver_for(profile, scene).body, profile, start, goal, budget=budget)
+    return paths.plan(paths.body_for(profile, scene), profile, start, goal, budget=budget)
 
 
 # The range is the moved joints' stream's (checked in _check_motion, not here: a field has
@@ -126,6 +124,8 @@ _TOLERANCE = Field(
 
 def _build(leaf: Leaf) -> MoveJoints:
     a = leaf.args
+    if a.get("path") == "plan":
+        paths.warm()
     return MoveJoints(
         dict(a["targets"]),
         name=leaf.name,

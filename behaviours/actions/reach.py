@@ -105,6 +105,8 @@ def _solve(
 
 def _build(leaf: Leaf) -> Reach:
     a = leaf.args
+    if a.get("path") == "plan":
+        paths.warm()
     return Reach(
         point=str(a["point"]),
         at=a["at"],

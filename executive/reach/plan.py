@@ -36,7 +36,7 @@ import numpy as np
 
 from executive.motion.trajectory import required_duration
 from executive.reach import clearance
-from executive.seam.body import Body
+from executive.seam.body import EMPTY_SCENE, Body, Scene, load
 from executive.seam.profile import RobotProfile
 
 PLAN_TIMEOUT = 2.0  # s: a plan's default budget (RRT-Connect finds an arm's way in ~0.1 s)
@@ -80,6 +80,23 @@ class Path:
             need, _ = required_duration(profile, wp, here, speed=speed)
             total, here = total + need, dict(wp)
         return total
+
+
+_local = threading.local()
+
+
+def body_for(profile: RobotProfile, scene: Scene = EMPTY_SCENE) -> Body:
+    """This thread's body of ``profile`` with ``scene`` (a Body is not thread-safe; built
+    once, a few ms), for a thread that plans."""
+    cache: dict[tuple[int, Scene], Body] = getattr(_local, "bodies", None) or {}
+    _local.bodies = cache
+    key = (id(profile.body), scene)
+    found = cache.get(key)
+    if found is None or found.spec is not profile.body:
+        if len(cache) > 8:
+            cache.clear()
+        found = cache[key] = load(profile, scene)
+    return found
 
 
 def plan(
@@ -197,6 +214,12 @@ def _search(
     out = [{j: round(float(s[i]), DECIMALS) for i, j in enumerate(joints)} for s in states[1:-1]]
     out.append(dict(goal))
     return raw, out
+
+
+def warm() -> None:
+    """Import OMPL now (its library loads in ~40 ms, holding the interpreter): where a
+    tree with a planning leaf is built, not on the planner thread while the tree ticks."""
+    _ompl()
 
 
 def _ompl() -> tuple[Any, Any, Any]:
