@@ -56,6 +56,7 @@ from executive.language.library import Library, Target
 from executive.language.model import Composite, Decorator, Guard, Leaf, Node, Subtree
 from executive.mission.pacing import FORGETS
 from executive.mission.tree_checks import MOTION
+from executive.motion.trajectory import required_duration
 from executive.reach import plan as planning
 from executive.seam import body as bodies
 from executive.seam.profile import RobotProfile
@@ -242,7 +243,7 @@ class _Walk:
             self.diags.error(where, f"{leaf.path}.path", f"{straight}, and {path.problem}")
             return
         start = {j: entry.get(j, self._rest(j)) for j in moved}
-        seconds = path.duration(self.profile, start, leaf.args.get("speed"))
+        seconds = duration(self.profile, path, start, leaf.args.get("speed"))
         said = (
             f"{where}: {leaf.path}.path: needs a plan: {straight}; planned around the body in "
             f"{len(path.waypoints)} segments, {seconds:.1f} s at its pace "
@@ -300,6 +301,21 @@ class _Walk:
         if not known:
             return "the body's rest pose (nothing before this move sets its joints)"
         return "where the steps before it leave the joints"
+
+
+def duration(
+    profile: RobotProfile,
+    path: planning.Path,
+    start: State,
+    speed: float | None = None,
+) -> float:
+    """Seconds a planned path takes, segment by segment at the speed caps (and ``speed``),
+    each segment a move from the last waypoint as the leaf runs it."""
+    total, here = 0.0, {j: start[j] for j in path.goal}
+    for wp in path.waypoints:
+        need, _ = required_duration(profile, wp, here, speed=speed)
+        total, here = total + need, dict(wp)
+    return total
 
 
 def _xyz(p: np.typing.NDArray[np.float64]) -> str:

@@ -34,7 +34,6 @@ from typing import Any
 
 import numpy as np
 
-from executive.motion.trajectory import required_duration
 from executive.reach import clearance
 from executive.seam.body import EMPTY_SCENE, Body, Scene, load
 from executive.seam.profile import RobotProfile
@@ -70,16 +69,6 @@ class Path:
     @property
     def ok(self) -> bool:
         return not self.problem
-
-    def duration(
-        self, profile: RobotProfile, start: Mapping[str, float], speed: float | None = None
-    ) -> float:
-        """Seconds the path takes segment by segment at the speed caps (and ``speed``)."""
-        total, here = 0.0, {j: start[j] for j in self.goal}
-        for wp in self.waypoints:
-            need, _ = required_duration(profile, wp, here, speed=speed)
-            total, here = total + need, dict(wp)
-        return total
 
 
 _local = threading.local()

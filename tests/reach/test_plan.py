@@ -19,6 +19,7 @@ from collections.abc import Mapping
 import numpy as np
 import pytest
 
+from executive.mission.body_checks import duration
 from executive.reach import clearance, ik
 from executive.reach import plan as paths
 from executive.seam import body as bodies
@@ -81,7 +82,7 @@ def test_the_planned_path_keeps_clear_within_the_limits(body: bodies.Body) -> No
         assert deepest(body, here, wp) > body.spec.margin
         here.update(wp)
     # paced by the caps, segment by segment: longer than the straight move, not absurdly
-    assert 1.0 < path.duration(PROFILE, START) < 10.0
+    assert 1.0 < duration(PROFILE, path, START) < 10.0
 
 
 def test_the_same_move_gives_the_same_path_after_other_plans(body: bodies.Body) -> None:
