@@ -229,7 +229,8 @@ class _Walk:
 
     def plan(self, leaf: Leaf, key: Any, entry: State, moved: State, hit: Hit) -> None:
         """A colliding move with ``path: plan``: planned once per start and goal; said."""
-        budget = float(leaf.args.get("plan_timeout") or planning.PLAN_TIMEOUT)
+        given = leaf.args.get("plan_timeout")  # a parameter not given yet: the default
+        budget = given if isinstance(given, float) else planning.PLAN_TIMEOUT
         if (key, budget) not in self.plans:
             self.plans[key, budget] = planning.plan(
                 self.body, self.profile, entry, moved, budget=budget
@@ -243,7 +244,8 @@ class _Walk:
             self.diags.error(where, f"{leaf.path}.path", f"{straight}, and {path.problem}")
             return
         start = {j: entry.get(j, self._rest(j)) for j in moved}
-        seconds = duration(self.profile, path, start, leaf.args.get("speed"))
+        speed = leaf.args.get("speed")
+        seconds = duration(self.profile, path, start, speed if isinstance(speed, float) else None)
         said = (
             f"{where}: {leaf.path}.path: needs a plan: {straight}; planned around the body in "
             f"{len(path.waypoints)} segments, {seconds:.1f} s at its pace "
