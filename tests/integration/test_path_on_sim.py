@@ -2,7 +2,8 @@
 DDS, the service as deployed): a move across the torso that validation refuses runs with
 ``path: plan`` and the sim's record has no contact at all; a reach around a box of the
 scene (the mission's, and the sim's) likewise; a plan that cannot be found in time FAILS
-the reach with the reason, and the arm is commanded nothing new from that leaf."""
+the reach with the reason, and the arm is commanded nothing new from that leaf; an e-stop
+while the arm follows a planned path is SAFE_STOP with no motion after it."""
 
 from __future__ import annotations
 
@@ -127,6 +128,19 @@ def test_moves_around_the_body_leave_no_contact_and_a_plan_out_of_time_moves_not
         assert done is not None and done.state == "FAILED", done
         assert "no path around the body found within 1e-06 s" in done.last_reason
         window = (home, time.monotonic())
+
+        # an e-stop while the arm follows the planned path: SAFE_STOP, and after it no
+        # motion (no further segment) leaves the executive
+        reply = client.request("start", {"mission": "across", "params": {}})
+        assert reply.code == 0, reply.message
+        assert client.wait_status(lambda s: "Across" in s.active_node, 60) is not None
+        across = time.monotonic()
+        time.sleep(0.6)  # planned (tens of ms), and the first segment under way
+        injected = time.monotonic()
+        stack.sim.inject_spec("estop-soft")
+        stopped = client.wait_status(lambda s: s.state == "SAFE_STOP", 10)
+        assert stopped is not None, client.status()
+        seen = time.monotonic()
         stack.stop("executive")
         stack.stop("sim")
     rec = Recording.load(stack.record_path)
@@ -136,3 +150,5 @@ def test_moves_around_the_body_leave_no_contact_and_a_plan_out_of_time_moves_not
     assert len(before) > 10, "the arm was being moved (to home) before"
     during = [c for c in upper if window[0] < c.sent < window[1] and not c.repeat]
     assert during == [], f"{len(during)} new arm targets after the reach started"
+    assert rec.motion_commands(across, before=injected, topic="upper_cmd"), "not moving"
+    rec.assert_no_motion_after(seen, topic="upper_cmd")
