@@ -30,6 +30,7 @@ from executive.language.kinds import PARAM_TYPES, Field, FieldType
 from executive.language.model import Mission
 from executive.language.yaml_source import MAX_BYTES
 from executive.mission import btcpp
+from executive.mission.btcpp_export import export_trees
 from executive.mission.loader import MissionLoader
 from executive.mission.params import NAME_RE, decl_field
 from executive.mission.registry import KINDS, MAX_DEPTH
@@ -401,8 +402,6 @@ def _default_names(mission: Mission) -> dict[str, str]:
     """Each node's name as the export writes it, by its YAML path (as the loader reports
     paths): the nodes of ``mission``, loaded without names, all have their default ones.
     An included tree's nodes are its file's: not looked into."""
-    from executive.mission.btcpp_cli import export_trees
-
     trees = export_trees(mission)
     out: dict[str, str] = {}
     for root in (trees.main, *trees.others.values()):
@@ -578,8 +577,6 @@ def _canonical(x: XNode) -> Iterator[Canonical]:
 
 def _same_tree(doc: XNode, mission: Mission, xml_name: str) -> None:
     """Refuse an import whose mission does not export back to the XML's trees."""
-    from executive.mission.btcpp_cli import export_trees
-
     again = parse_xml(btcpp.to_xml(export_trees(mission), []).encode(), "export")
     ours = {x.attrs.get("ID"): x for x in again.children if x.tag == "BehaviorTree"}
     theirs = [x for x in doc.children if x.tag == "BehaviorTree"]

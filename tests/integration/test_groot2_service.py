@@ -26,7 +26,7 @@ from btview.client import Groot2Client
 from btview.model import BTNode
 
 from executive.harness.stack import Stack, running_stack
-from executive.mission.btcpp_cli import export_xml
+from executive.mission.btcpp_export import export_xml
 from executive.mission.loader import MissionLoader
 from executive.seam.profile import load_profile
 from tests import btcpp as theirs

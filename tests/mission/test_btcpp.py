@@ -22,7 +22,7 @@ import pytest
 from executive.language.kinds import FieldType
 from executive.language.model import Mission
 from executive.mission import btcpp
-from executive.mission.btcpp_cli import export_trees, export_xml
+from executive.mission.btcpp_export import export_trees, export_xml
 from executive.mission.btcpp_import import ImportError_, import_xml
 from executive.mission.diff import diff_missions
 from executive.mission.loader import MissionLoader
