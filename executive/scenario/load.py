@@ -357,7 +357,11 @@ def _world(check: _Checker, top: YMap, robot: LockstepPart | None, base: Path) -
     if node is None or robot is None:
         return {}
     world: dict[str, Any] = dict(plain(node))  # type: ignore[call-overload]
-    for key, message in robot.check_world(world, base):
+    unknown = [
+        (k, f"not a world key of {robot.simulator}") for k in world if k not in robot.world_keys
+    ]
+    valued = {k: v for k, v in world.items() if k in robot.world_keys}
+    for key, message in [*robot.check_world(valued, base), *unknown]:
         entry = node.entries.get(key)
         where = node.where if entry is None else entry.value.where
         if entry is not None and key not in robot.world_keys:  # a name: said at the name

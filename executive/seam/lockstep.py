@@ -88,13 +88,16 @@ class RealWire(Protocol):
 class LockstepPart(Protocol):
     """What a robot's ``lockstep`` module offers (``RobotSpec.lockstep``)."""
 
-    # the ``world:`` keys a scenario may set, each with what it means (for messages, docs)
+    # the ``world:`` keys a scenario may set, each with what it means (for messages, docs);
+    # the engine refuses any other key, naming ``simulator`` ("the simulated Atom")
     world_keys: Mapping[str, str]
+    simulator: str
     # the buttons ``press:`` takes (empty: the robot has none)
     buttons: tuple[str, ...]
 
     def check_world(self, world: Mapping[str, Any], base: Path) -> list[tuple[str, str]]:
-        """Problems with ``world`` (relative paths from ``base``): (key, message) each."""
+        """Problems with ``world``'s values (its keys are ``world_keys``; relative paths
+        from ``base``): (key, message) each."""
         ...
 
     def check_fault(self, spec: str, world: Mapping[str, Any]) -> str | None:

@@ -109,10 +109,9 @@ def test_the_joystick_stream_and_its_dead_man_run_on_the_simulated_clock() -> No
 def test_world_faults_and_clears_are_checked_as_the_simulator_takes_them() -> None:
     base = Path(".")
     assert PART.check_world({"interface": "m4", "task_seconds": 0.3}, base) == []
-    assert PART.check_world({"interface": "m5", "task_seconds": 0, "battery": 50}, base) == [
+    assert PART.check_world({"interface": "m5", "task_seconds": 0}, base) == [
         ("interface", "must be one of seed, m4"),
         ("task_seconds", "must be a number > 0"),
-        ("battery", "not a world key of the simulated GRX"),
     ]
     assert PART.check_fault("error 0x2310", {}) is None
     assert PART.check_fault("estop on", {"interface": "m4"}) is None

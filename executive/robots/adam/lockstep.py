@@ -144,18 +144,11 @@ class _Part:
     """The Adam's ``LockstepPart`` (``executive.seam.lockstep``)."""
 
     world_keys: Mapping[str, str] = {k: what for k, (what, _) in WORLD.items()}
+    simulator = "the simulated Adam"
     buttons: tuple[str, ...] = ()
 
     def check_world(self, world: Mapping[str, Any], base: Path) -> list[tuple[str, str]]:
-        problems = []
-        for key, value in world.items():
-            if key not in WORLD:
-                problems.append((key, "not a world key of the simulated Adam"))
-                continue
-            why = CHECKS[key](value, world)
-            if why is not None:
-                problems.append((key, why))
-        return problems
+        return [(k, why) for k, v in world.items() if (why := CHECKS[k](v, world))]
 
     def check_fault(self, spec: str, world: Mapping[str, Any]) -> str | None:
         battery = world.get("interface", DEFAULT_VARIANT) == "sdk-1.2"  # has battery_data

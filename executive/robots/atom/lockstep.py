@@ -188,18 +188,11 @@ class _Part:
     """The Atom's ``LockstepPart`` (``executive.seam.lockstep``)."""
 
     world_keys: Mapping[str, str] = {k: what for k, (what, _) in WORLD.items()}
+    simulator = "the simulated Atom"
     buttons: tuple[str, ...] = tuple(BUTTONS)
 
     def check_world(self, world: Mapping[str, Any], base: Path) -> list[tuple[str, str]]:
-        problems = []
-        for key, value in world.items():
-            if key not in WORLD:
-                problems.append((key, "not a world key of the simulated Atom"))
-                continue
-            why = CHECKS[key](value, base, world)
-            if why is not None:
-                problems.append((key, why))
-        return problems
+        return [(k, why) for k, v in world.items() if (why := CHECKS[k](v, base, world))]
 
     def check_fault(self, spec: str, world: Mapping[str, Any]) -> str | None:
         try:

@@ -610,16 +610,11 @@ class _Part:
     """The Aurora's ``LockstepPart`` (``executive.seam.lockstep``)."""
 
     world_keys: Mapping[str, str] = {k: what for k, (what, _) in WORLD.items()}
+    simulator = "the simulated Aurora"
     buttons: tuple[str, ...] = ()
 
     def check_world(self, world: Mapping[str, Any], base: Path) -> list[tuple[str, str]]:
-        problems = []
-        for key, value in world.items():
-            if key not in WORLD:
-                problems.append((key, "not a world key of the simulated Aurora"))
-            elif (why := _check(key, value)) is not None:
-                problems.append((key, why))
-        return problems
+        return [(k, why) for k, v in world.items() if (why := _check(k, v))]
 
     def check_fault(self, spec: str, world: Mapping[str, Any]) -> str | None:
         try:
