@@ -73,8 +73,9 @@ MISSION = "grx_bench_walk"
 ONEWAY_KEY, RTT_KEY, ECHO_KEY = "bench/grx/oneway", "bench/grx/rtt", "bench/grx/echo"
 RNG = np.random.default_rng(13)  # the phases: random, and the same every run
 
-# The robot: zenoh and msgpack only. argv[1]: the port it listens on. Commands on stdin,
-# one per line; what it saw on stdout, one line each ("ready" first).
+# The robot: zenoh and msgpack only. argv[1]: the port it listens on; argv[2]: how many
+# joints its robot map reports (the profile's GR-1 T2: 32). Commands on stdin, one per
+# line; what it saw on stdout, one line each ("ready" first).
 PEER = r"""
 import sys, threading, time
 import msgpack, zenoh
@@ -100,7 +101,7 @@ def say(*words):
 
 maps = {
     "comm": {"flag_heart_beat": True},
-    "robot": {"joint_measured_position": [0.0] * 23},
+    "robot": {"joint_measured_position": [0.0] * int(sys.argv[2])},
     "task": {"flag_task_in_process": False, "robot_task_state": 960, "robot_task_substate": 0},
     "grx": {"fourier_core_version": "plain", "fourier_grx_version": "plain",
             "robot_error_codes": 0},
@@ -214,8 +215,9 @@ class Peer:
     """The plain robot process and what it has reported so far."""
 
     def __init__(self, port: int) -> None:
+        joints = len(load_profile("grx").topics.get("robot", ()))
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", PEER, str(port)],
+            [sys.executable, "-c", PEER, str(port), str(joints)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
