@@ -10,6 +10,7 @@ join; the tokens go with a closed session."""
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
@@ -194,3 +195,37 @@ def test_planes_that_claimed_apart_stop_answering_when_their_routers_join(
         with pytest.raises(FleetError, match="left the fleet plane before it answered"):
             operator.query(ROBOT, fields, 2.0, holder=planes["a"].instance)
         assert all(ROBOT in p.problems()[0] for p in planes.values())
+
+
+@pytest.mark.dds
+def test_a_request_to_a_holder_whose_queryable_lags_its_token_is_answered(
+    zenoh_net: Callable[..., zenoh.Session], tmp_path: Path
+) -> None:
+    """An executive's token can reach a view before its queryable (declared together,
+    routed apart): a request sent between them is asked again while the token stays, not
+    refused as "left" (the fleet bench's first request met it once in CI)."""
+    port = free_port()
+    zenoh_net("router", listen=port)
+    executive = zenoh_net("client", connect=(port,))
+    instance = "a" * 32
+    assert Claim(executive, "fleet", ROBOT, instance).take()  # the token, no queryable yet
+    operator = FleetClient(load_config(client_config_file(tmp_path / "op.json5", port)), view=False)
+    asked: list[float] = []
+
+    def answer(query: zenoh.Query) -> None:
+        asked.append(time.monotonic())
+        query.reply(query.key_expr, json.dumps({"message": "late"}))
+
+    timer = threading.Timer(
+        0.4, lambda: executive.declare_queryable(request_key("fleet", ROBOT, instance), answer)
+    )
+    try:
+        assert wait(lambda: holders_of(operator.session, "fleet", ROBOT, 5.0) == [instance])
+        began = time.monotonic()
+        timer.start()
+        fields = {"request_id": "r", "verb": "status"}
+        assert operator.query(ROBOT, fields, 5.0, holder=instance)["message"] == "late"
+        assert len(asked) == 1 and asked[0] - began >= 0.4  # asked once it could be
+    finally:
+        timer.cancel()
+        operator.close()

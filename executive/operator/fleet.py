@@ -91,6 +91,7 @@ ACTIONS = ("start", "stop", "pause", "resume", "reset")
 SETTLED = ("RUNNING", "SAFE_STOP")  # states a robot that is not ready still shows as such
 STALE = "stale"  # a live robot silent past --stale: the view's reading, not a membership's
 SORTS = ("attention", "id", "state", "safety", "condition", "age")
+RETRY_S = 0.05  # s between asks of an executive whose token the routers hold, not yet its queryable
 STORE_TIMEOUT_S = 2.0  # for the membership stores' answers when a view opens
 
 
@@ -434,23 +435,31 @@ class FleetClient:
         began = time.monotonic()
         holder = holder or self.instance(robot_id, timeout)
         key = request_key(self.prefix, robot_id, holder)
-        left = max(0.0, timeout - (time.monotonic() - began))
-        replies = self.session.get(key, payload=json.dumps(fields), timeout=left)
-        for reply in replies:
-            if reply.ok is None:
-                continue
-            try:
-                answer = json.loads(reply.ok.payload.to_bytes())
-            except ValueError:
-                continue
-            if isinstance(answer, dict):
-                return answer
-        if time.monotonic() - began < 0.9 * timeout:  # the routers said: nobody there
-            raise FleetError(
-                f"robot {robot_id!r}: its executive ({holder[:SHOWN]}) left the fleet plane "
-                "before it answered"
-            )
-        raise FleetError(f"no reply from robot {robot_id!r} within {timeout:g} s ({key})")
+        payload = json.dumps(fields)
+        while True:
+            left = max(0.0, timeout - (time.monotonic() - began))
+            for reply in self.session.get(key, payload=payload, timeout=left):
+                if reply.ok is None:
+                    continue
+                try:
+                    answer = json.loads(reply.ok.payload.to_bytes())
+                except ValueError:
+                    continue
+                if isinstance(answer, dict):
+                    return answer
+            spent = time.monotonic() - began
+            if spent >= 0.9 * timeout:
+                raise FleetError(f"no reply from robot {robot_id!r} within {timeout:g} s ({key})")
+            # the routers said nobody answers there: the executive left, or it has just
+            # joined and its token reached this view ahead of its queryable (declared at
+            # the same time, routed apart). Asked again while its token stays; the request
+            # reached no one, so the same nonce is no replay.
+            if holder not in holders_of(self.session, self.prefix, robot_id, timeout - spent):
+                raise FleetError(
+                    f"robot {robot_id!r}: its executive ({holder[:SHOWN]}) left the fleet "
+                    "plane before it answered"
+                )
+            time.sleep(RETRY_S)
 
     def request(
         self,
