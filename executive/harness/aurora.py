@@ -190,7 +190,9 @@ def bridge_pid(service_pid: int) -> int | None:
 
 class Pendant:
     """What the robot's own pendant would do: whole-body FSM commands from a plain cyclonedds
-    11 writer in .venv-aurora (no project code but the wire's types), e.g. out of FSM 9."""
+    11 writer in .venv-aurora (no project code but the wire's types), e.g. out of FSM 9.
+    Ready once its writer has matched the robot's reader: a command written before that
+    (volatile) is lost, as CI on a loaded machine once showed."""
 
     CODE = (
         "import sys\n"
@@ -199,6 +201,10 @@ class Pendant:
         "from executive.robots.aurora.wire import types as T\n"
         "n = AuroraNode(WireConfig(domain=int(sys.argv[1])))\n"
         "w = n.writer('whole_body_fsm_state_change_cmd')\n"
+        "import time\n"
+        "t = time.monotonic() + 10\n"
+        "while not w.get_matched_subscriptions() and time.monotonic() < t:\n"
+        "    time.sleep(0.01)\n"
         "print('ready', flush=True)\n"
         "for line in sys.stdin:\n"
         "    w.write(T.WholeBodyFsmStateChangeCmd(header=header(), desired_state=int(line)))\n"
