@@ -22,21 +22,11 @@ from executive.motion.trajectory import required_duration
 from executive.reach import clearance
 from executive.reach import plan as paths
 from executive.seam import body as bodies
+from tests.reach.across import ACROSS, ARM, TUCK
 
 from .conftest import PROFILE, Kit
 
-ARM = tuple(PROFILE.joint_sets["right_arm"])
 REST = {"right_elbow_pitch": 1.3, "right_shoulder_roll": -0.12}
-TUCK = dict.fromkeys(ARM, 0.0) | {"right_shoulder_pitch": 0.5, "right_elbow_pitch": -0.5}
-ACROSS = {
-    "right_shoulder_pitch": -0.78,
-    "right_shoulder_roll": 0.05,
-    "right_shoulder_yaw": 1.69,
-    "right_elbow_pitch": 0.13,
-    "right_elbow_roll": -0.03,
-    "right_wrist_pitch": -0.09,
-    "right_wrist_roll": 0.17,
-}
 
 
 L = TypeVar("L", bound=MoveJoints)

@@ -20,6 +20,7 @@ from executive.robots.atom.sim.record import Recording
 from executive.robots.atom.topics import TOPICS, AtomIO
 from executive.seam.profile import load_profile
 from tests.integration.test_reach_on_sim import UPPER
+from tests.reach.across import ACROSS
 
 pytestmark = pytest.mark.dds
 
@@ -29,15 +30,6 @@ TUCK = (
     "{right_shoulder_pitch: 0.5, right_shoulder_roll: 0.0, right_shoulder_yaw: 0.0, "
     "right_elbow_pitch: -0.5, right_elbow_roll: 0.0, right_wrist_pitch: 0.0, right_wrist_roll: 0.0}"
 )
-ACROSS = {
-    "right_shoulder_pitch": -0.78,
-    "right_shoulder_roll": 0.05,
-    "right_shoulder_yaw": 1.69,
-    "right_elbow_pitch": 0.13,
-    "right_elbow_roll": -0.03,
-    "right_wrist_pitch": -0.09,
-    "right_wrist_roll": 0.17,
-}
 
 
 def across_mission(path: str) -> str:

@@ -24,20 +24,10 @@ from executive.reach import clearance, ik
 from executive.reach import plan as paths
 from executive.seam import body as bodies
 from executive.seam.profile import load_profile
+from tests.reach.across import ACROSS, ARM, TUCK
 
 PROFILE = load_profile("atom-sdk")
-ARM = tuple(PROFILE.joint_sets["right_arm"])
 HOME = {j: 0.0 for j in PROFILE.joints} | dict(PROFILE.body.rest)  # type: ignore[union-attr]
-TUCK = dict.fromkeys(ARM, 0.0) | {"right_shoulder_pitch": 0.5, "right_elbow_pitch": -0.5}
-ACROSS = {
-    "right_shoulder_pitch": -0.78,
-    "right_shoulder_roll": 0.05,
-    "right_shoulder_yaw": 1.69,
-    "right_elbow_pitch": 0.13,
-    "right_elbow_roll": -0.03,
-    "right_wrist_pitch": -0.09,
-    "right_wrist_roll": 0.17,
-}
 START = HOME | TUCK
 
 
