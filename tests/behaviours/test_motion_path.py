@@ -9,7 +9,6 @@ path), then nothing from the failing leaf. The leaf's clock is the kit's."""
 
 from __future__ import annotations
 
-import time
 from typing import TypeVar
 
 import pytest
@@ -58,15 +57,15 @@ def answered(kit: Kit, leaf: MoveJoints) -> Status:
 def test_it_plans_then_runs_the_segments_one_after_another(kit: Kit) -> None:
     kit.robot.joints(**TUCK)
     leaf = across(kit)
-    began = time.monotonic()
     assert kit.tick(leaf) is Status.RUNNING
-    ticked = time.monotonic() - began
+    # the plan went to the planner's thread, the tick did not wait for it (judged by what
+    # the leaf holds, not by wall time: CI's neighbours once made a tick 48 ms)
+    assert leaf._planning is not None
     assert kit.motion.submitted == []  # planning: nothing sent
     assert answered(kit, leaf) is Status.RUNNING
     body = bodies.load(PROFILE)
     expected = paths.plan(body, PROFILE, measured(kit), ACROSS)
     assert expected.planned and len(expected.waypoints) >= 2
-    assert ticked < expected.seconds  # the tick did not wait for the plan
     here = dict(TUCK)
     for k, wp in enumerate(expected.waypoints):
         (traj,) = kit.motion.submitted[k:]
