@@ -23,6 +23,8 @@ from executive.robots.grx import interface as wire
 from executive.robots.grx.commands import ZERO_REPEATS, GrxCommands
 from executive.robots.grx.lockstep import PART, undo
 from executive.robots.grx.settings import settings_of
+from executive.robots.grx.sim import model_of as sim_model
+from executive.robots.grx.sim import parser as sim_parser
 from executive.robots.simkit.scheduler import Scheduler
 from executive.scenario.load import load_scenario
 from executive.scenario.model import Scenario
@@ -135,3 +137,32 @@ def test_the_sim_record_is_every_client_map_on_the_simulated_clock(tmp_path: Pat
     tasks = [ln for ln in lines if ln["key"] == wire.client_key("task")]
     assert {wire.TASK_COMMAND: 35} in [ln["fields"] for ln in tasks]  # servo_on, by its TID
     assert all(0.0 <= ln["t"] < 5.0 for ln in lines)  # simulated seconds, not the wall's
+
+
+@pytest.mark.parametrize("physics", ["mujoco", "kinematic"])
+def test_the_joints_move_in_simulated_time_as_the_sim_process_moves_them(
+    physics: str, tmp_path: Path
+) -> None:
+    """The lockstep's body is the sim process's (``--physics``): the same joints after the
+    same simulated second as the process's model stepped by its own loop's period."""
+    clock = SimClock()
+    robot = PART.open(PROFILE, clock, {"physics": physics}, tmp_path, tmp_path / "record.jsonl")
+    body = robot.sim.model.body
+    assert body is not None and body.mode == physics
+    start = body.positions()
+    periods = 0
+    while clock() < 1.0:
+        clock.advance(robot.due())
+        robot.run_due(clock())
+        periods += 1
+    robot.close()
+    process = sim_model(sim_parser().parse_args(["--physics", physics]))
+    for _ in range(periods):  # (its loop: step, then publish, every period)
+        process.step(robot.sim.period)
+    assert process.body is not None
+    assert body.positions() == process.body.positions()
+    sag = max(abs(a - b) for a, b in zip(body.positions(), start, strict=True))
+    assert (sag > 1e-4) if physics == "mujoco" else (sag == 0.0), sag  # held under gravity
+    assert PART.check_world({"physics": "bullet"}, Path(".")) == [
+        ("physics", "must be one of mujoco, kinematic")
+    ]

@@ -43,6 +43,7 @@ from executive.clock import SimClock
 from executive.robots.grx import interface as wire
 from executive.robots.grx.settings import GrxSettings, settings_of
 from executive.robots.grx.sim import COMMAND_KEY, GARBAGE, GrxSim
+from executive.robots.grx.sim.body import MODES, SimBody
 from executive.robots.grx.sim.model import CommandError, GrxModel
 from executive.robots.grx.sim.process import free_port
 from executive.robots.simkit.scheduler import Scheduler
@@ -71,6 +72,11 @@ WORLD: dict[str, tuple[str, str]] = {
     "task_seconds": (
         f"number > 0: how long a task is in process, s (default {TASK_SECONDS:g})",
         "--task-seconds",
+    ),
+    "physics": (
+        "mujoco (the GR-1 T2's joints held under gravity, as the sim process does by default) "
+        "or kinematic",
+        "--physics",
     ),
 }
 
@@ -119,6 +125,8 @@ class GrxLockstep:
             {name: s.id for name, s in profile.fsm.items()},
             settings,
             task_seconds=float(world.get("task_seconds", TASK_SECONDS)),
+            # the sim process's default: the joints stepped in MuJoCo
+            body=SimBody(profile, str(world.get("physics", "mujoco"))) if profile.topics else None,
         )
         self._path = record
         self._record: TextIO = record.open("w", encoding="utf-8")
@@ -130,9 +138,13 @@ class GrxLockstep:
         """One period of ``GrxSim.run``: the model stepped, the four server maps put."""
         sim = self.sim
         with sim.lock:
-            sim.model.step(sim.period)
+            contacts = sim.model.step(sim.period)
             maps = sim.model.server_maps()
             garbage, sim.model.garbage = sim.model.garbage, set()
+        body = sim.model.body
+        for event in contacts:  # recorded as the sim process records them, on this clock
+            info = {**event.as_dict(), "joint": body.culprit(event) if body else None}
+            self._record.write(json.dumps({"t": now, "contact": info}) + "\n")
         for category, fields in maps.items():
             payload = GARBAGE if category in garbage else wire.encode(fields)
             sim.publishers[category].put(payload)
@@ -214,9 +226,10 @@ class _ZenohWire:
         self._client = _QueryClient(self._session)
 
     def sim_ready(self, stack: Any, pid: int) -> bool:
-        """Whether the simulator process answers its status query within ``READY_S``."""
+        """Whether the simulator process answers its status query within ``READY_S`` (no
+        as soon as it has exited)."""
         deadline = time.monotonic() + READY_S
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline and stack.pid("sim") == pid:
             if self._client.request("status", timeout=1.0) is not None:
                 return True
             time.sleep(0.1)
@@ -248,6 +261,8 @@ class _Part:
                 and value > 0
             ):
                 problems.append((key, "must be a number > 0"))
+            elif key == "physics" and value not in MODES:
+                problems.append((key, f"must be one of {', '.join(MODES)}"))
         return problems
 
     def check_fault(self, spec: str, world: Mapping[str, Any]) -> str | None:

@@ -151,7 +151,7 @@ class GrxSim:
         say({"event": "contact", **info})
         if self.record is not None:
             with self.lock:
-                self.record.write(json.dumps({"t": time.time(), "contact": info}) + "\n")
+                self.record.write(json.dumps({"t": self.clock(), "contact": info}) + "\n")
                 self.record.flush()
 
     def command(self, line: str) -> dict[str, Any]:
@@ -271,7 +271,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return send(args) if args.command else serve(args)
 
 
-def _model(args: argparse.Namespace) -> GrxModel:
+def model_of(args: argparse.Namespace) -> GrxModel:
     """The robot the options describe, its body stepped (ValueError saying what is wrong:
     the profile, another robot's profile, the physics or the scene)."""
     try:
@@ -301,7 +301,7 @@ def serve(args: argparse.Namespace) -> int:
     Real-time where the environment asks, before zenoh's threads exist (``simkit.realtime``)."""
     realtime.take()
     try:
-        model = _model(args)
+        model = model_of(args)
         session = open_session(load_config(args.zenoh_config, args.cfg))
     except (ValueError, ConfigError) as e:
         sys.stderr.write(f"grx sim: {e}\n")
