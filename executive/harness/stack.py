@@ -43,6 +43,7 @@ from executive.service.client import ExecutiveClient
 from executive.wire import dds
 
 ROOT = Path(__file__).resolve().parents[2]
+UP_S = 30.0  # seconds a process has to come up
 LOOPBACK_URI = (ROOT / "executive" / "resources" / "cyclonedds-loopback.xml").as_uri()
 
 
@@ -294,12 +295,36 @@ class Stack:
             args = (*args, "--record", str(self.record_path))
         proc = self.spawn("sim", "sim", *args)
         if sim_ready is not None:
-            if not sim_ready(self, proc.pid):
-                raise TimeoutError(f"the sim did not come up; see {self.log_path('sim')}")
+            if not sim_ready(self, proc.pid):  # (the hook gives up when the process exits)
+                self._not_up("sim", proc)
             return proc
-        if self.sim.wait_status(lambda s: s.pid == proc.pid, 30) is None:
-            raise TimeoutError(f"the sim did not come up; see {self.log_path('sim')}")
+        self._wait_up("sim", proc, lambda t: self.sim.wait_status(lambda s: s.pid == proc.pid, t))
         return proc
+
+    def _wait_up(
+        self, name: str, proc: subprocess.Popen[bytes], seen: Callable[[float], Any]
+    ) -> Any:
+        """What ``seen(timeout)`` saw (not None) within ``UP_S``, asked in short slices so
+        that a process that exits meanwhile is said at once (``_not_up``)."""
+        deadline = time.monotonic() + UP_S
+        while (got := seen(min(0.5, max(0.0, deadline - time.monotonic())))) is None:
+            if proc.poll() is not None or time.monotonic() >= deadline:
+                self._not_up(name, proc)
+        return got
+
+    def _not_up(self, name: str, proc: subprocess.Popen[bytes]) -> None:
+        """Raise why process ``name`` did not come up: ChildProcessError if it exited (its
+        code and its log's last line), TimeoutError if it runs but was not seen."""
+        log = self.log_path(name)
+        lines = log.read_text(errors="replace").splitlines() if log.is_file() else []
+        last = next((ln.strip()[:300] for ln in reversed(lines) if ln.strip()), "nothing")
+        what = "the service" if name == "executive" else f"the {name}"
+        if proc.poll() is not None:
+            raise ChildProcessError(
+                f"{what} exited ({proc.returncode}) before it came up; its log's last line: "
+                f"{last}; see {log}"
+            )
+        raise TimeoutError(f"{what} did not come up within {UP_S:g} s; see {log}")
 
     def start_service(
         self,
@@ -316,9 +341,11 @@ class Stack:
         proc = self.spawn("executive", "run", "--config", str(self.config_path), *args, env=env)
         if wait:
             own = f":{proc.pid}"
-            status = self.client.wait_status(lambda s: s.executive_id.endswith(own), 30)
-            if status is None:
-                raise TimeoutError(f"the service did not come up; see {self.workdir}/executive.log")
+            status = self._wait_up(
+                "executive",
+                proc,
+                lambda t: self.client.wait_status(lambda s: s.executive_id.endswith(own), t),
+            )
             sim = self.procs.get("sim")
             if ready or (ready is None and sim is not None and sim.poll() is None):
                 heard = self.client.wait_status(

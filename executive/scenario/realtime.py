@@ -74,17 +74,21 @@ class RealtimeRun:
                 ready = getattr(self.part, "sim_ready", None)
                 if wire is not None:
                     argv, ready = [*argv, *wire.sim_args], wire.sim_ready
-                stack.start_sim(*argv, record=True, sim_ready=ready)
-                stack.start_service()
+                try:
+                    stack.start_sim(*argv, record=True, sim_ready=ready)
+                    stack.start_service()
+                except (TimeoutError, OSError) as e:  # said as the scenario's error
+                    logs = {f"{n} log": stack.log_path(n) for n in ("sim", "executive")}
+                    return self._error(_not_up(e, logs), wall, logs)
                 faults = wire.fault_client() if wire else self.part.fault_client(stack.dds)
                 return self._follow(stack, faults, wall)
             finally:
                 if wire is not None:
                     wire.close()
 
-    def _error(self, why: str, wall: float) -> Outcome:
+    def _error(self, why: str, wall: float, files: dict[str, Path] | None = None) -> Outcome:
         return Outcome(None, list(self.fired.values()), {}, None, error=why, simulated=False,
-                       wall=time.perf_counter() - wall)  # fmt: skip
+                       wall=time.perf_counter() - wall, files=files or {})  # fmt: skip
 
     def _follow(self, stack: Stack, faults: FaultClient, wall: float) -> Outcome:
         s = self.scenario
@@ -190,6 +194,18 @@ class _Record:
         """The last node seen RUNNING, by mission path ("" if none)."""
         running = [p for p, statuses in self.seen.items() if "RUNNING" in statuses]
         return running[-1] if running else ""
+
+
+def _not_up(error: Exception, logs: dict[str, Path]) -> str:
+    """Why the stack did not come up, in one line: the stack's words, and each process's
+    last log line (the logs go with the scenario's files: ``--keep`` keeps them)."""
+    said = [str(error).split("; see ")[0]]
+    for name, path in logs.items():
+        lines = path.read_text(errors="replace").splitlines() if path.is_file() else []
+        last = next((ln.strip() for ln in reversed(lines) if ln.strip()), "")
+        if last:
+            said.append(f"{name}: {last[:300]}")
+    return "; ".join(said)
 
 
 def _new_lines(path: Path, offset: int) -> tuple[int, list[dict[str, Any]]]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import math
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -193,7 +194,12 @@ class _Part:
         (``Stack.start_sim``'s hook; the Atom's status is not the Adam's)."""
         from executive.robots.adam.sim.client import client_for
 
-        return client_for(stack.dds).wait_status(lambda s: s.pid == pid, 30) is not None
+        client = client_for(stack.dds)
+        deadline = time.monotonic() + 30.0
+        while time.monotonic() < deadline and stack.pid("sim") == pid:  # no once it exited
+            if client.wait_status(lambda s: s.pid == pid, 0.5) is not None:
+                return True
+        return False
 
     def fault_client(self, participant: Any) -> _SimClient:
         from executive.robots.adam.sim.client import client_for

@@ -30,6 +30,7 @@ from executive.robots.atom.sim.record import Recording
 from executive.robots.atom.sim.servos import axis_targets
 from executive.robots.simkit.faults import FaultError, FaultSpec, parse_fault
 from executive.robots.simkit.lockstep import NodeFaultClient, NodeLockstep
+from executive.robots.simkit.physics import load_scene
 from executive.seam.profile import RobotProfile
 from executive.wire.loop import LoopBus
 
@@ -91,6 +92,17 @@ def _file(value: object, base: Path, world: Mapping[str, Any]) -> str | None:
     return None if (base / value).is_file() else f"no file {base / value}"
 
 
+def _scene(value: object, base: Path, world: Mapping[str, Any]) -> str | None:
+    """A scene file as the simulator reads it at start (its obstacles, their keys)."""
+    if (why := _file(value, base, world)) is not None:
+        return why
+    try:
+        load_scene(base / str(value))
+    except ValueError as e:
+        return str(e)
+    return None
+
+
 def _interface(value: object, base: Path, world: Mapping[str, Any]) -> str | None:
     if not isinstance(value, str):
         return "must be an interface variant, e.g. sdk-1.1.0"
@@ -129,7 +141,7 @@ CHECKS: dict[str, Check] = {
     "amr_turn_rate": _in(0.0, above=True),
     "joint_speed_scale": _in(0.0, above=True),
     "physics": _one_of("mujoco", "kinematic", said="must be mujoco or kinematic"),
-    "scene": _file,
+    "scene": _scene,
     "tags": _file,
     "contact_fault": lambda v, b, w: None if isinstance(v, bool) else "must be true or false",
     "fsm": _fsm,
