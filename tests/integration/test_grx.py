@@ -40,6 +40,8 @@ def grx(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Stack, SimPr
 
 
 def start_mission(stack: Stack, name: str, **params: Any) -> None:
+    if stack.client.status().state == "SAFE_STOP":  # a test before failed with it latched
+        reset(stack)
     reply = stack.client.request("start", {"mission": name, "params": params})
     assert reply.code == 0, reply.message
 
