@@ -595,9 +595,13 @@ def _end(
     end = check.mapping(node, path)
     if end is None:
         return None
-    check.keys(end, path, ("pose", "within", "hand"))
-    if "pose" not in end.entries and "hand" not in end.entries:
-        check.error(end.where, path, "needs pose: NAME and/or hand: {point, at, within}")
+    check.keys(end, path, ("pose", "within", "hand", "base"))
+    if not {"pose", "hand", "base"} & set(end.entries):
+        check.error(
+            end.where,
+            path,
+            "needs pose: NAME, hand: {point, at, within} and/or base: {at: [x, y], within}",
+        )
         return None
     pose = ""
     if (pose_node := _entry(end, "pose")) is not None:
@@ -626,7 +630,50 @@ def _end(
             at = (float(xyz[0]), float(xyz[1]), float(xyz[2]))
         w = check.number(_entry(hand, "within"), f"{path}.hand.within", strict=True)
         point_within = 0.05 if w is None else w
-    return End(pose, 0.02 if within is None else within, point, at, point_within)
+    base = _base(check, _entry(end, "base"), profile, f"{path}.base")
+    return End(pose, 0.02 if within is None else within, point, at, point_within, **base)
+
+
+def _base(
+    check: _Checker, node: YNode | None, profile: RobotProfile | None, path: str
+) -> dict[str, Any]:
+    """``End``'s base fields from ``base: {at: [x, y], within, heading, heading_within}``;
+    only a robot that reports its base's pose (navigation) has them."""
+    base = check.mapping(node, path)
+    if node is None or base is None:
+        return {}
+    check.keys(base, path, ("at", "within", "heading", "heading_within"))
+    if profile is not None and "navigation" not in profile.capabilities:
+        check.error(
+            base.where,
+            path,
+            f"profile {profile.name!r} reports no base pose (a robot with navigation does)",
+        )
+        return {}
+    out: dict[str, Any] = {}
+    at_node = _entry(base, "at")
+    xy = plain(at_node) if at_node is not None else None
+    if (
+        not isinstance(xy, list)
+        or len(xy) != 2
+        or not all(
+            isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) for v in xy
+        )
+    ):
+        where = base.where if at_node is None else at_node.where
+        check.error(where, f"{path}.at", "expected [x, y] in m (the base's map frame)")
+    else:
+        out["base"] = (float(xy[0]), float(xy[1]))
+    for key, field_ in (("within", "base_within"), ("heading_within", "heading_within")):
+        if (bound := check.number(_entry(base, key), f"{path}.{key}", strict=True)) is not None:
+            out[field_] = bound
+    if (heading := _entry(base, "heading")) is not None:
+        rad = heading.value if isinstance(heading, YScalar) else None
+        if isinstance(rad, int | float) and not isinstance(rad, bool) and math.isfinite(rad):
+            out["heading"] = float(rad)
+        else:
+            check.error(heading.where, f"{path}.heading", f"expected rad, got {describe(heading)}")
+    return out
 
 
 def _poses(profile: RobotProfile, root: Path) -> Mapping[str, Any]:

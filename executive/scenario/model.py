@@ -53,13 +53,19 @@ class End:
     """Where the robot must be when the scenario ends: at a pose of the library (each of
     its joints within ``pose_within`` rad; or a gesture, each finger within it in the
     profile's units) and/or with a point of its body (``point``,
-    the profile's ``body.points``) within ``point_within`` m of ``at`` (base frame)."""
+    the profile's ``body.points``) within ``point_within`` m of ``at`` (base frame), and/or
+    its base (as the robot reports its pose, in its map frame) within ``base_within`` m of
+    ``base`` (x, y), heading within ``heading_within`` rad of ``heading`` if given."""
 
     pose: str = ""
     pose_within: float = 0.02
     point: str = ""
     at: tuple[float, float, float] = (0.0, 0.0, 0.0)
     point_within: float = 0.05
+    base: tuple[float, float] | None = None
+    base_within: float = 0.1
+    heading: float | None = None
+    heading_within: float = 0.1
 
 
 @dataclass(frozen=True)

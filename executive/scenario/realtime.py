@@ -30,7 +30,7 @@ from executive.harness.stack import Stack, running_stack
 from executive.scenario import nodes
 from executive.scenario.model import BodyCheck, Event, Scenario
 from executive.scenario.simtime import lockstep_part
-from executive.scenario.story import Fired, Outcome, missed, read_story
+from executive.scenario.story import Fired, Outcome, Pose, missed, read_story
 from executive.seam.lockstep import FaultClient, RealWire
 from executive.seam.profile import load_profile
 
@@ -123,6 +123,8 @@ class RealtimeRun:
             fired=[self.fired[i] for i in sorted(self.fired)],
             joints=last_joints(mcap),
             body={i: last_joints(mcap, until=at) for i, at in follow.body_at.items()},
+            base=last_base(mcap),
+            body_base={i: last_base(mcap, until=at) for i, at in follow.body_at.items()},
             record=stack.record_path,
             files={"run record": record, "run MCAP": mcap, "sim record": stack.record_path},
             timed_out=timed_out,
@@ -240,6 +242,24 @@ def _moving(stack: Stack) -> tuple[str, ...] | None:
     if motion.get("moving") is None:
         return None
     return tuple(motion.get("reasons", ())) if motion["moving"] else ()
+
+
+def last_base(mcap: Path, until: float = math.inf) -> Pose | None:
+    """The base's last pose in a run's MCAP file (as of ``until``, wall clock s); None if
+    the robot reported none."""
+    if not mcap.is_file():
+        return None
+    from mcap.reader import make_reader
+
+    out: Pose | None = None
+    with mcap.open("rb") as f:
+        for _, _, message in make_reader(f).iter_messages(topics=["/robot/base"]):
+            if message.log_time > until * 1e9:
+                break
+            p = json.loads(message.data).get("position") or {}
+            if all(isinstance(p.get(k), int | float) for k in ("x", "y", "yaw")):
+                out = (float(p["x"]), float(p["y"]), float(p["yaw"]))
+    return out
 
 
 def last_joints(mcap: Path, until: float = math.inf) -> dict[str, float]:

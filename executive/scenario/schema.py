@@ -32,6 +32,19 @@ _POINT = {
     "required": ["point", "at"],
     "additionalProperties": False,
 }
+_BASE = {
+    "type": "object",
+    "description": "the base's pose as the robot reports it (its map frame): a robot with "
+    "navigation",
+    "properties": {
+        "at": {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2},
+        "within": {"type": "number", "exclusiveMinimum": 0, "description": "m"},
+        "heading": {"type": "number", "description": "rad"},
+        "heading_within": {"type": "number", "exclusiveMinimum": 0, "description": "rad"},
+    },
+    "required": ["at"],
+    "additionalProperties": False,
+}
 _WHERE = {
     "pose": {
         "type": "string",
@@ -43,6 +56,7 @@ _WHERE = {
         "description": "rad, each joint (a finger: the profile's units)",
     },
     "hand": _POINT,
+    "base": _BASE,
 }
 
 

@@ -52,7 +52,7 @@ from executive.records.runchannels import RunChannels, catalogue
 from executive.records.runrecord import RunRecorder
 from executive.scenario import nodes
 from executive.scenario.model import Event, Scenario
-from executive.scenario.story import Fired, Outcome, missed, read_story
+from executive.scenario.story import Fired, Outcome, Pose, missed, read_story
 from executive.seam.lockstep import LockstepPart, LockstepRobot
 from executive.seam.ports import RobotSnapshot
 from executive.seam.profile import RobotProfile, load_profile
@@ -79,6 +79,13 @@ def joints_by_name(snap: RobotSnapshot) -> dict[str, float]:
         if stamped is not None and index < len(stamped.sample):
             out[name] = float(stamped.sample[index])
     return out
+
+
+def base_pose(snap: RobotSnapshot) -> Pose | None:
+    """The base's pose the robot reported last (None: it reports none)."""
+    base = snap.base
+    pose = base.sample.pose if base is not None else None
+    return None if pose is None else (float(pose[0]), float(pose[1]), float(pose[2]))
 
 
 class _Trigger:
@@ -112,6 +119,7 @@ class SimulatedRun:
         self._triggers: list[tuple[_Trigger, Event]] = []
         self._body: list[tuple[_Trigger, int]] = []  # expect.body's checks, by index
         self.body: dict[int, dict[str, float]] = {}  # the joints when each check's node came
+        self.body_base: dict[int, Pose | None] = {}  # and the base's pose then
         self._requests: list[tuple[Fired, Future[Any]]] = []
         self._next_tick = 0.0
         self._started_at: float | None = None
@@ -165,6 +173,7 @@ class SimulatedRun:
         try:
             self._loop(robot, runtime, recorder, channels)
             joints = joints_by_name(ex.state_now())
+            base = base_pose(ex.state_now())
         finally:
             self._close(robot, runtime, recorder, channels)
         record = self.workdir / "runs" / f"{self._run_id}.jsonl"
@@ -182,6 +191,8 @@ class SimulatedRun:
             fired=[self.fired[i] for i in sorted(self.fired)],
             joints=joints,
             body=self.body,
+            base=base,
+            body_base=self.body_base,
             record=files["sim record"],
             files=files,
             error=self.error,
@@ -249,7 +260,8 @@ class SimulatedRun:
             self._schedule(event, now + event.seconds)
         for trigger, index in [b for b in self._body if b[0].due()]:
             self._body.remove((trigger, index))
-            self.body[index] = joints_by_name(ex.state_now())
+            snap = ex.state_now()
+            self.body[index], self.body_base[index] = joints_by_name(snap), base_pose(snap)
         ended = ex.run is None or ex.run.run_id != self._run_id
         if ended:  # the run is over: a node's start or end never comes now
             self._triggers.clear()

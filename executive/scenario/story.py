@@ -19,6 +19,8 @@ from typing import Any
 from executive.scenario import nodes
 from executive.scenario.model import Event
 
+Pose = tuple[float, float, float]  # a base's x m, y m, yaw rad in its map frame
+
 
 @dataclass(frozen=True)
 class RunStory:
@@ -152,6 +154,8 @@ class Outcome:
     record: Path | None  # the robot's record of the commands it received
     # expect.body's checks: the joints measured when each one's node started or ended
     body: Mapping[int, Mapping[str, float]] = field(default_factory=dict)
+    base: Pose | None = None  # the base's pose the robot reported last (x, y, yaw)
+    body_base: Mapping[int, Pose | None] = field(default_factory=dict)  # at each check
     files: dict[str, Path] = field(default_factory=dict)  # kept on failure (--keep)
     error: str = ""  # the run could not be made (the robot never ready, a start refused)
     timed_out: str = ""  # the time limit ended it: where the mission was then

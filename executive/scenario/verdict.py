@@ -4,7 +4,8 @@ said with the node it concerns.
 Every expectation is judged from what both ways of running tell alike: the run's record
 (``story.RunStory``: its result, causes, the nodes that ran), the robot's record of the
 commands it received (``LockstepPart.motion_after``), the joints the executive measured at
-the end (forward kinematics of the profile's body for a point of it).
+the end (forward kinematics of the profile's body for a point of it), the base's pose the
+robot reported.
 
 ``no_motion_after: I`` (or ``{event: I, within: S}``) is the project's safety test in a
 scenario's words: from ``S`` seconds (0.5 unless said) after event ``I`` on (until event
@@ -26,7 +27,7 @@ from executive.language.diagnostics import Location
 from executive.mission.loader import MissionLoader
 from executive.scenario import nodes
 from executive.scenario.model import BodyCheck, End, Scenario, Still
-from executive.scenario.story import Outcome, RunStory
+from executive.scenario.story import Outcome, Pose, RunStory
 from executive.seam.lockstep import LockstepPart
 from executive.seam.profile import RobotProfile
 
@@ -70,7 +71,9 @@ def judge(
         if failure:
             out.append(Failure(where["no_motion_after"], "expect.no_motion_after", failure))
     if expect.end is not None:
-        out += _end(scenario, expect.end, outcome.joints, profile, where["end"], "expect.end")
+        out += _end(
+            scenario, expect.end, outcome.joints, outcome.base, profile, where["end"], "expect.end"
+        )
     for check in expect.body:
         out += _body(scenario, check, outcome, profile)
     return out
@@ -112,7 +115,15 @@ def _body(
         return [Failure(check.where, what, f"{check.node!r} never {verb}", check.node)]
     return [
         Failure(f.where, f.what, f"when {check.node!r} {verb}: {f.message}", check.node)
-        for f in _end(scenario, check.end, joints, profile, check.where, what)
+        for f in _end(
+            scenario,
+            check.end,
+            joints,
+            outcome.body_base.get(check.index),
+            profile,
+            check.where,
+            what,
+        )
     ]
 
 
@@ -191,11 +202,14 @@ def _end(
     scenario: Scenario,
     end: End,
     joints: Mapping[str, float],
+    base: Pose | None,
     profile: RobotProfile,
     where: Location,
     what: str,
 ) -> list[Failure]:
     out = []
+    if end.base is not None:
+        out += _base(end, base, where, f"{what}.base")
     if end.pose:
         root = scenario.missions_dir
         library = MissionLoader(profile, root).library(root)
@@ -229,4 +243,30 @@ def _end(
                     f"(within {end.point_within:g} m expected)",
                 )
             )
+    return out
+
+
+def _base(end: End, base: Pose | None, where: Location, what: str) -> list[Failure]:
+    """The base where ``end`` wants it: within ``base_within`` m of (x, y), and facing
+    ``heading`` within ``heading_within`` rad (the shorter way round) if one is given."""
+    assert end.base is not None
+    if base is None:
+        return [Failure(where, what, "the robot reported no base pose")]
+    x, y, yaw = base
+    out = []
+    distance = math.hypot(x - end.base[0], y - end.base[1])
+    if distance > end.base_within:
+        said = (
+            f"the base at [{x:.3f}, {y:.3f}], {distance:.3f} m from {list(end.base)} "
+            f"(within {end.base_within:g} m expected)"
+        )
+        out.append(Failure(where, what, said))
+    if end.heading is not None:
+        off = abs(math.remainder(yaw - end.heading, math.tau))
+        if off > end.heading_within:
+            said = (
+                f"the base heading {yaw:.3f} rad, {off:.3f} rad from {end.heading:g} "
+                f"(within {end.heading_within:g} rad expected)"
+            )
+            out.append(Failure(where, f"{what}.heading", said))
     return out

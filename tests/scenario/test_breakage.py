@@ -123,3 +123,38 @@ def test_an_adam_gesture_swapped_so_the_hand_ends_closed(tmp_path: Path) -> None
         f"{scenario}:9:3: expect.end.pose: not at 'right_relaxed' within 5 counts: "
         "right_index 750.000 counts off"
     ], verdict.failures
+
+
+def test_a_table_tag_changed_so_the_base_stops_at_the_wrong_table(missions: Path) -> None:
+    """The base where the robot reports it: the author who sends the cup to tag 2 instead
+    of 4 sees the base check of 'Drive to the table' fail, with the distance."""
+    edit(missions / "deliver_drink.yaml", "    default: 4\n", "    default: 2\n")
+    scenario = missions / "deliver.test.yaml"
+    text = (SCENARIOS / "deliver_drink.succeeds.test.yaml").read_text()
+    scenario.write_text(text.replace("params: {table_tag: 4}\n", ""))
+    verdict = run_file(scenario, missions)
+    assert verdict.status == FAIL, verdict.failures
+    assert verdict.failures == [
+        f"{scenario}:13:7: expect.body[1].base: when 'Drive to the table' ended: the base at "
+        "[2.000, 0.000], 2.500 m from [0.0, 1.5] (within 0.1 m expected)"
+    ], verdict.failures
+    assert verdict.node == "Drive to the table"
+
+
+def test_a_heading_is_judged_the_shorter_way_round(missions: Path) -> None:
+    scenario = missions / "deliver.test.yaml"
+    text = (SCENARIOS / "deliver_drink.succeeds.test.yaml").read_text()
+    at_bar = "  end: {base: {at: [2.0, 1.5], within: 0.1}}"
+    assert at_bar in text
+    verdict = run_file(scenario_with(scenario, text, at_bar, "heading: 3.0"), missions)
+    assert verdict.status == FAIL, verdict.failures
+    (said,) = verdict.failures
+    got = float(re.findall(r"the base heading (-?[\d.]+) rad", said)[0])
+    # the same heading given a turn further round passes
+    turned = f"heading: {got + 6.283185307179586}, heading_within: 0.01"
+    assert run_file(scenario_with(scenario, text, at_bar, turned), missions).status == PASS
+
+
+def scenario_with(path: Path, text: str, end: str, extra: str) -> Path:
+    path.write_text(text.replace(end, end.replace("within: 0.1}", f"within: 0.1, {extra}}}")))
+    return path

@@ -146,3 +146,48 @@ def test_a_node_is_named_by_its_path_where_its_name_is_not_enough(tmp_path: Path
     )
     problems = _problems(tmp_path, text)
     assert len(problems) == 1 and "events[1].on_start: no node" in problems[0], problems
+
+
+@pytest.mark.parametrize(
+    ("end", "said"),
+    [
+        ("{base: {at: [1.0]}}", "15:20: expect.end.base.at: expected [x, y] in m"),
+        ("{base: {at: [1, .nan]}}", "15:20: expect.end.base.at: expected [x, y] in m"),
+        ("{base: {at: [1, 2], within: 0}}", "expect.end.base.within: expected a number > 0"),
+        ("{base: {at: [1, 2], heading: east}}", "expect.end.base.heading: expected rad, got"),
+        ("{base: {at: [1, 2], yaw: 1}}", "expect.end.base.yaw: unknown key; known: at, within"),
+    ],
+)  # fmt: skip
+def test_a_base_end_is_checked_as_written(tmp_path: Path, end: str, said: str) -> None:
+    text = GOOD.replace("  end: {pose: home, within: 0.02}", f"  end: {end}")
+    problems = _problems(tmp_path, text)
+    assert any(said in p for p in problems), problems
+
+
+def test_a_base_end_is_refused_for_a_robot_that_reports_no_base_pose(tmp_path: Path) -> None:
+    text = (
+        "test: t\nprofile: grx\nmissions: grx\nmission: walk_square\n"
+        "expect: {result: SUCCEEDED, end: {base: {at: [0, 0]}}}\n"
+    )
+    problems = _problems(tmp_path, text, None)
+    assert any(
+        "expect.end.base: profile 'grx' reports no base pose (a robot with navigation does)" in p
+        for p in problems
+    ), problems
+
+
+def test_a_base_end_loads_as_written(tmp_path: Path) -> None:
+    text = GOOD.replace(
+        "  end: {pose: home, within: 0.02}",
+        "  end: {base: {at: [0, 1.5], within: 0.2, heading: -1.5, heading_within: 0.05}}",
+    )
+    scenario, problems = load_scenario(_write(tmp_path, text), MISSIONS)
+    assert scenario is not None, [str(p) for p in problems]
+    end = scenario.expect.end
+    assert end is not None and end.pose == ""
+    assert (end.base, end.base_within, end.heading, end.heading_within) == (
+        (0, 1.5),
+        0.2,
+        -1.5,
+        0.05,
+    )

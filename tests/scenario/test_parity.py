@@ -33,6 +33,7 @@ PARITY = [
     "atom/head_scan.battery",  # FAILED, a fault (the battery)
     "atom/greeting_wave.stop",  # ABORTED, an operator's stop
     "atom/operator_confirmed_step.estop",  # SAFE_STOP, an e-stop
+    "atom/deliver_drink.succeeds",  # SUCCEEDED, the base where the robot reports it, the hand
     "adam/arms_wave.servo_error",  # SAFE_STOP, the PND Adam's own sim and wire
     "grx/walk_square.servo_error",  # SAFE_STOP on zenoh: a servo error mid-walk
     # the Fourier Aurora: the adapter's bridge in-process against the bridge child and the
