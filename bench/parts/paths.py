@@ -30,17 +30,8 @@ from executive.reach import clearance
 from executive.reach import plan as paths
 from executive.seam import body as bodies
 from executive.seam.profile import RobotProfile, load_profile
+from tests.reach.across import ACROSS, TUCK  # the move the tests plan
 
-TUCK = {"right_shoulder_pitch": 0.5, "right_elbow_pitch": -0.5}
-ACROSS = {
-    "right_shoulder_pitch": -0.78,
-    "right_shoulder_roll": 0.05,
-    "right_shoulder_yaw": 1.69,
-    "right_elbow_pitch": 0.13,
-    "right_elbow_roll": -0.03,
-    "right_wrist_pitch": -0.09,
-    "right_wrist_roll": 0.17,
-}
 SEED = 30  # the problems' (numpy's); each plan has its own OMPL seed
 
 
