@@ -161,6 +161,16 @@ def fmt(value: float | None, digits: int = 3) -> str:
     return f"{value:.{digits}f}"
 
 
+def sample_row(label: str, s: dict[str, float], unit: str, digits: int = 1) -> list[str]:
+    """A ``what, n, median, p99`` row of a sample's ``summary``, in ``unit``."""
+    return [
+        label,
+        str(s["n"]),
+        f"{fmt(s['median'], digits)} {unit}",
+        f"{fmt(s['p99'], digits)} {unit}",
+    ]
+
+
 def table(
     headers: Sequence[str],
     rows: Sequence[Sequence[Any]],

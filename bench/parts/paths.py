@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.harness import cli, fmt, summary, table
+from bench.harness import cli, fmt, sample_row, summary, table
 from bench.parts import Part, sized
 from executive.reach import clearance
 from executive.reach import plan as paths
@@ -95,20 +95,13 @@ def run(n: int = 200) -> dict[str, Any]:
 
 
 def report(r: dict[str, Any]) -> str:
+    planned = (
+        f"plan around the body, right arm ({r['found']}/{r['plans']} found, "
+        f"{r['moves']} moves, budget {r['budget_s']:g} s)"
+    )
     rows = [
-        [
-            f"plan around the body, right arm ({r['found']}/{r['plans']} found, "
-            f"{r['moves']} moves, budget {r['budget_s']:g} s)",
-            str(r["plan_ms"]["n"]),
-            f"{fmt(r['plan_ms']['median'], 1)} ms",
-            f"{fmt(r['plan_ms']['p99'], 1)} ms",
-        ],
-        [
-            "floor: one collision check",
-            str(r["check_us"]["n"]),
-            f"{fmt(r['check_us']['median'], 1)} us",
-            f"{fmt(r['check_us']['p99'], 1)} us",
-        ],
+        sample_row(planned, r["plan_ms"], "ms"),
+        sample_row("floor: one collision check", r["check_us"], "us"),
     ]
     return table(("what", "n", "median", "p99"), rows)
 

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from bench.harness import ROOT, check, cli, fmt, summary, table
+from bench.harness import ROOT, check, cli, fmt, sample_row, summary, table
 from bench.parts import Part, sized
 from executive.mission.loader import validate_files
 from executive.reach import ik
@@ -117,18 +117,10 @@ def run(n: int = 200, repeats: int = 5) -> dict[str, Any]:
 def report(results: dict[str, Any]) -> str:
     ik, v = results["ik"], results["validation"]
     rows = [
-        [
-            f"IK solve, right arm ({ik['reached']}/{ik['points']} reached)",
-            str(ik["solve_ms"]["n"]),
-            f"{fmt(ik['solve_ms']['median'], 1)} ms",
-            f"{fmt(ik['solve_ms']['p99'], 1)} ms",
-        ],
-        [
-            "floor: one forward kinematics",
-            str(ik["fk_us"]["n"]),
-            f"{fmt(ik['fk_us']['median'], 1)} us",
-            f"{fmt(ik['fk_us']['p99'], 1)} us",
-        ],
+        sample_row(
+            f"IK solve, right arm ({ik['reached']}/{ik['points']} reached)", ik["solve_ms"], "ms"
+        ),
+        sample_row("floor: one forward kinematics", ik["fk_us"], "us"),
         [
             f"validate {v['files']} shipped missions, without solved poses",
             str(v["without"]["n"]),
